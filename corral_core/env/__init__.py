@@ -1,0 +1,32 @@
+"""Environments: tasks, their tools and trial state, scoring, chains, and suite loading."""
+
+from corral_core.env.approval import ApprovalDecision, ApprovalGate, ApprovalRequest, RejectAll
+from corral_core.env.chains import (
+    DependencyError,
+    EpisodeStore,
+    LinkOutput,
+    TaskDefinition,
+    TaskGroup,
+    topological_order,
+)
+from corral_core.env.environment import Environment, TaskState, TrialFinishedError, normalize_score
+from corral_core.env.records import ToolCall, ToolStatus, tool_statistics
+from corral_core.env.scoring import (
+    ScoringContext,
+    build_scorer,
+    choice,
+    exact_match,
+    extract_number,
+    numeric,
+    process_credit,
+    regex,
+)
+from corral_core.env.suite import Suite, SuiteEnvironment, TaskSpec, load_module, load_suite
+
+__all__ = [
+    "ApprovalDecision", "ApprovalGate", "ApprovalRequest", "RejectAll", "DependencyError", "EpisodeStore",
+    "LinkOutput", "TaskDefinition", "TaskGroup", "topological_order", "Environment", "TaskState",
+    "TrialFinishedError", "normalize_score", "ToolCall", "ToolStatus", "tool_statistics", "ScoringContext",
+    "build_scorer", "choice", "exact_match", "extract_number", "numeric", "process_credit", "regex", "Suite",
+    "SuiteEnvironment", "TaskSpec", "load_module", "load_suite",
+]

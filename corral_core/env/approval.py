@@ -1,0 +1,67 @@
+"""The interface between `confirm`-risk tools and whoever decides about them.
+
+The environment asks its `ApprovalGate` before running a `confirm` tool and blocks until the gate
+answers. Gates decide by policy (batch, standalone server), through a person in the TUI, or through
+a remote client (`GET /approvals`, `POST /approvals/{id}`); see `corral_core.server.approvals`.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+
+@dataclass(slots=True)
+class ApprovalRequest:
+    """A tool call waiting for a decision."""
+
+    task_id: str
+    trial_id: str | None
+    tool_name: str
+    arguments: dict[str, Any]
+    risk: str = "confirm"
+    timeout: float = 60.0
+    id: str = field(default_factory=lambda: "ap_" + secrets.token_hex(6))
+    created_at: float = field(default_factory=time.time)
+
+    @property
+    def deadline(self) -> float:
+        return self.created_at + self.timeout
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "task_id": self.task_id,
+            "trial_id": self.trial_id,
+            "tool_name": self.tool_name,
+            "arguments": self.arguments,
+            "risk": self.risk,
+            "timeout": self.timeout,
+            "created_at": self.created_at,
+            "deadline": self.deadline,
+        }
+
+
+@dataclass(slots=True)
+class ApprovalDecision:
+    """The answer to an `ApprovalRequest`. `decided_by` is policy, user, remote or timeout."""
+
+    approved: bool
+    decided_by: str = "policy"
+    reason: str = ""
+
+
+@runtime_checkable
+class ApprovalGate(Protocol):
+    """Decides whether a `confirm` tool call may run. Blocks until decided (gates own the timeout)."""
+
+    def request(self, request: ApprovalRequest) -> ApprovalDecision: ...
+
+
+class RejectAll:
+    """The gate an environment uses when nobody was configured to decide: reject, saying why."""
+
+    def request(self, request: ApprovalRequest) -> ApprovalDecision:
+        return ApprovalDecision(False, "policy", "no approver is configured for confirm-level tools")

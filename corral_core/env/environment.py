@@ -1,0 +1,345 @@
+"""The seed's `Environment`: one task, its tools, the current trial's state and its workspace.
+
+An environment never lets a tool exception escape: every call becomes a `ToolCall` record. It
+enforces risk levels at the tool boundary (`blocked` never runs, `confirm` asks the approval gate)
+and scores through `score()`, which may return a float or a `(score, explanation)` pair. A scorer
+that raises scores 0 with the error kept as the explanation; a scorer that overruns
+`grader_timeout` leaves the trial with status `timeout` and no score.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from corral_core.env.approval import ApprovalGate, ApprovalRequest, RejectAll
+from corral_core.env.records import ToolCall, ToolStatus, tool_statistics, utc_now
+
+if TYPE_CHECKING:
+    from corral_core.tools import Tool
+
+
+class TrialFinishedError(RuntimeError):
+    """Raised when submitting or surrendering a trial that already ended."""
+
+
+ScoreResult = float | tuple[float, str]
+
+
+@dataclass
+class TaskState:
+    """The state of one trial of a task."""
+
+    task_id: str
+    trial_id: str
+    workspace: str | None = None
+    status: str = "running"  # running | scored | surrendered | timeout
+    submitted_answer: str | None = None
+    score: float | None = None
+    explanation: str | None = None
+    surrendered: bool = False
+    is_attempted: bool = False
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    started_at: datetime = field(default_factory=utc_now)
+    ended_at: datetime | None = None
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status != "running"
+
+    @property
+    def duration(self) -> float | None:
+        if self.ended_at is None:
+            return None
+        return (self.ended_at - self.started_at).total_seconds()
+
+    def snapshot(self) -> dict[str, Any]:
+        """A JSON-safe view of the trial, with Corral's keys."""
+        return {
+            "task_id": self.task_id,
+            "trial_id": self.trial_id,
+            "status": self.status,
+            "is_attempted": self.is_attempted,
+            "submitted_answer": self.submitted_answer,
+            "score": self.score,
+            "explanation": self.explanation,
+            "surrendered": self.surrendered,
+            "workspace": self.workspace,
+            "started_at": self.started_at.isoformat(),
+            "ended_at": self.ended_at.isoformat() if self.ended_at else None,
+            "duration": self.duration,
+            "tool_statistics": tool_statistics(self.tool_calls),
+        }
+
+
+class Environment(ABC):
+    """Base class of every task environment (seed: "Environment Class")."""
+
+    def __init__(
+        self,
+        task_id: str,
+        base_work_dir: str | Path | None = None,
+        fs_manager: Any = None,
+        *,
+        approval_gate: ApprovalGate | None = None,
+        tool_timeout: float | None = None,
+        grader_timeout: float | None = None,
+        trial_id: str | None = None,
+        work_dir: str | Path | None = None,
+    ) -> None:
+        self.task_id = task_id
+        self.fs_manager = fs_manager
+        self.tools: dict[str, Tool] = {}
+        self.trial_counter = -1
+        self.trial_states: dict[str, TaskState] = {}
+        self.approval_gate: ApprovalGate = approval_gate or RejectAll()
+        self.tool_timeout = tool_timeout
+        self.grader_timeout = grader_timeout
+        self._owns_base_dir = base_work_dir is None
+        self.base_work_dir = Path(base_work_dir) if base_work_dir is not None else None
+        self.current_work_dir: str | None = None
+        self.state = TaskState(task_id=task_id, trial_id="-1")
+        self.reset_state(trial_id, work_dir)
+
+    # --- what subclasses provide -------------------------------------------------------------
+
+    @abstractmethod
+    def get_task_prompt(self) -> str | list[dict[str, Any]]:
+        """The task description shown to the agent."""
+
+    @abstractmethod
+    def score(self) -> ScoreResult:
+        """Score `self.state.submitted_answer`: a float in [0, 1] or (score, explanation)."""
+
+    def configure_additional_apps(self) -> str:
+        """Set up external services for the current trial; returns a status message."""
+        return "No external app/service configuration needed for this trial."
+
+    def hidden_argument_values(self) -> dict[str, Any]:
+        """Values for tools' hidden arguments (never shown to, nor taken from, the agent)."""
+        return {"work_dir": self.current_work_dir, "task_id": self.task_id}
+
+    # --- tools ---------------------------------------------------------------------------------
+
+    def add_tool(self, tool: Tool) -> None:
+        self.tools[tool.name] = tool
+
+    def call_tool(self, tool_name: str, arguments: dict[str, Any] | None) -> ToolCall:
+        """Run one tool call through validation, risk enforcement and execution; never raises."""
+        started = time.perf_counter()
+        arguments = dict(arguments) if isinstance(arguments, dict) else {}
+        tool = self.tools.get(tool_name)
+        if tool is None:
+            available = ", ".join(sorted(self.tools)) or "none"
+            call = ToolCall(tool_name, arguments, None, ToolStatus.INVALID_TOOL,
+                            f"Tool {tool_name} not found. Available tools: {available}")
+            return self._record(call, started)
+        call = ToolCall(tool_name, arguments, None, ToolStatus.SUCCESS, risk=str(tool.risk.value), render=tool.render)
+        hidden = set(tool.hidden_args)
+        visible_args = {k: v for k, v in arguments.items() if k not in hidden}
+        try:
+            args = tool.validate(visible_args)
+        except ValueError as exc:
+            call.status, call.error_message = ToolStatus.INVALID_ARGS, str(exc)
+            return self._record(call, started)
+        if not self._allowed(tool, call, visible_args):
+            return self._record(call, started)
+        values = self.hidden_argument_values()
+        args.update({name: values.get(name) for name in hidden})
+        self._execute(tool, args, call)
+        return self._record(call, started)
+
+    def _allowed(self, tool: Tool, call: ToolCall, arguments: dict[str, Any]) -> bool:
+        risk = tool.risk.value
+        if risk == "blocked":
+            call.status = ToolStatus.BLOCKED
+            call.error_message = f"Tool {tool.name} is blocked by policy and was not run."
+            return False
+        if risk != "confirm":
+            return True
+        request = ApprovalRequest(self.task_id, self.state.trial_id, tool.name, arguments)
+        decision = self.approval_gate.request(request)
+        if decision.approved:
+            call.approval = "approved"
+            return True
+        call.approval = "timeout" if decision.decided_by == "timeout" else "rejected"
+        call.status = ToolStatus.REJECTED
+        reason = f": {decision.reason}" if decision.reason else ""
+        call.error_message = f"Tool {tool.name} needs approval and was rejected ({decision.decided_by}){reason}."
+        return False
+
+    def _execute(self, tool: Tool, args: dict[str, Any], call: ToolCall) -> None:
+        outcome: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                outcome["result"] = tool.execute(**args)
+            except Exception as exc:  # a tool's failure is data, never an escape
+                outcome["error"] = exc
+
+        if self.tool_timeout is None:
+            run()
+        else:
+            worker = threading.Thread(target=run, name=f"tool-{tool.name}", daemon=True)
+            worker.start()
+            worker.join(self.tool_timeout)
+            if worker.is_alive():
+                call.status = ToolStatus.TIMEOUT
+                call.error_message = f"Tool {tool.name} timed out after {self.tool_timeout:g}s."
+                return
+        if "error" in outcome:
+            exc = outcome["error"]
+            call.status = ToolStatus.EXECUTION_ERROR
+            call.error_message = str(exc) or type(exc).__name__
+            return
+        call.result = outcome.get("result")
+
+    def _record(self, call: ToolCall, started: float) -> ToolCall:
+        call.duration = time.perf_counter() - started
+        self.state.tool_calls.append(call)
+        return call
+
+    def tool_statistics(self) -> dict[str, Any]:
+        return tool_statistics(self.state.tool_calls)
+
+    # --- what the agent reads ------------------------------------------------------------------
+
+    def tools_guide(self, verbosity: Any = None) -> str:
+        """The text guide of this task's tools at `verbosity` (None means full)."""
+        from corral_core.tools import parse_verbosity, tools_guide
+
+        return tools_guide(self.tools.values(), parse_verbosity(verbosity))
+
+    def task_guide(self, verbosity: Any = None) -> str:
+        """The task prompt followed by the tools guide (Corral's `/guide`)."""
+        prompt = self.get_task_prompt()
+        if not isinstance(prompt, str):
+            prompt = "\n".join(str(p.get("text", "")) for p in prompt if isinstance(p, dict))
+        return f"Task: {prompt}\n\n{self.tools_guide(verbosity)}"
+
+    def tools_list(self, verbosity: Any = None) -> list[dict[str, Any]]:
+        """The tools in OpenAI function format at `verbosity`."""
+        from corral_core.tools import parse_verbosity, tools_openai
+
+        return tools_openai(self.tools.values(), parse_verbosity(verbosity))
+
+    def tools_mcp(self, verbosity: Any = None) -> list[dict[str, Any]]:
+        """The tools as MCP tool descriptions (name, description, inputSchema)."""
+        from corral_core.tools import parse_verbosity
+
+        level = parse_verbosity(verbosity)
+        return [tool.to_mcp(level) for tool in self.tools.values()]
+
+    # --- the trial's end ---------------------------------------------------------------------
+
+    def submit_answer(self, answer: str) -> float:
+        """Record the answer and score it. Returns the score (0.0 when the grader timed out)."""
+        self._ensure_running()
+        self.state.submitted_answer = answer
+        self.state.is_attempted = True
+        score, explanation, timed_out = self._run_scorer()
+        self.state.ended_at = utc_now()
+        if timed_out:
+            self.state.status = "timeout"
+            self.state.score = None
+            self.state.explanation = explanation
+            return 0.0
+        self.state.status = "scored"
+        self.state.score = score
+        self.state.explanation = explanation
+        self.on_scored(answer, score)
+        return score
+
+    def on_scored(self, answer: str, score: float) -> None:
+        """Called after a successful scoring (chained environments publish their output here)."""
+
+    def surrender(self) -> float:
+        """End the trial as surrendered; the score is the one already set, else 0."""
+        self._ensure_running()
+        self.state.surrendered = True
+        self.state.status = "surrendered"
+        self.state.score = self.state.score if self.state.score is not None else 0.0
+        self.state.ended_at = utc_now()
+        return self.state.score
+
+    def _ensure_running(self) -> None:
+        if self.state.is_finished:
+            raise TrialFinishedError(
+                f"trial {self.state.trial_id} of task {self.task_id} already ended ({self.state.status})"
+            )
+
+    def _run_scorer(self) -> tuple[float, str | None, bool]:
+        outcome: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                outcome["value"] = self.score()
+            except Exception as exc:
+                outcome["error"] = exc
+
+        if self.grader_timeout is None:
+            run()
+        else:
+            # A daemon thread can be abandoned: a grader that never returns cannot hold the trial.
+            grader = threading.Thread(target=run, name=f"grader-{self.task_id}", daemon=True)
+            grader.start()
+            grader.join(self.grader_timeout)
+            if grader.is_alive():
+                return 0.0, f"Grader timed out after {self.grader_timeout:g}s.", True
+        if "error" in outcome:
+            exc = outcome["error"]
+            return 0.0, f"Scoring failed: {type(exc).__name__}: {exc}", False
+        return (*normalize_score(outcome.get("value")), False)
+
+    # --- trials --------------------------------------------------------------------------------
+
+    def reset_state(self, trial_id: str | None = None, work_dir: str | Path | None = None) -> str:
+        """Archive the current trial and start a new one; returns the new trial's id."""
+        if self.state.trial_id != "-1":
+            self.trial_states[self.state.trial_id] = self.state
+        self.trial_counter += 1
+        new_id = trial_id or str(self.trial_counter)
+        if work_dir is None:
+            work_dir = self._trial_work_dir(new_id)
+        Path(work_dir).mkdir(parents=True, exist_ok=True)
+        self.current_work_dir = str(work_dir)
+        self.state = TaskState(task_id=self.task_id, trial_id=new_id, workspace=self.current_work_dir)
+        return new_id
+
+    def _trial_work_dir(self, trial_id: str) -> Path:
+        if self.base_work_dir is None:
+            self.base_work_dir = Path(tempfile.mkdtemp(prefix="corral-work-"))
+        return self.base_work_dir / f"{self.task_id}_trial_{trial_id}"
+
+    def get_current_work_dir(self) -> str | None:
+        return self.current_work_dir
+
+    def close(self) -> None:
+        """Remove the workspaces this environment created itself."""
+        if self._owns_base_dir and self.base_work_dir is not None:
+            shutil.rmtree(self.base_work_dir, ignore_errors=True)
+
+
+def normalize_score(value: Any) -> tuple[float, str | None]:
+    """Turn a scorer's return value into (score in [0, 1], explanation); bad values score 0."""
+    explanation: str | None = None
+    if isinstance(value, tuple) and len(value) == 2:
+        value, explanation = value
+        explanation = None if explanation is None else str(explanation)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0, f"Scoring failed: the scorer returned {value!r}, not a number in [0, 1]."
+    score = float(value)
+    if score != score:  # NaN
+        return 0.0, "Scoring failed: the scorer returned NaN."
+    if score < 0.0 or score > 1.0:
+        clamped = min(max(score, 0.0), 1.0)
+        note = f"score {score:g} clamped to {clamped:g}"
+        return clamped, f"{explanation}; {note}" if explanation else note
+    return score, explanation

@@ -1,0 +1,78 @@
+"""What a trial leaves behind: one `ToolCall` per tool call, and Corral-shaped statistics."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any
+
+
+class ToolStatus(str, Enum):
+    """Outcome of one tool call. The first four are Corral's; the rest come from risk enforcement."""
+
+    SUCCESS = "success"
+    INVALID_TOOL = "invalid_tool"
+    INVALID_ARGS = "invalid_args"
+    EXECUTION_ERROR = "execution_error"
+    BLOCKED = "blocked"
+    REJECTED = "rejected"
+    TIMEOUT = "timeout"
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def utc_iso(moment: datetime | None = None) -> str:
+    return (moment or utc_now()).isoformat()
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One call of a tool by an agent, successful or not (Corral's ToolCall plus risk and approval)."""
+
+    tool_name: str
+    arguments: dict[str, Any]
+    result: str | None
+    status: ToolStatus
+    error_message: str | None = None
+    duration: float = 0.0
+    timestamp: str = field(default_factory=utc_iso)
+    risk: str = "safe"
+    approval: str | None = None  # approved | rejected | timeout | None when no approval was needed
+    render: str = "text"
+
+    @property
+    def success(self) -> bool:
+        return self.status is ToolStatus.SUCCESS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool_name": self.tool_name,
+            "arguments": self.arguments,
+            "result": self.result,
+            "status": self.status.value,
+            "error_message": self.error_message,
+            "duration": self.duration,
+            "timestamp": self.timestamp,
+            "risk": self.risk,
+            "approval": self.approval,
+            "render": self.render,
+        }
+
+
+def tool_statistics(calls: Iterable[ToolCall]) -> dict[str, Any]:
+    """Corral's `tool_statistics` shape, counting every non-success status as a failure."""
+    calls = list(calls)
+    failed = [c for c in calls if not c.success]
+    return {
+        "total_calls": len(calls),
+        "successful_calls": len(calls) - len(failed),
+        "failed_calls": len(failed),
+        "tools_used": sorted({c.tool_name for c in calls}),
+        "error_types": dict(Counter(c.status.value for c in failed)),
+        "tool_calls": [c.to_dict() for c in calls],
+    }

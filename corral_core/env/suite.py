@@ -1,0 +1,332 @@
+"""Task suites: a YAML file naming an environment module and listing tasks.
+
+```yaml
+name: samplemath
+environment: ../environments/samplemath.py   # loaded by file path, relative to this file
+tools: [calculator, round_number]            # module tools by name, or tool declarations (mappings)
+scoring: {type: numeric, tolerance: 1e-6}    # default for tasks without their own
+tasks:
+  - id: add
+    prompt: What is 17 + 25?
+    answer: 42
+```
+
+Every mistake is a `UserError` naming the file, the line and the fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from corral_core.env.chains import DependencyError, EpisodeStore, topological_order
+from corral_core.env.environment import Environment, ScoreResult
+from corral_core.env.scoring import Scorer, ScoringContext, build_scorer
+from corral_core.errors import UserError
+from corral_core.tools import Tool
+from corral_core.yamlfile import YamlDocument, load_yaml_document
+
+SUITE_KEYS = {
+    "name": "the suite's name",
+    "description": "one line about the suite",
+    "environment": "path of the environment module (.py), relative to the suite file",
+    "environment_class": "name of a SuiteEnvironment subclass in that module",
+    "tools": "module tool names or tool declarations",
+    "allow_private_urls": "let URL tools reach private and loopback addresses",
+    "scoring": "default scoring for the tasks",
+    "script": "the scripted model's script name for this suite",
+    "tasks": "the list of tasks",
+}
+TASK_KEYS = {"id", "prompt", "answer", "scoring", "depends_on", "solvable", "tools", "metadata", "description"}
+
+
+@dataclass
+class TaskSpec:
+    """One task of a suite."""
+
+    id: str
+    prompt: str | list[dict[str, Any]]
+    answer: Any = None
+    scoring: dict[str, Any] = field(default_factory=lambda: {"type": "exact"})
+    depends_on: list[str] = field(default_factory=list)
+    solvable: bool = True
+    tools: list[str] | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+    scorer: Scorer | None = None
+
+
+class SuiteEnvironment(Environment):
+    """An environment whose prompt, answer and scoring come from a suite's task entry."""
+
+    def __init__(self, task_id: str, *, task: TaskSpec, tools: Iterable[Tool],
+                 episode: EpisodeStore | None = None, **kwargs: Any) -> None:
+        self.task = task
+        self.episode = episode
+        super().__init__(task_id, **kwargs)
+        for tool in tools:
+            self.add_tool(tool)
+
+    def upstream_inputs(self) -> dict[str, Any]:
+        """Outputs of this task's dependencies in the current episode (missing ones are None)."""
+        outputs = self.episode.outputs() if self.episode is not None else {}
+        return {dep: (outputs[dep].answer if dep in outputs else None) for dep in self.task.depends_on}
+
+    def get_task_prompt(self) -> str | list[dict[str, Any]]:
+        prompt = self.task.prompt
+        if not self.task.depends_on or not isinstance(prompt, str):
+            return prompt
+        lines = [f"- Output of {dep}: {value if value is not None else '(not available)'}"
+                 for dep, value in self.upstream_inputs().items()]
+        return prompt + "\n\nInputs from earlier steps:\n" + "\n".join(lines)
+
+    def score(self) -> ScoreResult:
+        if self.task.scorer is None:
+            raise RuntimeError(f"task {self.task_id} has no scorer")
+        context = ScoringContext(task_id=self.task_id, expected=self.task.answer,
+                                 tool_calls=list(self.state.tool_calls), inputs=self.upstream_inputs(),
+                                 metadata=self.task.metadata)
+        return self.task.scorer(self.state.submitted_answer, context)
+
+    def on_scored(self, answer: str, score: float) -> None:
+        if self.episode is not None:
+            self.episode.record(self.task_id, answer, score, self.state.trial_id)
+
+
+class Suite:
+    """A named set of tasks with their tools and environment class."""
+
+    def __init__(self, name: str, tasks: Iterable[TaskSpec], tools: Iterable[Tool], *,
+                 environment_class: type[SuiteEnvironment] = SuiteEnvironment, description: str = "",
+                 path: Path | None = None, script: str | None = None, allow_private_urls: bool = False) -> None:
+        self.name = name
+        self.description = description
+        self.path = path
+        self.script = script
+        self.allow_private_urls = allow_private_urls
+        self.environment_class = environment_class
+        self.tasks: dict[str, TaskSpec] = {}
+        for task in tasks:
+            if task.id in self.tasks:
+                raise ValueError(f"duplicate task id {task.id!r}")
+            self.tasks[task.id] = task
+        self.tools: dict[str, Tool] = {tool.name: tool for tool in tools}
+        for task in self.tasks.values():
+            missing = [name for name in task.tools or [] if name not in self.tools]
+            if missing:
+                raise ValueError(f"task {task.id!r} lists unknown tools {missing}; known: {sorted(self.tools)}")
+            if task.scorer is None:
+                task.scorer = build_scorer(task.scoring, task.answer, self._no_python)
+        self.order = topological_order(self.dependency_graph())
+
+    @staticmethod
+    def _no_python(name: str) -> Any:
+        raise ValueError(f"python scoring function {name!r} needs an environment module")
+
+    @property
+    def task_ids(self) -> list[str]:
+        return list(self.tasks)
+
+    @property
+    def chained(self) -> bool:
+        return any(task.depends_on for task in self.tasks.values())
+
+    def dependency_graph(self) -> dict[str, list[str]]:
+        return {tid: list(task.depends_on) for tid, task in self.tasks.items()}
+
+    def ordered_task_ids(self) -> list[str]:
+        return list(self.order)
+
+    def tools_for(self, task_id: str) -> list[Tool]:
+        names = self.tasks[task_id].tools
+        return list(self.tools.values()) if names is None else [self.tools[n] for n in names]
+
+    def create_environment(self, task_id: str, *, work_dir: str | Path | None = None,
+                           episode: EpisodeStore | None = None, **options: Any) -> SuiteEnvironment:
+        """A fresh environment for one task; `options` go to `Environment` (gate, timeouts, trial_id)."""
+        task = self.tasks[task_id]
+        return self.environment_class(task_id, task=task, tools=self.tools_for(task_id), episode=episode,
+                                      work_dir=work_dir, **options)
+
+
+# --- loading from YAML -------------------------------------------------------------------------
+
+_module_cache: dict[Path, ModuleType] = {}
+_module_lock = threading.Lock()
+
+
+def load_module(path: Path) -> ModuleType:
+    """Import a Python file by path, once per resolved path."""
+    resolved = path.resolve()
+    with _module_lock:
+        if resolved in _module_cache:
+            return _module_cache[resolved]
+        digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:10]
+        name = f"corral_environments.{resolved.stem}_{digest}"
+        spec = importlib.util.spec_from_file_location(name, resolved)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import {resolved}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+        _module_cache[resolved] = module
+        return module
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Load a suite YAML; every problem is a `UserError` naming file, line and fix."""
+    doc = load_yaml_document(path, "suite file")
+    data = doc.data
+    _check_keys(doc, (), data, SUITE_KEYS)
+    name = _required(doc, ("name",), str)
+    module = _load_environment_module(doc)
+    tools = _load_tools(doc, module)
+    default_scoring = data.get("scoring", {"type": "exact"})
+    if not isinstance(default_scoring, Mapping):
+        raise doc.error(("scoring",), "`scoring` must be a mapping such as {type: numeric}.")
+    tasks = _load_tasks(doc, module, dict(default_scoring))
+    env_class = _environment_class(doc, module)
+    try:
+        return Suite(name, tasks, tools, environment_class=env_class, description=str(data.get("description", "")),
+                     path=doc.path, script=data.get("script"), allow_private_urls=bool(data.get("allow_private_urls")))
+    except DependencyError as exc:
+        raise doc.error(("tasks",), f"{exc}.", "make `depends_on` name earlier tasks without cycles.") from None
+    except ValueError as exc:
+        raise doc.error(("tasks",), f"{exc}.") from None
+
+
+def _check_keys(doc: YamlDocument, at: tuple, mapping: Mapping[str, Any], allowed: Iterable[str]) -> None:
+    allowed = set(allowed)
+    for key in mapping:
+        if key not in allowed:
+            raise doc.error((*at, key), f"unknown key {key!r}.", f"use one of: {', '.join(sorted(allowed))}.")
+
+
+def _required(doc: YamlDocument, at: tuple, kind: type) -> Any:
+    value: Any = doc.data
+    for part in at:
+        value = value.get(part) if isinstance(value, Mapping) else None
+    if value is None or value == "":
+        raise doc.error(at, f"missing required field `{at[-1]}`.", f"add `{at[-1]}:` here.")
+    if not isinstance(value, kind):
+        raise doc.error(at, f"`{at[-1]}` must be a {kind.__name__}, not {type(value).__name__}.")
+    return value
+
+
+def _load_environment_module(doc: YamlDocument) -> ModuleType | None:
+    rel = doc.data.get("environment")
+    if rel is None:
+        return None
+    if not isinstance(rel, str):
+        raise doc.error(("environment",), "`environment` must be a path to a .py file.")
+    path = (doc.path.parent / rel)
+    if not path.is_file():
+        raise doc.error(("environment",), f"environment module {rel!r} not found (looked at {path}).",
+                        "give the path of the .py file relative to the suite file.")
+    try:
+        return load_module(path)
+    except Exception as exc:
+        raise doc.error(("environment",), f"could not load environment module {rel!r}: "
+                        f"{type(exc).__name__}: {exc}.", "fix the module so it imports cleanly.") from None
+
+
+def _module_tools(module: ModuleType | None) -> dict[str, Tool]:
+    if module is None:
+        return {}
+    return {value.name: value for value in vars(module).values() if isinstance(value, Tool)}
+
+
+def _load_tools(doc: YamlDocument, module: ModuleType | None) -> list[Tool]:
+    available = _module_tools(module)
+    entries = doc.data.get("tools")
+    if entries is None:
+        return list(available.values())
+    if not isinstance(entries, list):
+        raise doc.error(("tools",), "`tools` must be a list of tool names or declarations.")
+    tools: list[Tool] = []
+    for index, entry in enumerate(entries):
+        at = ("tools", index)
+        if isinstance(entry, str):
+            if entry not in available:
+                known = ", ".join(sorted(available)) or "none (no environment module or no @tool in it)"
+                raise doc.error(at, f"unknown tool {entry!r}.", f"use a tool defined in the module: {known}.")
+            tools.append(available[entry])
+        elif isinstance(entry, Mapping):
+            tools.append(_declared_tool(doc, at, dict(entry)))
+        else:
+            raise doc.error(at, "a tool entry must be a name or a mapping with `name:` and `type:`.")
+    return tools
+
+
+def _declared_tool(doc: YamlDocument, at: tuple, declaration: dict[str, Any]) -> Tool:
+    from corral_core.tools.factory import build_tool  # the factory pulls in the builtin tools
+
+    try:
+        return build_tool(declaration, base_dir=doc.path.parent,
+                          allow_private=bool(doc.data.get("allow_private_urls")))
+    except Exception as exc:
+        raise doc.error(at, f"tool {declaration.get('name', '?')!r} failed to build: {exc}") from None
+
+
+def _load_tasks(doc: YamlDocument, module: ModuleType | None, default_scoring: dict[str, Any]) -> list[TaskSpec]:
+    entries = doc.data.get("tasks")
+    if not isinstance(entries, list) or not entries:
+        raise doc.error(("tasks",), "missing or empty `tasks` list.", "add `tasks:` with at least one `- id: ...`.")
+
+    def resolve_python(name: str) -> Any:
+        if module is None or not hasattr(module, name):
+            raise ValueError(f"scoring function {name!r} not found in the environment module")
+        return getattr(module, name)
+
+    tasks: list[TaskSpec] = []
+    for index, entry in enumerate(entries):
+        at = ("tasks", index)
+        if not isinstance(entry, Mapping):
+            raise doc.error(at, "each task must be a mapping with `id:` and `prompt:`.")
+        _check_keys(doc, at, entry, TASK_KEYS)
+        for key in ("id", "prompt"):
+            if entry.get(key) in (None, ""):
+                raise doc.error(at, f"task is missing required field `{key}`.", f"add `{key}:` to this task.")
+        scoring = entry.get("scoring", default_scoring)
+        if not isinstance(scoring, Mapping):
+            raise doc.error((*at, "scoring"), "`scoring` must be a mapping such as {type: numeric}.")
+        try:
+            scorer = build_scorer(scoring, entry.get("answer"), resolve_python)
+        except (ValueError, TypeError) as exc:
+            raise doc.error((*at, "scoring"), f"{exc}.") from None
+        depends = entry.get("depends_on", [])
+        if isinstance(depends, str):
+            depends = [depends]
+        task_tools = entry.get("tools")
+        if task_tools is not None and not isinstance(task_tools, list):
+            raise doc.error((*at, "tools"), "a task's `tools` must be a list of tool names.")
+        tasks.append(TaskSpec(
+            id=str(entry["id"]), prompt=entry["prompt"], answer=entry.get("answer"), scoring=dict(scoring),
+            depends_on=[str(d) for d in depends], solvable=bool(entry.get("solvable", True)),
+            tools=[str(t) for t in task_tools] if task_tools is not None else None,
+            metadata=dict(entry.get("metadata") or {}), description=str(entry.get("description", "")),
+            scorer=scorer,
+        ))
+    return tasks
+
+
+def _environment_class(doc: YamlDocument, module: ModuleType | None) -> type[SuiteEnvironment]:
+    name = doc.data.get("environment_class")
+    if name is None:
+        return SuiteEnvironment
+    cls = getattr(module, str(name), None) if module is not None else None
+    if not (isinstance(cls, type) and issubclass(cls, SuiteEnvironment)):
+        raise doc.error(("environment_class",), f"{name!r} is not a SuiteEnvironment subclass in the module.",
+                        "subclass corral_core.env.SuiteEnvironment, or remove `environment_class`.")
+    return cls

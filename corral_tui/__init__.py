@@ -1,0 +1,1 @@
+"""corral-tui: the Textual workbench on top of corral_core."""

@@ -1,0 +1,89 @@
+"""`corral-tui` command line: the workbench, `--batch`, `serve`, `history` and `export`.
+
+Only the workbench imports Textual; batch mode, the server and the store commands run on the
+engine alone. User mistakes exit 2 with one readable paragraph, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+SUBCOMMANDS = ("serve", "history", "export")
+
+
+def _prepare_environment() -> None:
+    # litellm must not fetch its cost map from the network, and stays quiet (see STYLE.md).
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    os.environ.setdefault("LITELLM_LOG", "ERROR")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="corral-tui",
+        description="Terminal workbench for benchmarking LLM agents on tool-using tasks.",
+        epilog="Subcommands: `corral-tui serve SUITE.yaml`, `corral-tui history`, "
+        "`corral-tui export BENCHMARK_ID --format json|csv`.",
+    )
+    parser.add_argument("--suite", action="append", metavar="FILE",
+                        help="suite YAML to open (repeatable; default: the sample suites)")
+    parser.add_argument("--db", metavar="URL", help="SQLite path or SQLAlchemy URL of the store")
+    parser.add_argument("--server", metavar="URL", help="use a remote environment server instead of the embedded one")
+    parser.add_argument("--token", metavar="T", help="bearer token for --server")
+    parser.add_argument("--model", metavar="ID", help="litellm model id (default: the suite's scripted model)")
+    parser.add_argument("--batch", metavar="SPEC", help="run the benchmark spec headless and exit")
+    parser.add_argument("--json", metavar="FILE", help="with --batch: write full results as JSON")
+    parser.add_argument("--junit", metavar="FILE", help="with --batch: write a JUnit XML report")
+    parser.add_argument("--fail-under", type=float, metavar="X",
+                        help="with --batch: exit 1 when a headline score is below X")
+    parser.add_argument("--resume", metavar="ID", help="with --batch: resume benchmark ID")
+    parser.add_argument("--quiet", action="store_true", help="with --batch: no progress on stderr")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    _prepare_environment()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        return _subcommand(argv[0], argv[1:])
+    args = build_parser().parse_args(argv)
+    if args.batch:
+        from corral_core.batch import batch_main
+
+        return _guard(lambda: batch_main(args))
+    batch_only = [flag for flag, value in (("--json", args.json), ("--junit", args.junit),
+                                            ("--fail-under", args.fail_under), ("--resume", args.resume)) if value]
+    if batch_only:
+        print(f"corral-tui: {', '.join(batch_only)} only work with --batch SPEC.yaml.", file=sys.stderr)
+        return 2
+    from corral_tui.app import run_app
+
+    return _guard(lambda: run_app(args))
+
+
+def _subcommand(name: str, rest: list[str]) -> int:
+    if name == "serve":
+        from corral_core.server.serve import serve_main
+
+        return serve_main(rest)
+    from corral_core.batch import history_main, export_main
+
+    return _guard(lambda: history_main(rest) if name == "history" else export_main(rest))
+
+
+def _guard(run) -> int:
+    """Run a command; user mistakes become a message and exit code 2."""
+    from corral_core.errors import UserError
+
+    try:
+        return int(run() or 0)
+    except UserError as exc:
+        print(f"corral-tui: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

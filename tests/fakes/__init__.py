@@ -1,0 +1,1 @@
+"""Reusable test fakes (loopback servers, stand-ins for external services)."""
