@@ -1,6 +1,7 @@
 """Environments: tasks, their tools and trial state, scoring, chains, and suite loading."""
 
 from corral_core.env.approval import ApprovalDecision, ApprovalGate, ApprovalRequest, RejectAll
+from corral_core.env.catalog import SuiteCatalog, combine_suites
 from corral_core.env.chains import (
     DependencyError,
     EpisodeStore,
@@ -28,5 +29,5 @@ __all__ = [
     "LinkOutput", "TaskDefinition", "TaskGroup", "topological_order", "Environment", "TaskState",
     "TrialFinishedError", "normalize_score", "ToolCall", "ToolStatus", "tool_statistics", "ScoringContext",
     "build_scorer", "choice", "exact_match", "extract_number", "numeric", "process_credit", "regex", "Suite",
-    "SuiteEnvironment", "TaskSpec", "load_module", "load_suite",
+    "SuiteEnvironment", "TaskSpec", "load_module", "load_suite", "SuiteCatalog", "combine_suites",
 ]

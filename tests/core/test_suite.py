@@ -211,3 +211,20 @@ def test_topological_order_and_task_group():
     group.store_result("t1", {"answer": "x"}, 1.0)
     assert group.get_task_input("t2") == {"k": 1, "result_from_t1": "x"}
     assert group.check_dependencies_satisfied("t2")
+
+
+def test_catalog_serves_several_suites_and_refuses_clashing_ids(tmp_path):
+    from corral_core.env import SuiteCatalog, combine_suites
+
+    math = load_suite(SAMPLEMATH)
+    chain = load_suite(write_suite(tmp_path, CHAIN, GOOD_MODULE))
+    catalog = combine_suites([math, chain])
+    assert isinstance(catalog, SuiteCatalog)
+    assert catalog.task_ids[:5] == math.task_ids and catalog.task_ids[5:] == chain.task_ids
+    assert catalog.chained and catalog.dependency_graph()["double"] == ["fetch"]
+    assert catalog.suite_of("double") is chain
+    assert [t.name for t in catalog.tools_for("add")] == ["calculator", "round_number"]
+    assert catalog.create_environment("fetch").get_task_prompt() == "Fetch the value."
+    assert combine_suites([math]) is math
+    with pytest.raises(ValueError, match="'add'"):
+        SuiteCatalog([math, math])
