@@ -27,6 +27,7 @@ class ScoringContext:
     tool_calls: list[ToolCall] = field(default_factory=list)
     inputs: dict[str, Any] = field(default_factory=dict)  # upstream outputs in a chain
     metadata: dict[str, Any] = field(default_factory=dict)
+    workspace: str | None = None  # the trial's working directory, for scorers that inspect files
 
 
 Scorer = Callable[[str | None, ScoringContext], float | tuple[float, str]]
@@ -127,13 +128,18 @@ def process_credit(tool_weights: Mapping[str, float], answer_scorer: Scorer | No
     return score
 
 
+def unsolvable(answer: str | None, context: ScoringContext) -> tuple[float, str]:
+    """The scorer of a task marked `solvable: false`: no answer is right; surrendering is."""
+    return 0.0, "this task cannot be solved with the tools given; the right move is to surrender"
+
+
 def split_score(value: float | tuple[float, str]) -> tuple[float, str | None]:
     if isinstance(value, tuple):
         return float(value[0]), value[1]
     return float(value), None
 
 
-SCORER_TYPES = ("exact", "numeric", "regex", "choice", "process", "python")
+SCORER_TYPES = ("exact", "numeric", "regex", "choice", "process", "python", "unsolvable")
 
 
 def build_scorer(spec: Mapping[str, Any], expected: Any, resolve_python: Callable[[str], Any]) -> Scorer:
@@ -161,6 +167,8 @@ def build_scorer(spec: Mapping[str, Any], expected: Any, resolve_python: Callabl
         answer_scorer = build_scorer(inner, expected, resolve_python) if isinstance(inner, Mapping) else None
         return process_credit({str(k): float(v) for k, v in weights.items()}, answer_scorer,
                               float(spec.get("answer_weight", 0.0)))
+    if kind == "unsolvable":
+        return unsolvable
     if kind == "python":
         name = spec.get("function")
         if not name:

@@ -92,7 +92,7 @@ class SuiteEnvironment(Environment):
             raise RuntimeError(f"task {self.task_id} has no scorer")
         context = ScoringContext(task_id=self.task_id, expected=self.task.answer,
                                  tool_calls=list(self.state.tool_calls), inputs=self.upstream_inputs(),
-                                 metadata=self.task.metadata)
+                                 metadata=self.task.metadata, workspace=self.current_work_dir)
         return self.task.scorer(self.state.submitted_answer, context)
 
     def on_scored(self, answer: str, score: float) -> None:
@@ -298,6 +298,11 @@ def _load_tasks(doc: YamlDocument, module: ModuleType | None, default_scoring: d
         for key in ("id", "prompt"):
             if entry.get(key) in (None, ""):
                 raise doc.error(at, f"task is missing required field `{key}`.", f"add `{key}:` to this task.")
+        solvable = entry.get("solvable", True)
+        if not isinstance(solvable, bool):
+            raise doc.error((*at, "solvable"), "`solvable` must be true or false.")
+        if not solvable and "scoring" not in entry and entry.get("answer") is None:
+            entry = {**entry, "scoring": {"type": "unsolvable"}}
         scoring = entry.get("scoring", default_scoring)
         if not isinstance(scoring, Mapping):
             raise doc.error((*at, "scoring"), "`scoring` must be a mapping such as {type: numeric}.")
@@ -313,7 +318,7 @@ def _load_tasks(doc: YamlDocument, module: ModuleType | None, default_scoring: d
             raise doc.error((*at, "tools"), "a task's `tools` must be a list of tool names.")
         tasks.append(TaskSpec(
             id=str(entry["id"]), prompt=entry["prompt"], answer=entry.get("answer"), scoring=dict(scoring),
-            depends_on=[str(d) for d in depends], solvable=bool(entry.get("solvable", True)),
+            depends_on=[str(d) for d in depends], solvable=solvable,
             tools=[str(t) for t in task_tools] if task_tools is not None else None,
             metadata=dict(entry.get("metadata") or {}), description=str(entry.get("description", "")),
             scorer=scorer,
