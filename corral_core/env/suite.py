@@ -270,11 +270,14 @@ def _load_tools(doc: YamlDocument, module: ModuleType | None) -> list[Tool]:
 
 
 def _declared_tool(doc: YamlDocument, at: tuple, declaration: dict[str, Any]) -> Tool:
-    from corral_core.tools.factory import build_tool  # the factory pulls in the builtin tools
+    from corral_core.tools.factory import ToolDeclarationError, build_tool  # pulls in the builtin tools
 
     try:
         return build_tool(declaration, base_dir=doc.path.parent,
                           allow_private=bool(doc.data.get("allow_private_urls")))
+    except ToolDeclarationError as exc:
+        problem = f"tool {declaration.get('name', '?')!r}: {exc.problem}"
+        raise doc.error((*at, exc.key) if exc.key else at, problem, exc.fix) from None
     except Exception as exc:
         raise doc.error(at, f"tool {declaration.get('name', '?')!r} failed to build: {exc}") from None
 

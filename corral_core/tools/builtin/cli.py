@@ -1,0 +1,220 @@
+"""cli tools: one binary, a whitelist of subcommands, arguments mapped to --flags, never a shell.
+
+Values carrying shell metacharacters are refused rather than stripped: stripping silently changes
+what the agent asked for, and refusing tells it. The process runs in its own session so a timeout
+kills the whole process group, grandchildren included.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from corral_core.tools.base import Tool, ToolExecutionError
+from corral_core.tools.builtin.params import (
+    ToolDeclarationError,
+    positional_names,
+    schema_from_parameters,
+    truncate,
+)
+
+DEFAULT_TIMEOUT = 30.0
+STDOUT_CHARS = 4000
+ERROR_STDOUT_CHARS = 2000
+ERROR_STDERR_CHARS = 2000
+SHELL_METACHARACTERS = frozenset(";|&`$(){}<>\n\r\x00")
+WORK_DIR_ARG = "work_dir"  # hidden argument: the environment passes the trial workspace
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+def check_value(argument: str, value: str) -> str:
+    """Refuse a value containing shell metacharacters, or starting with '-' (it would read as an option)."""
+    found = sorted({char for char in value if char in SHELL_METACHARACTERS})
+    if found:
+        shown = ", ".join(repr(char) for char in found)
+        raise ToolExecutionError(
+            f"Argument '{argument}' contains shell metacharacter(s) {shown}; such values are refused. "
+            "Pass plain values: the command runs without a shell."
+        )
+    if value.startswith("-") and not _NUMBER.match(value):
+        raise ToolExecutionError(
+            f"Argument '{argument}' starts with '-', which the program would read as an option; "
+            "pass options through their own parameters."
+        )
+    return value
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def build_argv(
+    binary: str,
+    arguments: Mapping[str, Any],
+    *,
+    order: Sequence[str],
+    positional: Sequence[str] = (),
+) -> list[str]:
+    """[binary, command?, positionals..., --flags...] with every value checked; True -> bare flag."""
+    argv = [binary]
+    command = arguments.get("command")
+    if command is not None:
+        argv.append(check_value("command", str(command)))
+    for name in positional:
+        value = arguments.get(name)
+        if value is None or value is False:
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            argv.append(check_value(name, _text(item)))
+    unknown = sorted(set(arguments) - set(order) - {"command"})
+    if unknown:
+        raise ToolExecutionError(f"Unknown argument(s): {', '.join(unknown)}; declared: {', '.join(order) or 'none'}.")
+    flag_names = [n for n in order if n not in positional and n != "command"]
+    for name in flag_names:
+        value = arguments.get(name)
+        if value is None or value is False:
+            continue
+        if value is True:
+            argv.append(_flag(name))
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            argv.extend([_flag(name), check_value(name, _text(item))])
+    return argv
+
+
+def run_command(argv: list[str], *, cwd: str, timeout: float) -> str:
+    """Run argv without a shell; stdout (capped) on exit 0, ToolExecutionError otherwise."""
+    executable = shutil.which(argv[0]) if os.sep not in argv[0] else argv[0]
+    if not executable or not os.path.isfile(executable) or not os.access(executable, os.X_OK):
+        raise ToolExecutionError(f"Binary not found: {argv[0]}")
+    if not os.path.isdir(cwd):
+        raise ToolExecutionError(f"Working directory does not exist: {cwd}")
+    try:
+        process = subprocess.Popen(
+            [executable, *argv[1:]],
+            cwd=cwd,
+            shell=False,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # its own process group, so a timeout can kill grandchildren too
+        )
+    except OSError as exc:
+        raise ToolExecutionError(f"Could not start {argv[0]}: {exc.strerror or exc}") from None
+    try:
+        stdout_bytes, stderr_bytes = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        raise ToolExecutionError(f"Command timed out after {timeout:g}s") from None
+    stdout = stdout_bytes.decode("utf-8", errors="replace")
+    stderr = stderr_bytes.decode("utf-8", errors="replace")
+    if process.returncode != 0:
+        parts = [f"Command exited with code {process.returncode}"]
+        if stdout.strip():
+            parts.append(truncate(stdout.strip(), ERROR_STDOUT_CHARS))
+        if stderr.strip():
+            parts.append("stderr: " + truncate(stderr.strip(), ERROR_STDERR_CHARS))
+        raise ToolExecutionError("\n".join(parts))
+    return truncate(stdout, STDOUT_CHARS) if stdout.strip() else "(no output)"
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
+    try:
+        process.communicate(timeout=2)
+    except subprocess.TimeoutExpired:  # a grandchild left the group and holds the pipes: let go of them
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=2)
+
+
+def cli_tool(
+    name: str,
+    binary: str,
+    *,
+    description: str = "",
+    allowed_commands: Sequence[str] | None = None,
+    parameters: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    cwd: str | Path | None = None,
+    risk: str = "safe",
+    render: str = "text",
+) -> Tool:
+    """A Tool running `binary [command] [positionals] --flag value ...` with shell=False.
+
+    `allowed_commands` whitelists the `command` argument (added as a required enum parameter).
+    The working directory is `cwd` if given, else the hidden `work_dir` argument the environment
+    supplies (the trial workspace), else the process's current directory.
+    """
+    if not isinstance(binary, str) or not binary.strip():
+        raise ToolDeclarationError("binary is missing.", tool=name, key="binary", fix="name the program, e.g. git.")
+    if timeout <= 0:
+        raise ToolDeclarationError("timeout must be positive.", tool=name, key="timeout", fix="use e.g. 30.")
+    schema = schema_from_parameters(parameters, tool=name)
+    properties: dict[str, Any] = schema["properties"]
+    if WORK_DIR_ARG in properties:
+        raise ToolDeclarationError(
+            f"'{WORK_DIR_ARG}' is reserved for the trial workspace.",
+            tool=name,
+            key=f"parameters.{WORK_DIR_ARG}",
+            fix="rename the parameter.",
+        )
+    commands: tuple[str, ...] = ()
+    if allowed_commands is not None:
+        if isinstance(allowed_commands, str) or not allowed_commands:
+            raise ToolDeclarationError(
+                "allowed_commands must be a non-empty list.",
+                tool=name,
+                key="allowed_commands",
+                fix="list subcommands, e.g. [status, log].",
+            )
+        commands = tuple(str(c) for c in allowed_commands)
+        for command in commands:
+            if any(c in SHELL_METACHARACTERS for c in command) or command.startswith("-") or not command:
+                raise ToolDeclarationError(
+                    f"allowed command {command!r} is not a plain word.",
+                    tool=name,
+                    key="allowed_commands",
+                    fix="list bare subcommand names.",
+                )
+        command_prop = dict(properties.get("command", {"type": "string"}))
+        command_prop.setdefault("description", f"Subcommand, one of: {', '.join(commands)}.")
+        command_prop["enum"] = list(commands)
+        properties["command"] = command_prop
+        if "command" not in schema["required"]:
+            schema["required"] = ["command", *schema["required"]]
+    positional = positional_names(parameters)
+    order = list(properties)
+    fixed_cwd = str(cwd) if cwd is not None else None
+
+    def run(work_dir: str | None = None, **arguments: Any) -> str:
+        command = arguments.get("command")
+        if commands and command not in commands:
+            raise ToolExecutionError(
+                f"Command {command!r} is not allowed for {name}; allowed: {', '.join(commands)}."
+            )
+        argv = build_argv(binary, arguments, order=order, positional=positional)
+        directory = fixed_cwd or (str(work_dir) if work_dir else os.getcwd())
+        return run_command(argv, cwd=directory, timeout=timeout)
+
+    tool_description = description or f"Run {binary}" + (f" ({', '.join(commands)})." if commands else ".")
+    return Tool(name, tool_description, schema, run, risk=risk, render=render, hidden_args=(WORK_DIR_ARG,))

@@ -1,0 +1,177 @@
+"""http tools: a declared REST call with {param} URL placeholders, env-substituted headers, typed args.
+
+The URL is declared by the suite author, so it is not subject to fetch_url's private-address rule
+(local test APIs must work); agent-supplied values only ever fill URL-quoted placeholders, the
+query string or the JSON body.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from corral_core.tools.base import Tool, ToolExecutionError
+from corral_core.tools.builtin.params import ToolDeclarationError, schema_from_parameters, truncate
+
+HTTP_METHODS = ("GET", "POST", "PUT", "DELETE")
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_CHARS = 4000
+DEFAULT_MAX_BYTES = 1_000_000
+ERROR_SNIPPET_CHARS = 300
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_ENV_REFERENCE = re.compile(r"\$(?:\$|\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
+
+def expand_env(value: str, environ: Mapping[str, str], *, where: str) -> str:
+    """Replace $VAR and ${VAR} with environment values ($$ is a literal $); a missing variable fails."""
+
+    def substitute(match: re.Match[str]) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        variable = match.group(1) or match.group(2)
+        if variable not in environ:
+            raise ToolExecutionError(
+                f"{where} uses ${variable}, which is not set in the environment; "
+                f"export {variable} before starting corral-tui."
+            )
+        return environ[variable]
+
+    return _ENV_REFERENCE.sub(substitute, value)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def _query_value(value: Any) -> str | list[str]:
+    if isinstance(value, (list, tuple)):
+        return [_as_text(item) for item in value]
+    return _as_text(value)
+
+
+def _read_capped(response: httpx.Response, max_bytes: int, deadline: float) -> str:
+    """The body as text, at most `max_bytes` of it; a body still trickling in at `deadline` times out."""
+    data = bytearray()
+    for chunk in response.iter_bytes():
+        data.extend(chunk[: max_bytes - len(data)])
+        if len(data) >= max_bytes:
+            break
+        if time.monotonic() > deadline:
+            raise httpx.ReadTimeout("the response body did not finish in time")
+    return bytes(data).decode(response.charset_encoding or "utf-8", errors="replace")
+
+
+def http_tool(
+    name: str,
+    url: str,
+    *,
+    description: str = "",
+    method: str = "GET",
+    headers: Mapping[str, Any] | None = None,
+    parameters: Sequence[Mapping[str, Any]] | Mapping[str, Any] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    risk: str = "safe",
+    render: str = "text",
+    transport: httpx.BaseTransport | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Tool:
+    """A Tool that calls one REST endpoint; `parameters` is the YAML list form or a JSON-schema object.
+
+    URL placeholders take their parameter's value (URL-quoted); the other arguments go to the query
+    string (GET, DELETE) or the JSON body (POST, PUT). Header values may use $VAR / ${VAR}, read at
+    call time from `environ` (default: os.environ).
+    """
+    verb = str(method).upper()
+    if verb not in HTTP_METHODS:
+        raise ToolDeclarationError(
+            f"unsupported method {method!r}.", tool=name, key="method", fix=f"use one of: {', '.join(HTTP_METHODS)}."
+        )
+    if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
+        raise ToolDeclarationError(
+            f"url must start with http:// or https://, got {url!r}.",
+            tool=name,
+            key="url",
+            fix="give the full endpoint, e.g. https://api.example.org/v1/{city}.",
+        )
+    if timeout <= 0 or max_chars <= 0 or max_bytes <= 0:
+        raise ToolDeclarationError(
+            "timeout, max_chars and max_bytes must be positive.", tool=name, key="timeout", fix="use positive numbers."
+        )
+    if headers is not None and not isinstance(headers, Mapping):
+        raise ToolDeclarationError(
+            "headers must be a mapping of header name to value.",
+            tool=name,
+            key="headers",
+            fix="write headers as 'Authorization: Bearer $API_KEY' entries.",
+        )
+    schema = schema_from_parameters(parameters, tool=name)
+    properties: dict[str, Any] = schema["properties"]
+    placeholders = list(dict.fromkeys(PLACEHOLDER.findall(url)))
+    undeclared = [p for p in placeholders if p not in properties]
+    if undeclared:
+        raise ToolDeclarationError(
+            f"URL placeholder(s) {', '.join('{' + p + '}' for p in undeclared)} have no declared parameter.",
+            tool=name,
+            key="url",
+            fix="declare each placeholder under parameters (type string, required).",
+        )
+    header_templates = {str(k): str(v) for k, v in (headers or {}).items()}
+    env = os.environ if environ is None else environ
+    defaults = {key: prop["default"] for key, prop in properties.items() if "default" in prop}
+
+    def call_endpoint(**arguments: Any) -> str:
+        values = {**defaults, **{k: v for k, v in arguments.items() if v is not None}}
+        for placeholder in placeholders:
+            if placeholder not in values:
+                raise ToolExecutionError(f"Missing value for '{placeholder}', which the URL needs.")
+        target = PLACEHOLDER.sub(
+            lambda m: quote(_as_text(values[m.group(1)]), safe="") if m.group(1) in values else m.group(0), url
+        )
+        rest = {key: value for key, value in values.items() if key not in placeholders}
+        request_headers = {
+            key: expand_env(value, env, where=f"Header '{key}' of tool '{name}'")
+            for key, value in header_templates.items()
+        }
+        shown = f"{verb} {target}"
+        try:
+            request_url = httpx.URL(target)
+        except (httpx.InvalidURL, ValueError) as exc:
+            raise ToolExecutionError(f"Invalid URL after filling in the arguments: {shown}: {exc}") from None
+        body: dict[str, Any] | None = None
+        if verb in ("GET", "DELETE"):
+            if rest:
+                request_url = request_url.copy_merge_params({k: _query_value(v) for k, v in rest.items()})
+        else:
+            body = rest
+        deadline = time.monotonic() + timeout
+        try:
+            with httpx.Client(
+                timeout=httpx.Timeout(timeout), follow_redirects=True, max_redirects=5, transport=transport
+            ) as client:
+                with client.stream(verb, request_url, headers=request_headers, json=body) as response:
+                    text = _read_capped(response, max_bytes, deadline)
+                    status, reason = response.status_code, response.reason_phrase
+        except httpx.TimeoutException:
+            raise ToolExecutionError(f"Request timed out after {timeout:g}s: {shown}") from None
+        except httpx.HTTPError as exc:
+            raise ToolExecutionError(f"Request failed: {shown}: {str(exc) or type(exc).__name__}") from None
+        if status >= 400:
+            snippet = truncate(" ".join(text.split()), ERROR_SNIPPET_CHARS)
+            raise ToolExecutionError(f"HTTP {status} {reason} from {shown}: {snippet or '(empty body)'}")
+        return truncate(text, max_chars) if text.strip() else f"(empty response, HTTP {status})"
+
+    tool_description = description or f"Call {verb} {url}."
+    return Tool(name, tool_description, schema, call_endpoint, risk=risk, render=render)
