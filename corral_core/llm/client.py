@@ -1,0 +1,183 @@
+"""`completion()`: the one way corral-tui calls an LLM, over litellm.
+
+litellm is imported on the first call (it costs ~2 s), after setting the env vars that keep it
+offline, and our offline providers (`scripted/`, `replay/`) are registered then. Requests go out
+as plain dicts; responses come back as our own dataclasses; failures become `LLMError`.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import threading
+import time
+from types import ModuleType
+from typing import Any
+
+from corral_core.llm.types import CallContext, LLMError, LLMResult, LLMToolCall, ModelSettings, Usage, request_digest
+
+_litellm_module: ModuleType | None = None
+_import_lock = threading.Lock()
+
+
+def _litellm() -> ModuleType:
+    """Import and configure litellm once, then register the offline providers."""
+    global _litellm_module
+    if _litellm_module is None:
+        with _import_lock:
+            if _litellm_module is None:
+                os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+                os.environ.setdefault("LITELLM_LOG", "ERROR")
+                import litellm
+
+                litellm.suppress_debug_info = True
+                from corral_core.llm import providers
+
+                providers.register()
+                _litellm_module = litellm
+    return _litellm_module
+
+
+def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
+               *, context: CallContext | None = None) -> LLMResult:
+    """Call the model once and return content, tool calls, usage and cost (None when the price is unknown).
+
+    `context` tells scripted/replay models which task, trial, role and turn this is. Raises LLMError
+    (kind connection|timeout|rate_limit|auth|bad_request|provider|replay_divergence|script).
+    """
+    litellm = _litellm()
+    kwargs = _request_kwargs(settings, messages, tools, context)
+    started = time.perf_counter()
+    try:
+        response = litellm.completion(**kwargs)
+    except Exception as exc:  # litellm raises many types; all become LLMError with the provider's words
+        raise _map_error(exc, settings) from exc
+    duration = time.perf_counter() - started
+    return _to_result(response, settings, duration, litellm)
+
+
+def _api_key(settings: ModelSettings) -> str | None:
+    if not settings.api_key_env:
+        return None
+    value = os.environ.get(settings.api_key_env)
+    if not value:
+        raise LLMError("auth", f"{settings.model}: the model settings say the API key is in the environment "
+                               f"variable {settings.api_key_env} (api_key_env), but it is not set. Fix: export "
+                               f"{settings.api_key_env}=<key>, or drop api_key_env to use the provider's default "
+                               "variable (e.g. OPENAI_API_KEY).")
+    return value
+
+
+def _request_kwargs(settings: ModelSettings, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+                    context: CallContext | None) -> dict[str, Any]:
+    kwargs: dict[str, Any] = dict(settings.extra or {})
+    # Copies: litellm must not mutate the agent's own conversation or tool list.
+    kwargs.update(model=settings.model, messages=copy.deepcopy(messages), temperature=settings.temperature,
+                  timeout=settings.timeout, max_retries=int(settings.max_retries))
+    if settings.api_base:
+        kwargs["api_base"] = settings.api_base
+    api_key = _api_key(settings)
+    if api_key:
+        kwargs["api_key"] = api_key
+    if tools:
+        kwargs["tools"] = copy.deepcopy(tools)
+        kwargs.setdefault("tool_choice", "auto")
+    else:
+        kwargs.pop("tool_choice", None)
+    info = (context or CallContext(task_id="")).to_dict()
+    if settings.model.startswith("replay/"):
+        info["digest"] = request_digest(messages, tools)
+        info["n_messages"] = len(messages)
+    kwargs["metadata"] = {"corral": info}
+    return kwargs
+
+
+def _to_result(response: Any, settings: ModelSettings, duration: float, litellm: ModuleType) -> LLMResult:
+    message = response.choices[0].message
+    calls = []
+    for index, call in enumerate(getattr(message, "tool_calls", None) or []):
+        function = call.function
+        arguments = function.arguments if isinstance(function.arguments, str) else str(function.arguments or "{}")
+        calls.append(LLMToolCall(id=call.id or f"call_{index}", name=function.name or "", arguments=arguments or "{}"))
+    raw_usage = getattr(response, "usage", None)
+    prompt = int(getattr(raw_usage, "prompt_tokens", 0) or 0)
+    completion_tokens = int(getattr(raw_usage, "completion_tokens", 0) or 0)
+    total = int(getattr(raw_usage, "total_tokens", 0) or 0) or prompt + completion_tokens
+    content = message.content if isinstance(message.content, str) or message.content is None else str(message.content)
+    return LLMResult(content=content, tool_calls=calls, usage=Usage(prompt, completion_tokens, total),
+                     cost=_cost(response, litellm), model=settings.model, duration=duration)
+
+
+def _cost(response: Any, litellm: ModuleType) -> float | None:
+    """USD cost where litellm knows the model's price; None otherwise (never raises)."""
+    try:
+        cost = litellm.completion_cost(completion_response=response)
+    except Exception:  # unknown model or price: not an error for the caller
+        return None
+    return float(cost) if cost is not None and cost >= 0 else None
+
+
+def _map_error(exc: BaseException, settings: ModelSettings) -> LLMError:
+    """Turn a litellm/openai exception into LLMError(kind, message) keeping the provider's text."""
+    ours = _find_llm_error(exc)
+    if ours is not None:
+        return ours
+    import httpx
+    import openai
+
+    text = _clean_text(exc)
+    where = f" (api_base {settings.api_base})" if settings.api_base else ""
+    if isinstance(exc, openai.APITimeoutError) or _in_chain(exc, httpx.TimeoutException):
+        kind, text = "timeout", f"{text} [no answer within timeout={settings.timeout:g} s{where}; raise `timeout` " \
+                                "in the model settings if the model is just slow]"
+    elif isinstance(exc, openai.RateLimitError):
+        kind = "rate_limit"
+    elif isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError)):
+        kind = "auth"
+    elif isinstance(exc, (openai.BadRequestError, openai.NotFoundError, openai.UnprocessableEntityError)):
+        kind = "bad_request"
+    elif _is_connection_failure(exc, httpx, openai):
+        kind, text = "connection", f"{text} [cannot reach the model{where}]"
+    elif "api_key" in text:
+        kind, text = "auth", f"{text} [Fix: set api_key_env in the model settings to the variable holding the key]"
+    else:
+        kind = "provider"
+    return LLMError(kind, f"{settings.model}: {text}", status_code=getattr(exc, "status_code", None),
+                    error_type=type(exc).__name__)
+
+
+def _is_connection_failure(exc: BaseException, httpx: ModuleType, openai: ModuleType) -> bool:
+    """True when the cause is a network failure. litellm labels a refused connection InternalServerError,
+    and labels any unexpected exception (even a bug) APIConnectionError, so only the cause chain tells."""
+    from litellm.exceptions import APIConnectionError as LiteLLMWrapper
+
+    return any(
+        isinstance(e, (httpx.TransportError, ConnectionError))
+        or (isinstance(e, openai.APIConnectionError) and not isinstance(e, LiteLLMWrapper))
+        for e in _chain(exc)
+    )
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < 20:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def _find_llm_error(exc: BaseException) -> LLMError | None:
+    # litellm wraps exceptions raised inside custom providers; ours stay in the chain.
+    return next((e for e in _chain(exc) if isinstance(e, LLMError)), None)
+
+
+def _in_chain(exc: BaseException, kind: type[BaseException]) -> bool:
+    return any(isinstance(e, kind) for e in _chain(exc))
+
+
+def _clean_text(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    text = text.split("\nTraceback (most recent call last):", 1)[0].strip()
+    return re.sub(r"^litellm\.\w+: ", "", text)  # the class is in LLMError.error_type

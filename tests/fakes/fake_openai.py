@@ -1,0 +1,229 @@
+"""A fake OpenAI-compatible chat server on 127.0.0.1 for tests (no network, no provider).
+
+    from tests.fakes.fake_openai import FakeOpenAI, FakeReply
+
+    with FakeOpenAI([FakeReply.tool_call("calculator", {"operation": "+", "a": 1, "b": 2}),
+                     FakeReply.text("Final Answer: 3", usage=(40, 6))]) as server:
+        settings = ModelSettings("openai/fake-model", api_base=server.base_url, api_key_env="FAKE_KEY")
+        ...                                  # (set FAKE_KEY in the env: the openai client wants a key)
+        server.requests[0]["tools"]          # every JSON body received, in order
+
+POST /v1/chat/completions (and /chat/completions) answers with the next queued `FakeReply`.
+Replies can also simulate failures: `FakeReply.rate_limited()` (HTTP 429), `FakeReply.server_error()`
+(HTTP 500) and `FakeReply.slow(seconds, ...)` (answers late, to trigger client timeouts). When the
+queue is empty the server answers HTTP 500 "no scripted reply left" (or repeats the last reply with
+`repeat_last=True`). Streaming is not supported.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+
+
+@dataclass
+class FakeReply:
+    """One scripted answer: content and/or tool calls with chosen usage, or an HTTP error."""
+
+    content: str | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # [{name, arguments: dict|str, id?}]
+    usage: tuple[int, int] = (10, 5)  # (prompt_tokens, completion_tokens); total is their sum
+    status: int = 200
+    error_message: str = ""
+    delay: float = 0.0  # seconds to wait before answering
+
+    @classmethod
+    def text(cls, content: str, *, usage: tuple[int, int] = (10, 5)) -> FakeReply:
+        return cls(content=content, usage=usage)
+
+    @classmethod
+    def tool_call(cls, name: str, arguments: dict[str, Any] | str, *, content: str | None = None,
+                  usage: tuple[int, int] = (10, 5), call_id: str | None = None) -> FakeReply:
+        call: dict[str, Any] = {"name": name, "arguments": arguments}
+        if call_id:
+            call["id"] = call_id
+        return cls(content=content, tool_calls=[call], usage=usage)
+
+    @classmethod
+    def rate_limited(cls, message: str = "Rate limit reached for fake-model: slow down") -> FakeReply:
+        return cls(status=429, error_message=message)
+
+    @classmethod
+    def server_error(cls, message: str = "The fake server had an internal error") -> FakeReply:
+        return cls(status=500, error_message=message)
+
+    @classmethod
+    def slow(cls, seconds: float, content: str = "too late") -> FakeReply:
+        return cls(content=content, delay=seconds)
+
+
+@dataclass
+class FakeRequest:
+    """One request the server received."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+class FakeOpenAI:
+    """Fake OpenAI chat-completions server in a thread; `start()/stop()` or use as a context manager."""
+
+    def __init__(self, replies: Iterable[FakeReply | str] = (), *, model: str = "fake-model",
+                 repeat_last: bool = False) -> None:
+        self.model = model
+        self.repeat_last = repeat_last
+        self.received: list[FakeRequest] = []
+        self._replies: deque[FakeReply] = deque()
+        self._last: FakeReply | None = None
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.push(*replies)
+
+    # -- control ---------------------------------------------------------------------------------
+    def push(self, *replies: FakeReply | str) -> None:
+        """Queue more replies (a plain string means FakeReply.text(string))."""
+        with self._lock:
+            self._replies.extend(FakeReply.text(r) if isinstance(r, str) else r for r in replies)
+
+    def start(self) -> FakeOpenAI:
+        """Bind a free loopback port and serve in a daemon thread."""
+        if self._server is not None:
+            return self
+        self._stopping.clear()
+        server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        server.daemon_threads = True
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fake-openai", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving (wakes slow replies so nothing hangs) and free the port."""
+        if self._server is None:
+            return
+        self._stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- what tests read -------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("FakeOpenAI is not started")
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """The api_base to give the client, e.g. http://127.0.0.1:54321/v1."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """JSON bodies of the chat requests received, in order."""
+        with self._lock:
+            return [r.body for r in self.received]
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self._replies)
+
+    # -- serving ---------------------------------------------------------------------------------
+    def _next_reply(self, request: FakeRequest) -> tuple[FakeReply | None, int]:
+        with self._lock:
+            self.received.append(request)
+            number = len(self.received)
+            if self._replies:
+                self._last = self._replies.popleft()
+                return self._last, number
+            return (self._last if self.repeat_last else None), number
+
+    def _body_for(self, reply: FakeReply, number: int) -> dict[str, Any]:
+        calls = [
+            {"id": call.get("id") or f"call_fake_{number}_{index}", "type": "function",
+             "function": {"name": call["name"], "arguments": call["arguments"] if isinstance(call["arguments"], str)
+                          else json.dumps(call["arguments"])}}
+            for index, call in enumerate(reply.tool_calls)
+        ]
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if calls:
+            message["tool_calls"] = calls
+        prompt, completion = reply.usage
+        return {
+            "id": f"chatcmpl-fake-{number}", "object": "chat.completion", "created": 1700000000, "model": self.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        }
+
+
+def _error_body(status: int, message: str) -> dict[str, Any]:
+    kind = {429: "rate_limit_exceeded", 500: "server_error", 404: "not_found", 400: "invalid_request_error"}
+    return {"error": {"message": message, "type": kind.get(status, "api_error"), "param": None,
+                      "code": kind.get(status, "api_error")}}
+
+
+def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"  # one request per connection: nothing lingers at stop()
+
+        def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+            return
+
+        def do_POST(self) -> None:
+            path = self.path.split("?", 1)[0]
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            if path not in CHAT_PATHS:
+                self._send(404, _error_body(404, f"FakeOpenAI serves only {CHAT_PATHS}, not {path}"))
+                return
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError as exc:
+                self._send(400, _error_body(400, f"request body is not JSON: {exc}"))
+                return
+            request = FakeRequest(path=path, headers={k.lower(): v for k, v in self.headers.items()}, body=body)
+            reply, number = fake._next_reply(request)
+            if reply is None:
+                self._send(500, _error_body(500, f"FakeOpenAI: no scripted reply left (request #{number})"))
+                return
+            if reply.delay and fake._stopping.wait(reply.delay):
+                return  # server stopping: drop the slow reply
+            if reply.status != 200:
+                self._send(reply.status, _error_body(reply.status, reply.error_message or f"HTTP {reply.status}"))
+                return
+            self._send(200, fake._body_for(reply, number))
+
+        def _send(self, status: int, payload: dict[str, Any]) -> None:
+            data = json.dumps(payload).encode("utf-8")
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                if status == 429:
+                    self.send_header("Retry-After", "0")
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):  # client gave up (timeout test)
+                pass
+
+    return Handler
