@@ -1,0 +1,203 @@
+"""Chained-task metrics: per-link success, partial completion, end-to-end success, workflow score.
+
+An episode is one round through the chain (records sharing an `episode_id`). Each link of an
+episode ends as `success`, `failed` (attempted, not a success), `skipped` (never attempted,
+usually because an upstream link failed) or `missing` (no record at all).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .records import EXCLUDED_STATUSES, TrialRecord, effective_score, single_arm, success
+from .stats import Estimate, mean_ci, proportion
+
+LINK_OUTCOMES = ("success", "failed", "skipped", "missing")
+
+
+@dataclass(frozen=True)
+class LinkStats:
+    """One link (task) of the chain over the analysed episodes."""
+
+    task_id: str
+    position: int  # 0-based place in the chain order
+    n_episodes: int
+    attempted: int
+    succeeded: int
+    failed: int
+    skipped: int
+    missing: int
+    success_rate: float | None  # succeeded / attempted: how the link does once reached
+    completion_rate: float | None  # succeeded / n_episodes: how often the chain gets past it
+
+
+@dataclass(frozen=True)
+class EpisodeRow:
+    """How one episode went, link by link in chain order."""
+
+    episode_id: str
+    outcomes: dict[str, str]  # task_id -> success | failed | skipped | missing
+    prefix_completed: int  # links that succeeded, in chain order, before the first non-success
+    end_to_end: bool
+
+
+@dataclass(frozen=True)
+class ChainMetrics:
+    """Metrics of one arm's chained episodes (see the module docstring for link outcomes)."""
+
+    arm: str
+    chain_order: list[str]
+    n_episodes: int  # analysed episodes
+    n_excluded_episodes: int  # a link cancelled/running, or (unless include_assisted) assisted
+    n_ignored_records: int  # no episode_id, or a task outside chain_order
+    links: dict[str, LinkStats]
+    end_to_end: Estimate  # episodes whose every link succeeded; Wilson CI
+    partial_completion: Estimate  # mean of prefix_completed / links; t CI across episodes
+    links_succeeded: Estimate  # mean share of links that succeeded, in any order; t CI
+    workflow_score: Estimate | None  # weighted mean link score per episode; None without weights
+    episodes: dict[str, EpisodeRow]
+
+
+def _resolve_order(records: Sequence[TrialRecord], chain_order: Sequence[str] | None) -> list[str]:
+    if chain_order is not None:
+        order = list(chain_order)
+        if not order:
+            raise ValueError("chain_order is empty; list the chain's task ids in dependency order.")
+        if len(set(order)) != len(order):
+            raise ValueError(f"chain_order {order} names a task twice; list each link once.")
+        return order
+    positions: dict[str, set[int | None]] = defaultdict(set)
+    for record in records:
+        if record.episode_id is not None:
+            positions[record.task_id].add(record.chain_position)
+    if not positions:
+        raise ValueError("no chained records (none has an episode_id); nothing to order.")
+    unknown = sorted(t for t, p in positions.items() if None in p or len(p) != 1)
+    if unknown:
+        raise ValueError(
+            f"cannot derive the chain order: tasks {unknown} lack a single chain_position; "
+            "pass chain_order explicitly."
+        )
+    return sorted(positions, key=lambda task: min(p for p in positions[task] if p is not None))
+
+
+def _link_outcome(record: TrialRecord | None, pass_threshold: float) -> str:
+    if record is None:
+        return "missing"
+    if record.status == "skipped":
+        return "skipped"
+    return "success" if success(record, pass_threshold) else "failed"
+
+
+def chain_metrics(
+    records: Sequence[TrialRecord],
+    chain_order: Sequence[str] | None = None,
+    pass_threshold: float = 0.0,
+    *,
+    weights: Mapping[str, float] | None = None,
+    include_assisted: bool = False,
+) -> ChainMetrics:
+    """Per-link and per-episode metrics of one arm's chain.
+
+    chain_order lists the links in dependency order (None: order by each record's
+    chain_position). weights (task -> weight) adds a workflow score per episode,
+    sum(w * score) / sum(w), where skipped or missing links score 0 (the seed's
+    "workflow-level score").
+    """
+    arm = single_arm(list(records), "chain_metrics")
+    order = _resolve_order(records, chain_order)
+    if weights is not None:
+        _check_weights(weights, order)
+    in_chain = set(order)
+    by_episode: dict[str, dict[str, TrialRecord]] = defaultdict(dict)
+    ignored = 0
+    for record in records:
+        if record.episode_id is None or record.task_id not in in_chain:
+            ignored += 1
+            continue
+        links = by_episode[record.episode_id]
+        if record.task_id in links:
+            raise ValueError(
+                f"episode {record.episode_id!r} has two records for link {record.task_id!r}; "
+                "each link runs once per episode."
+            )
+        links[record.task_id] = record
+
+    episodes: dict[str, EpisodeRow] = {}
+    workflow_scores: list[float] = []
+    excluded = 0
+    for episode_id in sorted(by_episode):
+        links = by_episode[episode_id]
+        if any(r.status in EXCLUDED_STATUSES - {"skipped"} for r in links.values()) or (
+            not include_assisted and any(r.assisted for r in links.values())
+        ):
+            excluded += 1
+            continue
+        outcomes = {task: _link_outcome(links.get(task), pass_threshold) for task in order}
+        prefix = 0
+        while prefix < len(order) and outcomes[order[prefix]] == "success":
+            prefix += 1
+        episodes[episode_id] = EpisodeRow(episode_id, outcomes, prefix, prefix == len(order))
+        if weights is not None:
+            workflow_scores.append(_workflow_score(links, order, weights))
+
+    rows = list(episodes.values())
+    n = len(rows)
+    return ChainMetrics(
+        arm=arm,
+        chain_order=order,
+        n_episodes=n,
+        n_excluded_episodes=excluded,
+        n_ignored_records=ignored,
+        links={task: _link_stats(task, position, rows) for position, task in enumerate(order)},
+        end_to_end=proportion(sum(row.end_to_end for row in rows), n),
+        partial_completion=mean_ci([row.prefix_completed / len(order) for row in rows]),
+        links_succeeded=mean_ci(
+            [sum(o == "success" for o in row.outcomes.values()) / len(order) for row in rows]
+        ),
+        workflow_score=mean_ci(workflow_scores) if weights is not None else None,
+        episodes=episodes,
+    )
+
+
+def _check_weights(weights: Mapping[str, float], order: list[str]) -> None:
+    unknown = sorted(set(weights) - set(order))
+    if unknown:
+        raise ValueError(f"weights name tasks {unknown} that are not links of the chain {order}.")
+    values = [weights.get(task, 0.0) for task in order]
+    if any(not math.isfinite(w) or w < 0 for w in values) or math.fsum(values) <= 0:
+        raise ValueError(f"weights must be finite, non-negative and not all zero, got {weights}.")
+
+
+def _workflow_score(
+    links: Mapping[str, TrialRecord], order: list[str], weights: Mapping[str, float]
+) -> float:
+    total = math.fsum(weights.get(task, 0.0) for task in order)
+    weighted = math.fsum(
+        weights.get(task, 0.0) * effective_score(links[task])
+        for task in order
+        if task in links and links[task].status != "skipped"
+    )
+    return weighted / total
+
+
+def _link_stats(task: str, position: int, rows: list[EpisodeRow]) -> LinkStats:
+    counts = {outcome: 0 for outcome in LINK_OUTCOMES}
+    for row in rows:
+        counts[row.outcomes[task]] += 1
+    attempted = counts["success"] + counts["failed"]
+    return LinkStats(
+        task_id=task,
+        position=position,
+        n_episodes=len(rows),
+        attempted=attempted,
+        succeeded=counts["success"],
+        failed=counts["failed"],
+        skipped=counts["skipped"],
+        missing=counts["missing"],
+        success_rate=counts["success"] / attempted if attempted else None,
+        completion_rate=counts["success"] / len(rows) if rows else None,
+    )

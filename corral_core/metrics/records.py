@@ -1,0 +1,122 @@
+"""The plain trial record every metric reads, and what counts as an attempt and a success."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+TRIAL_STATUSES = (
+    "completed",
+    "surrendered",
+    "iteration_limit",
+    "error",
+    "timeout",
+    "skipped",
+    "cancelled",
+    "stopped",
+)
+# Statuses where the agent had its go at the task: they enter the quality metrics (a missing score
+# counts as 0). "stopped" (a hook ended the run) is the agent's own outcome, so it is an attempt.
+ATTEMPTED_STATUSES = frozenset(
+    {"completed", "surrendered", "iteration_limit", "error", "timeout", "stopped"}
+)
+# Never attempted (skipped chain link) or not a measurement (a person cancelled it, still running):
+# counted in status_counts, left out of scores, rates and pairings.
+EXCLUDED_STATUSES = frozenset({"skipped", "cancelled", "running"})
+
+TOOL_STATUSES = (
+    "success",
+    "invalid_tool",
+    "invalid_args",
+    "execution_error",
+    "blocked",
+    "rejected",
+    "timeout",
+)
+
+
+@dataclass
+class TrialRecord:
+    """One finished (or skipped) trial, as plain data: the only input the metrics need.
+
+    `tool_calls` holds ToolCall dicts (`tool_name`, `status`, `duration`, ...). `solvable` is the
+    task's declared solvability (None when the task does not say). `chain_position` is the link's
+    index in its chain, used when `chain_metrics` gets no explicit order.
+    """
+
+    task_id: str
+    arm: str = ""
+    trial_index: int = 0
+    status: str = "completed"
+    score: float | None = None
+    surrendered: bool = False
+    error: str | None = None
+    assisted: bool = False
+    solvable: bool | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cost: float | None = None
+    duration: float | None = None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    episode_id: str | None = None
+    chain_position: int | None = None
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> TrialRecord:
+        """Build a record from a dict (a store row, TRIAL_FINISHED data), ignoring unknown keys.
+
+        None for a counter (tokens) or a list (tool_calls) becomes the field's default.
+        """
+        known = {f.name for f in fields(cls)}
+        kwargs = {key: value for key, value in data.items() if key in known}
+        for counter in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            if kwargs.get(counter) is None:
+                kwargs.pop(counter, None)
+        if kwargs.get("tool_calls") is None:
+            kwargs.pop("tool_calls", None)
+        for flag in ("surrendered", "assisted"):
+            if kwargs.get(flag) is None:
+                kwargs.pop(flag, None)
+        return cls(**kwargs)
+
+
+def is_attempted(record: TrialRecord) -> bool:
+    """True when the agent actually attempted the task (see ATTEMPTED_STATUSES)."""
+    return record.status in ATTEMPTED_STATUSES
+
+
+def effective_score(record: TrialRecord) -> float:
+    """The score a metric uses: a trial that produced no score scored 0, as in Corral."""
+    return 0.0 if record.score is None else float(record.score)
+
+
+def has_error(record: TrialRecord) -> bool:
+    """True when the trial ended in an error: status "error" or a non-empty error message."""
+    return record.status == "error" or bool(record.error)
+
+
+def success(record: TrialRecord, pass_threshold: float = 0.0) -> bool:
+    """A trial succeeds when status is completed, score > pass_threshold, no error, no surrender.
+
+    The default threshold 0 keeps Corral's rule (any positive partial score passes); raise it to
+    demand more. An empty error string counts as no error.
+    """
+    return (
+        record.status == "completed"
+        and record.score is not None
+        and record.score > pass_threshold
+        and not record.error
+        and not record.surrendered
+    )
+
+
+def single_arm(records: list[TrialRecord], what: str) -> str:
+    """The one arm name shared by `records`; ValueError when they mix arms."""
+    arms = sorted({record.arm for record in records})
+    if len(arms) > 1:
+        raise ValueError(
+            f"{what} got records from several arms {arms}; pass the records of one arm at a time."
+        )
+    return arms[0] if arms else ""

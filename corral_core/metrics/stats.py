@@ -1,0 +1,277 @@
+"""Stdlib-only statistics: pass@k / pass^k, t and Wilson intervals, exact McNemar, bootstrap.
+
+Everything here works on plain numbers, so each piece can be checked against a textbook value.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+_NORMAL = statistics.NormalDist()
+# Beyond this many degrees of freedom the t and normal quantiles agree to ~1e-7.
+_NORMAL_DF = 1e7
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with its confidence interval over `n` observations.
+
+    `value` is None when n == 0; `ci` is None when it cannot be estimated (n < 2 for a mean,
+    n == 0 for a proportion).
+    """
+
+    value: float | None
+    ci: tuple[float, float] | None
+    n: int
+
+
+@dataclass(frozen=True)
+class PassK:
+    """pass@k and pass^k for one k, averaged over the tasks that have at least k trials."""
+
+    k: int
+    pass_at_k: float | None
+    pass_hat_k: float | None
+    n_tasks: int  # tasks that entered the mean
+    n_tasks_excluded: int  # tasks with fewer than k trials
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Paired bootstrap of a mean difference: percentile CI and two-sided p-value."""
+
+    mean: float
+    ci: tuple[float, float]
+    p_value: float
+
+
+def _check_counts(n: int, c: int, k: int) -> None:
+    if not 0 <= c <= n:
+        raise ValueError(f"successes c={c} must lie between 0 and the trial count n={n}.")
+    if k < 1 or k > n:
+        raise ValueError(f"k={k} must lie between 1 and the trial count n={n}.")
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k (Chen et al. 2021): chance that k of n trials, drawn without replacement,
+    include at least one success: 1 - C(n-c, k)/C(n, k), computed as a stable product."""
+    _check_counts(n, c, k)
+    if n - c < k:
+        return 1.0
+    product = 1.0
+    for i in range(n - c + 1, n + 1):
+        product *= 1.0 - k / i
+    return 1.0 - product
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k (tau-bench reliability): chance that k of n trials, drawn without replacement,
+    all succeed: C(c, k)/C(n, k)."""
+    _check_counts(n, c, k)
+    if c < k:
+        return 0.0
+    product = 1.0
+    for i in range(k):
+        product *= (c - i) / (n - i)
+    return product
+
+
+def pass_k_over_tasks(task_counts: Mapping[str, tuple[int, int]], k: int) -> PassK:
+    """Mean over tasks of pass@k and pass^k from {task: (n trials, c successes)}.
+
+    Tasks with fewer than k trials are left out of the mean and counted in n_tasks_excluded.
+    """
+    if k < 1:
+        raise ValueError(f"k={k} must be at least 1.")
+    usable = [(n, c) for n, c in task_counts.values() if n >= k]
+    excluded = len(task_counts) - len(usable)
+    if not usable:
+        return PassK(k, None, None, 0, excluded)
+    at_k = math.fsum(pass_at_k(n, c, k) for n, c in usable) / len(usable)
+    hat_k = math.fsum(pass_hat_k(n, c, k) for n, c in usable) / len(usable)
+    return PassK(k, at_k, hat_k, len(usable), excluded)
+
+
+def regularized_incomplete_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b) by Lentz's continued fraction (Numerical Recipes 6.4), using the symmetry
+    I_x(a, b) = 1 - I_{1-x}(b, a) where the fraction converges slowly."""
+    if a <= 0 or b <= 0:
+        raise ValueError(f"incomplete beta needs a > 0 and b > 0, got a={a}, b={b}.")
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_continued_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_continued_fraction(b, a, 1.0 - x) / b
+
+
+def _beta_continued_fraction(a: float, b: float, x: float) -> float:
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 100_000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            return h
+    return h  # pragma: no cover - converges long before for every df we meet
+
+
+def t_cdf(t: float, df: float) -> float:
+    """Student's t cumulative distribution function with df degrees of freedom."""
+    if df <= 0:
+        raise ValueError(f"degrees of freedom must be positive, got {df}.")
+    if df > _NORMAL_DF:
+        return _NORMAL.cdf(t)
+    tail = 0.5 * regularized_incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
+    return 1.0 - tail if t > 0 else tail
+
+
+@lru_cache(maxsize=256)
+def t_quantile(p: float, df: float) -> float:
+    """Inverse of t_cdf (bisection to ~1e-12): e.g. t_quantile(0.975, 4) = 2.776."""
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"a quantile needs 0 < p < 1, got {p}.")
+    if df <= 0:
+        raise ValueError(f"degrees of freedom must be positive, got {df}.")
+    if p < 0.5:
+        return -t_quantile(1.0 - p, df)
+    if p == 0.5:
+        return 0.0
+    if df > _NORMAL_DF:
+        return _NORMAL.inv_cdf(p)
+    low, high = 0.0, 1.0
+    while t_cdf(high, df) < p:
+        low, high = high, high * 2.0
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if t_cdf(middle, df) < p:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-12 * max(1.0, high):
+            break
+    return (low + high) / 2.0
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}.")
+
+
+def mean_ci(values: Sequence[float], confidence: float = 0.95) -> Estimate:
+    """Sample mean with a two-sided t interval (sample sd, df = n - 1); CI None when n < 2."""
+    _check_confidence(confidence)
+    n = len(values)
+    if n == 0:
+        return Estimate(None, None, 0)
+    mean = math.fsum(values) / n
+    if n == 1:
+        return Estimate(mean, None, 1)
+    half = t_quantile((1.0 + confidence) / 2.0, n - 1) * statistics.stdev(values) / math.sqrt(n)
+    return Estimate(mean, (mean - half, mean + half), n)
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
+    """Wilson score interval for a proportion: stays inside [0, 1] and is not degenerate at
+    0% or 100%, unlike a t interval on 0/1 values. None when n == 0."""
+    _check_confidence(confidence)
+    if not 0 <= successes <= n:
+        raise ValueError(f"successes={successes} must lie between 0 and n={n}.")
+    if n == 0:
+        return None
+    z = _NORMAL.inv_cdf((1.0 + confidence) / 2.0)
+    p = successes / n
+    denominator = 1.0 + z * z / n
+    center = (p + z * z / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4 * n * n)) / denominator
+    # At 0% or 100% the matching bound is exactly 0 or 1; say so instead of rounding noise.
+    low = 0.0 if successes == 0 else max(0.0, center - half)
+    high = 1.0 if successes == n else min(1.0, center + half)
+    return (low, high)
+
+
+def proportion(successes: int, n: int, confidence: float = 0.95) -> Estimate:
+    """successes / n with its Wilson interval."""
+    ci = wilson_interval(successes, n, confidence)
+    return Estimate(successes / n if n else None, ci, n)
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Exact McNemar test: two-sided binomial test of b vs c discordant pairs at p = 1/2.
+    p = min(1, 2 * P(X <= min(b, c))), X ~ Binomial(b + c, 1/2); 1.0 when b + c == 0."""
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}.")
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
+    return min(1.0, 2 * tail / 2**n)  # exact integers; true division rounds once
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Linear-interpolation percentile (numpy's default) of an already sorted sequence."""
+    if not sorted_values:
+        raise ValueError("percentile of an empty sequence")
+    position = q * (len(sorted_values) - 1)
+    lower = math.floor(position)
+    upper = min(lower + 1, len(sorted_values) - 1)
+    fraction = position - lower
+    return sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * fraction
+
+
+def paired_bootstrap(
+    differences: Sequence[float], n_boot: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> Bootstrap:
+    """Resample paired differences with replacement `n_boot` times (seeded, deterministic).
+
+    CI: percentile interval of the resampled means. p-value: share of resampled means, shifted
+    to the null of no difference, at least as far from 0 as the observed mean (add-one rule).
+    """
+    _check_confidence(confidence)
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be at least 1, got {n_boot}.")
+    n = len(differences)
+    if n == 0:
+        raise ValueError("paired bootstrap needs at least one difference.")
+    observed = math.fsum(differences) / n
+    rng = random.Random(seed)
+    means = sorted(math.fsum(rng.choices(differences, k=n)) / n for _ in range(n_boot))
+    alpha = (1.0 - confidence) / 2.0
+    ci = (percentile(means, alpha), percentile(means, 1.0 - alpha))
+    tolerance = 1e-12 * max(1.0, abs(observed))
+    extreme = sum(1 for m in means if abs(m - observed) >= abs(observed) - tolerance)
+    return Bootstrap(observed, ci, (extreme + 1) / (n_boot + 1))
+
+
+def cohens_dz(differences: Sequence[float]) -> float | None:
+    """Cohen's d_z: mean of paired differences / their sample sd; None if n < 2 or sd == 0."""
+    if len(differences) < 2:
+        return None
+    sd = statistics.stdev(differences)
+    if sd == 0.0:
+        return None
+    return (math.fsum(differences) / len(differences)) / sd

@@ -1,0 +1,194 @@
+"""Per-arm metrics: success rule, tool-failure counting, pass@k, assisted split, calibration."""
+
+from __future__ import annotations
+
+import json
+import math
+from enum import Enum
+
+import pytest
+
+from corral_core.metrics import (
+    TrialRecord,
+    arm_metrics,
+    metrics_to_dict,
+    success,
+    surrender_calibration,
+    to_jsonable,
+    tool_call_stats,
+)
+
+
+def rec(task: str, index: int = 0, score: float | None = 1.0, **fields: object) -> TrialRecord:
+    """A trial of arm "full"; extra fields override TrialRecord defaults."""
+    return TrialRecord.from_mapping(
+        {"task_id": task, "arm": "full", "trial_index": index, "score": score, **fields}
+    )
+
+
+def call(name: str, status: str, duration: float = 0.5) -> dict[str, object]:
+    return {"tool_name": name, "status": status, "duration": duration, "error_message": None}
+
+
+def test_success_needs_a_completed_unsurrendered_error_free_score_above_the_threshold() -> None:
+    assert success(rec("t", score=0.1))  # Corral's rule: any positive score passes
+    assert not success(rec("t", score=0.0))
+    assert not success(rec("t", score=0.5), pass_threshold=0.5)
+    assert success(rec("t", score=0.6), pass_threshold=0.5)
+    assert not success(rec("t", score=1.0, error="Agent Error: boom"))
+    assert not success(rec("t", score=1.0, surrendered=True))
+    assert not success(rec("t", score=1.0, status="iteration_limit"))
+    assert not success(rec("t", score=None))
+    assert success(rec("t", score=1.0, error=""))
+
+
+def test_every_non_success_tool_status_counts_as_a_failure() -> None:
+    statuses = [
+        "success", "invalid_tool", "invalid_args", "execution_error", "blocked", "rejected",
+        "timeout",
+    ]
+    records = [
+        rec("t", 0, tool_calls=[call("calc", s) for s in statuses]),
+        rec("t", 1, tool_calls=[call("calc", "success"), call("cli", "invalid_args", 1.0)]),
+    ]
+    stats = tool_call_stats(records)
+    assert (stats.total, stats.successful, stats.failed) == (9, 2, 7)
+    assert stats.failure_rate == pytest.approx(7 / 9)
+    assert stats.by_status["invalid_args"] == 2 and stats.by_status["success"] == 2
+    assert stats.by_tool == {
+        "calc": {"total": 8, "successful": 2, "failed": 6},
+        "cli": {"total": 1, "successful": 0, "failed": 1},
+    }
+    assert stats.total_duration == pytest.approx(8 * 0.5 + 1.0)
+
+    class Status(str, Enum):  # the shape of corral_core.env.ToolStatus
+        SUCCESS = "success"
+        BLOCKED = "blocked"
+
+    enum_calls = [
+        {"tool_name": "x", "status": Status.SUCCESS},
+        {"name": "y", "status": Status.BLOCKED},
+    ]
+    enum_stats = tool_call_stats([rec("t", tool_calls=enum_calls)])
+    assert (enum_stats.successful, enum_stats.failed) == (1, 1)
+    assert set(enum_stats.by_tool) == {"x", "y"}
+    unknown = tool_call_stats([rec("t", tool_calls=[{"tool_name": "x", "status": "failed"}])])
+    assert unknown.failed == 1 and unknown.mean_duration is None
+
+
+def test_average_score_is_the_mean_of_task_means_and_rates_cover_trials() -> None:
+    records = [
+        rec("a", 0, 1.0), rec("a", 1, 1.0), rec("a", 2, 0.0), rec("a", 3, 0.0),
+        rec("b", 0, 0.5),
+        rec("c", 0, 0.0, status="error", error="boom"),
+        rec("c", 1, None, status="iteration_limit"),
+        rec("c", 2, 0.0, status="surrendered", surrendered=True),
+        rec("a", 4, None, status="skipped"),
+        rec("b", 1, None, status="cancelled"),
+    ]
+    m = arm_metrics(records, k_values=[1, 3])
+    assert m.arm == "full"
+    assert (m.n_records, m.n_trials, m.n_tasks, m.n_not_attempted) == (10, 8, 3, 2)
+    assert m.average_score.value == pytest.approx((0.5 + 0.5 + 0.0) / 3)
+    assert m.average_score.n == 3 and m.average_score.ci is not None
+    assert m.trial_score.value == pytest.approx(2.5 / 8)
+    assert (m.n_success, m.success_rate.value) == (3, pytest.approx(3 / 8))
+    assert m.task_success_rate == pytest.approx((0.5 + 1.0 + 0.0) / 3)
+    assert m.surrender_rate.value == pytest.approx(1 / 8)
+    assert m.error_rate.value == pytest.approx(1 / 8)
+    assert m.status_counts == {
+        "cancelled": 1, "completed": 5, "error": 1, "iteration_limit": 1, "skipped": 1,
+        "surrendered": 1,
+    }
+    k1, k3 = m.pass_k[1], m.pass_k[3]
+    assert k1.pass_at_k == pytest.approx((0.5 + 1.0 + 0.0) / 3) and k1.n_tasks_excluded == 0
+    # b has 1 analysed trial: left out of k=3 and counted.
+    assert (k3.n_tasks, k3.n_tasks_excluded) == (2, 1)
+    assert k3.pass_at_k == pytest.approx((1.0 + 0.0) / 2)  # a: n=4, c=2 -> 1 - C(2,3)/C(4,3)
+    assert k3.pass_hat_k == pytest.approx(0.0)
+    row = m.tasks["a"]
+    assert (row.n, row.c, row.mean_score, row.success_rate) == (4, 2, 0.5, 0.5)
+    assert m.tasks["c"].n_errors == 1 and m.tasks["c"].n_surrendered == 1
+
+
+def test_assisted_trials_are_reported_apart() -> None:
+    records = [rec("a", 0, 0.0), rec("a", 1, 1.0, assisted=True), rec("b", 0, 1.0, assisted=True)]
+    m = arm_metrics(records)
+    assert (m.n_trials, m.n_assisted, m.n_tasks) == (1, 2, 1)
+    assert m.success_rate.value == 0.0
+    assert m.assisted.n_assisted == 2 and m.assisted.n_unassisted == 1
+    assert m.assisted.assisted_success_rate.value == 1.0
+    everything = arm_metrics(records, include_assisted=True)
+    assert everything.n_trials == 3 and everything.success_rate.value == pytest.approx(2 / 3)
+
+
+def test_resources_cover_every_record() -> None:
+    records = [
+        rec("a", 0, prompt_tokens=100, completion_tokens=20, total_tokens=120, cost=0.01,
+            duration=2.0),
+        rec("a", 1, status="cancelled", prompt_tokens=50, completion_tokens=5, total_tokens=55,
+            cost=0.005, duration=1.0),
+        rec("a", 2, duration=None),
+    ]
+    r = arm_metrics(records).resources
+    assert (r.prompt_tokens, r.completion_tokens, r.total_tokens) == (150, 25, 175)
+    assert r.cost == pytest.approx(0.015)
+    assert (r.duration_total, r.duration_mean) == (3.0, 1.5)
+    assert arm_metrics([rec("a")]).resources.cost is None
+
+
+def test_surrender_calibration_against_declared_unsolvable_tasks() -> None:
+    records = [
+        rec("impossible", 0, 0.0, status="surrendered", surrendered=True, solvable=False),
+        rec("impossible", 1, 0.0, status="surrendered", surrendered=True, solvable=False),
+        rec("impossible", 2, 0.0, solvable=False),
+        rec("easy", 0, 1.0, solvable=True),
+        rec("easy", 1, 0.0, status="surrendered", surrendered=True, solvable=True),
+        rec("undeclared", 0, 0.0, status="surrendered", surrendered=True),
+    ]
+    cal = surrender_calibration(records)
+    assert cal is not None
+    counts = (cal.true_positive, cal.false_positive, cal.false_negative, cal.true_negative)
+    assert counts == (2, 1, 1, 1)
+    assert cal.precision == pytest.approx(2 / 3) and cal.recall == pytest.approx(2 / 3)
+    assert arm_metrics(records).surrender_calibration == cal
+    assert surrender_calibration([rec("a", surrendered=True)]) is None
+    only_solvable = surrender_calibration([rec("a", solvable=True)])
+    assert only_solvable is not None
+    assert only_solvable.precision is None and only_solvable.recall is None
+
+
+def test_bad_input_is_refused_with_a_clear_message() -> None:
+    with pytest.raises(ValueError, match="several arms"):
+        arm_metrics([rec("a"), TrialRecord(task_id="a", arm="other")])
+    with pytest.raises(ValueError, match="k values"):
+        arm_metrics([rec("a")], k_values=[0])
+
+
+def test_empty_arm_gives_none_not_nan() -> None:
+    m = arm_metrics([], k_values=[1])
+    assert m.n_trials == 0 and m.average_score.value is None and m.success_rate.value is None
+    assert m.pass_k[1].pass_at_k is None
+    json.dumps(metrics_to_dict(m), allow_nan=False)
+
+
+def test_metrics_to_dict_is_strict_json() -> None:
+    records = [rec("a", 0, 1.0, tool_calls=[call("calc", "success")]), rec("a", 1, 0.0),
+               rec("b", 0, 1.0, cost=math.nan)]
+    data = metrics_to_dict(arm_metrics(records, k_values=[1, 2]))
+    text = json.dumps(data, allow_nan=False)
+    loaded = json.loads(text)
+    assert loaded["pass_k"]["2"]["n_tasks_excluded"] == 1
+    assert loaded["average_score"]["ci"] is not None and len(loaded["average_score"]["ci"]) == 2
+    assert loaded["resources"]["cost"] is None  # NaN became None
+    assert to_jsonable({"x": (1.0, math.inf)}) == {"x": [1.0, None]}
+    with pytest.raises(TypeError):
+        metrics_to_dict({"not": "a dataclass"})
+
+
+def test_from_mapping_ignores_unknown_keys_and_null_counters() -> None:
+    record = TrialRecord.from_mapping(
+        {"task_id": "a", "score": 0.5, "status": "completed", "total_tokens": None,
+         "explanation": "ok", "tool_calls": None}
+    )
+    assert record.task_id == "a" and record.total_tokens == 0 and record.tool_calls == []

@@ -1,0 +1,104 @@
+"""Chain metrics on a crafted 3-link chain: fetch -> analyse -> report."""
+
+from __future__ import annotations
+
+import pytest
+
+from corral_core.metrics import TrialRecord, chain_metrics, metrics_to_dict
+
+ORDER = ["fetch", "analyse", "report"]
+
+
+def link(
+    episode: str, task: str, outcome: str, score: float | None = None, **fields: object
+) -> TrialRecord:
+    """One link of an episode: outcome ok / fail / skip, or a raw trial status."""
+    status = {"ok": "completed", "fail": "completed", "skip": "skipped"}.get(outcome, outcome)
+    if score is None:
+        score = {"ok": 1.0, "fail": 0.0}.get(outcome)
+    return TrialRecord.from_mapping(
+        {"task_id": task, "arm": "x", "trial_index": int(episode[-1]), "status": status,
+         "score": score, "episode_id": episode, "chain_position": ORDER.index(task), **fields}
+    )
+
+
+def crafted() -> list[TrialRecord]:
+    return [
+        # e1: every link succeeds
+        link("e1", "fetch", "ok"), link("e1", "analyse", "ok"), link("e1", "report", "ok"),
+        # e2: the middle link fails, its dependent is skipped
+        link("e2", "fetch", "ok"), link("e2", "analyse", "fail"), link("e2", "report", "skip"),
+        # e3: the first link fails, both dependents skipped
+        link("e3", "fetch", "fail"), link("e3", "analyse", "skip"), link("e3", "report", "skip"),
+        # e4: the last link fails
+        link("e4", "fetch", "ok"), link("e4", "analyse", "ok"), link("e4", "report", "fail"),
+    ]
+
+
+def test_per_link_end_to_end_and_partial_completion() -> None:
+    m = chain_metrics(crafted(), ORDER)
+    assert m.n_episodes == 4 and m.n_excluded_episodes == 0
+    fetch, analyse, report = (m.links[t] for t in ORDER)
+    assert (fetch.attempted, fetch.succeeded, fetch.skipped) == (4, 3, 0)
+    assert (analyse.attempted, analyse.succeeded, analyse.failed, analyse.skipped) == (3, 2, 1, 1)
+    assert (report.attempted, report.succeeded, report.failed, report.skipped) == (2, 1, 1, 2)
+    assert analyse.success_rate == pytest.approx(2 / 3)
+    assert analyse.completion_rate == pytest.approx(2 / 4)
+    assert report.success_rate == pytest.approx(1 / 2)
+    assert m.end_to_end.value == pytest.approx(1 / 4)
+    # prefix completed per episode: 3, 1, 0, 2 out of 3 links
+    assert m.partial_completion.value == pytest.approx((3 + 1 + 0 + 2) / 12)
+    assert [m.episodes[e].prefix_completed for e in ("e1", "e2", "e3", "e4")] == [3, 1, 0, 2]
+    assert m.episodes["e2"].outcomes == {
+        "fetch": "success", "analyse": "failed", "report": "skipped"
+    }
+    assert m.workflow_score is None
+
+
+def test_partial_completion_counts_only_the_prefix_in_dependency_order() -> None:
+    # fetch fails but the later links (not actually dependent) succeed: 2 of 3 links succeeded,
+    # yet nothing was completed in dependency order before the first failure.
+    records = [link("e1", "fetch", "fail"), link("e1", "analyse", "ok"), link("e1", "report", "ok")]
+    m = chain_metrics(records, ORDER)
+    assert m.partial_completion.value == 0.0
+    assert m.links_succeeded.value == pytest.approx(2 / 3)
+    assert m.end_to_end.value == 0.0
+
+
+def test_missing_links_weights_and_order_from_chain_position() -> None:
+    records = crafted()[:3] + [link("e5", "fetch", "ok", score=0.5)]  # e5 stopped after fetch
+    m = chain_metrics(records, weights={"fetch": 0.3, "analyse": 0.3, "report": 0.4})
+    assert m.chain_order == ORDER  # derived from chain_position
+    assert m.links["analyse"].missing == 1
+    assert m.episodes["e5"].outcomes["report"] == "missing"
+    assert m.workflow_score is not None
+    assert m.workflow_score.value == pytest.approx((1.0 + 0.3 * 0.5) / 2)
+
+
+def test_cancelled_or_assisted_episodes_are_left_out_and_counted() -> None:
+    records = crafted() + [
+        link("e5", "fetch", "ok"), link("e5", "analyse", "cancelled"),
+        link("e6", "fetch", "ok", assisted=True),
+        TrialRecord(task_id="fetch", arm="x", score=1.0),  # no episode
+        TrialRecord(task_id="elsewhere", arm="x", score=1.0, episode_id="e1"),
+    ]
+    m = chain_metrics(records, ORDER)
+    assert (m.n_episodes, m.n_excluded_episodes, m.n_ignored_records) == (4, 2, 2)
+    assert chain_metrics(records, ORDER, include_assisted=True).n_episodes == 5
+
+
+def test_bad_chain_input_is_refused() -> None:
+    with pytest.raises(ValueError, match="twice"):
+        chain_metrics(crafted(), ["fetch", "fetch"])
+    with pytest.raises(ValueError, match="two records"):
+        chain_metrics(crafted() + [link("e1", "fetch", "ok")], ORDER)
+    with pytest.raises(ValueError, match="chain_position"):
+        chain_metrics([TrialRecord(task_id="fetch", episode_id="e1")])
+    with pytest.raises(ValueError, match="not links"):
+        chain_metrics(crafted(), ORDER, weights={"other": 1.0})
+
+
+def test_chain_metrics_serialise() -> None:
+    data = metrics_to_dict(chain_metrics(crafted(), ORDER))
+    assert data["links"]["report"]["skipped"] == 2
+    assert data["end_to_end"]["value"] == 0.25
