@@ -1,0 +1,245 @@
+"""Converters from stored rows (SQLAlchemy row mappings) to the plain objects in models.py."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
+from corral_core.store.models import (
+    ArmInfo,
+    BenchmarkInfo,
+    ChainOutputInfo,
+    LLMCallInfo,
+    TimelineEntry,
+    TrialInfo,
+    TrialRecord,
+)
+
+log = logging.getLogger(__name__)
+
+SUMMARY_WIDTH = 120
+
+
+def loads(text: str | None, default: Any) -> Any:
+    """Parse a JSON column; a damaged value reads as `default` instead of breaking a screen."""
+    if text is None or text == "":
+        return default
+    try:
+        return json.loads(text)
+    except ValueError:
+        log.warning("unreadable JSON in the store: %.80r", text)
+        return default
+
+
+def dumps(value: Any) -> str | None:
+    """JSON text for a column; values JSON cannot hold are stored by their str()."""
+    if value is None:
+        return None
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def clip(text: Any, width: int = SUMMARY_WIDTH) -> str:
+    """One line, at most `width` characters."""
+    line = " ".join(str(text).split()) if text is not None else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def benchmark_from_row(row: Mapping[str, Any], trial_count: int = 0, finished_count: int = 0) -> BenchmarkInfo:
+    arms = [
+        ArmInfo(
+            name=str(a.get("name", "")),
+            verbosity=a.get("verbosity"),
+            model=a.get("model"),
+            agent=a.get("agent"),
+        )
+        for a in loads(row["arms_json"], [])
+        if isinstance(a, dict)
+    ]
+    return BenchmarkInfo(
+        id=row["id"],
+        spec_name=row["spec_name"],
+        spec_digest=row["spec_digest"],
+        spec_yaml=row["spec_yaml"] or "",
+        suites=[str(s) for s in loads(row["suites_json"], [])],
+        agent=row["agent"],
+        model=row["model"],
+        arms=arms,
+        trials_per_task=row["trials_per_task"],
+        status=row["status"],
+        headline_score=row["headline_score"],
+        attempt_status=row["attempt_status"],
+        created_at=row["created_at"],
+        finished_at=row["finished_at"],
+        metrics=loads(row["metrics_json"], None),
+        trial_count=trial_count,
+        finished_count=finished_count,
+    )
+
+
+_TRIAL_FIELDS = tuple(f.name for f in fields(TrialInfo))
+
+
+def trial_from_row(row: Mapping[str, Any]) -> TrialInfo:
+    values = {name: row[name] for name in _TRIAL_FIELDS}
+    values["surrendered"] = bool(values["surrendered"])
+    values["assisted"] = bool(values["assisted"])
+    return TrialInfo(**values)
+
+
+TRIAL_RECORD_COLUMNS = (
+    "id", "task_id", "arm", "trial_index", "episode_id", "status", "score", "surrendered", "error",
+    "assisted", "prompt_tokens", "completion_tokens", "total_tokens", "cost", "duration",
+    "tool_duration", "iterations",
+)
+
+
+def trial_record_from_row(row: Mapping[str, Any]) -> TrialRecord:
+    return TrialRecord(
+        trial_id=row["id"],
+        task_id=row["task_id"],
+        arm=row["arm"],
+        trial_index=row["trial_index"],
+        episode_id=row["episode_id"],
+        status=row["status"],
+        score=row["score"],
+        surrendered=bool(row["surrendered"]),
+        error=row["error"],
+        assisted=bool(row["assisted"]),
+        prompt_tokens=row["prompt_tokens"],
+        completion_tokens=row["completion_tokens"],
+        total_tokens=row["total_tokens"],
+        cost=row["cost"],
+        duration=row["duration"],
+        tool_duration=row["tool_duration"],
+        iterations=row["iterations"],
+    )
+
+
+def llm_call_from_row(row: Mapping[str, Any]) -> LLMCallInfo:
+    return LLMCallInfo(
+        content=row["content"],
+        tool_calls=loads(row["tool_calls_json"], []),
+        usage={
+            "prompt_tokens": row["prompt_tokens"],
+            "completion_tokens": row["completion_tokens"],
+            "total_tokens": row["total_tokens"],
+        },
+        digest=row["digest"],
+        n_messages=row["request_messages_n"],
+        cost=row["cost"],
+        duration=row["duration"],
+        model=row["model"],
+        trial_id=row["trial_id"],
+        ts=row["ts"],
+    )
+
+
+def chain_output_from_row(row: Mapping[str, Any]) -> ChainOutputInfo:
+    return ChainOutputInfo(
+        benchmark_id=row["benchmark_id"],
+        episode_id=row["episode_id"],
+        task_id=row["task_id"],
+        output=row["output"],
+        score=row["score"],
+        trial_id=row["trial_id"],
+        ts=row["ts"],
+    )
+
+
+# --- timeline -------------------------------------------------------------------------------
+
+def message_entry(row: Mapping[str, Any]) -> TimelineEntry:
+    tool_calls = loads(row["tool_calls_json"], None)
+    summary = f"{row['role']}: {clip(row['content'])}" if row["content"] else f"{row['role']}:"
+    if tool_calls:
+        names = ", ".join(str(c.get("name") or c.get("function", {}).get("name", "?")) for c in tool_calls)
+        summary = clip(f"{summary} -> {names}")
+    data = {
+        "index": row["index"],
+        "role": row["role"],
+        "content": row["content"],
+        "name": row["name"],
+        "tool_calls": tool_calls,
+        "tool_call_id": row["tool_call_id"],
+    }
+    return TimelineEntry(row["ts"], "message", summary, data)
+
+
+def tool_call_entry(row: Mapping[str, Any]) -> TimelineEntry:
+    arguments = loads(row["arguments_json"], {})
+    args_text = dumps(arguments) or ""
+    summary = f"{row['tool_name']}({clip(args_text, 60)}) -> {row['status']}"
+    if row["approval"]:
+        summary += f" [{row['approval']}]"
+    if row["error_message"]:
+        summary += f": {clip(row['error_message'], 60)}"
+    data = {
+        "seq": row["seq"],
+        "tool_name": row["tool_name"],
+        "arguments": arguments,
+        "result": row["result"],
+        "status": row["status"],
+        "error_message": row["error_message"],
+        "risk": row["risk"],
+        "approval": row["approval"],
+        "render": row["render"],
+        "duration": row["duration"],
+        "iteration": row["iteration"],
+    }
+    return TimelineEntry(row["ts"], "tool_call", clip(summary), data)
+
+
+def hook_event_entry(row: Mapping[str, Any]) -> TimelineEntry:
+    kind = row["kind"]
+    data = loads(row["data_json"], {})
+    return TimelineEntry(row["ts"], kind, clip(_hook_summary(kind, row, data)), data)
+
+
+def _hook_summary(kind: str, row: Mapping[str, Any], data: dict[str, Any]) -> str:
+    name, point = row["name"], row["point"]
+    if kind == "iteration_started":
+        return f"iteration {row['iteration']}"
+    if kind == "hook_fired":
+        flags = []
+        if data.get("should_continue") is False:
+            flags.append("stop")
+        if data.get("skip_current_step"):
+            flags.append("skip step")
+        return f"hook {name} at {point}" + (f" ({', '.join(flags)})" if flags else "")
+    if kind == "hook_error":
+        return f"hook {name} at {point} failed: {data.get('error')}"
+    if kind == "intervention_applied":
+        return f"intervention ({data.get('source')}): {data.get('text')}"
+    if kind == "approval_asked":
+        return f"approval asked: {data.get('tool_name')} ({data.get('risk')})"
+    if kind == "approval_decided":
+        verdict = "approved" if data.get("approved") else "rejected"
+        reason = f": {data['reason']}" if data.get("reason") else ""
+        return f"{data.get('tool_name')} {verdict} by {data.get('decided_by')}{reason}"
+    if kind == "control_state":
+        return f"control: {data.get('state')}"
+    return f"{kind} {name or ''}".strip()
+
+
+def llm_call_entry(row: Mapping[str, Any]) -> TimelineEntry:
+    summary = f"LLM {row['role']} turn {row['turn']}: {row['total_tokens']} tokens"
+    if row["model"]:
+        summary += f" ({row['model']})"
+    data = {
+        "role": row["role"],
+        "turn": row["turn"],
+        "digest": row["digest"],
+        "content": row["content"],
+        "tool_calls": loads(row["tool_calls_json"], []),
+        "prompt_tokens": row["prompt_tokens"],
+        "completion_tokens": row["completion_tokens"],
+        "total_tokens": row["total_tokens"],
+        "cost": row["cost"],
+        "duration": row["duration"],
+        "model": row["model"],
+        "request_messages_n": row["request_messages_n"],
+    }
+    return TimelineEntry(row["ts"], "llm_call", summary, data)

@@ -1,0 +1,205 @@
+"""How each event kind becomes a row: pure functions from `Event` to column dicts.
+
+Values from event data are coerced defensively (an emitter's odd type must cost one field, not a
+batch of rows).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from corral_core.events import Event, EventKind
+from corral_core.store.convert import dumps
+
+HOOK_EVENT_KINDS = frozenset(
+    {
+        EventKind.HOOK_FIRED,
+        EventKind.HOOK_ERROR,
+        EventKind.INTERVENTION_APPLIED,
+        EventKind.APPROVAL_ASKED,
+        EventKind.APPROVAL_DECIDED,
+        EventKind.CONTROL_STATE,
+        EventKind.ITERATION_STARTED,
+    }
+)
+ASSISTING_DECIDERS = frozenset({"user", "remote"})
+
+
+def event_time(event: Event) -> datetime:
+    return datetime.fromtimestamp(event.ts, UTC)
+
+
+def as_int(value: Any, default: int = 0) -> int:
+    try:
+        return int(value) if value is not None else default
+    except (TypeError, ValueError):
+        return default
+
+
+def as_float(value: Any) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+def as_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list, tuple)):
+        return dumps(value)
+    return str(value)
+
+
+def marks_assisted(event: Event) -> bool:
+    """A person touched the trial: a human/remote approval or an intervention from the live inbox."""
+    if event.kind is EventKind.APPROVAL_DECIDED:
+        return event.data.get("decided_by") in ASSISTING_DECIDERS
+    if event.kind is EventKind.INTERVENTION_APPLIED:
+        return event.data.get("source") == "inbox"
+    return False
+
+
+def trial_started_values(event: Event) -> dict[str, Any]:
+    data = event.data
+    return {
+        "id": event.trial_id,
+        "benchmark_id": event.benchmark_id,
+        "arm": as_text(data.get("arm")) or "",
+        "task_id": event.task_id or "",
+        "trial_index": as_int(data.get("trial_index")),
+        "episode_id": as_text(data.get("episode_id")),
+        "agent": as_text(data.get("agent")),
+        "model": as_text(data.get("model")),
+        "verbosity": as_text(data.get("verbosity")),
+        "status": "running",
+        "score": None,
+        "answer": None,
+        "explanation": None,
+        "surrendered": False,
+        "error": None,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "total_tokens": 0,
+        "cost": None,
+        "duration": None,
+        "tool_duration": None,
+        "iterations": 0,
+        "assisted": False,
+        "started_at": event_time(event),
+        "finished_at": None,
+    }
+
+
+def trial_finished_values(event: Event) -> dict[str, Any]:
+    """Columns a TRIAL_FINISHED event sets (`assisted` is OR-ed in by the writer)."""
+    data = event.data
+    return {
+        "status": as_text(data.get("status")) or "completed",
+        "score": as_float(data.get("score")),
+        "answer": as_text(data.get("answer")),
+        "explanation": as_text(data.get("explanation")),
+        "surrendered": bool(data.get("surrendered")),
+        "error": as_text(data.get("error")),
+        "prompt_tokens": as_int(data.get("prompt_tokens")),
+        "completion_tokens": as_int(data.get("completion_tokens")),
+        "total_tokens": as_int(data.get("total_tokens")),
+        "cost": as_float(data.get("cost")),
+        "duration": as_float(data.get("duration")),
+        "tool_duration": as_float(data.get("tool_duration")),
+        "iterations": as_int(data.get("iterations")),
+        "finished_at": event_time(event),
+    }
+
+
+def message_row(event: Event) -> dict[str, Any]:
+    data = event.data
+    tool_calls = data.get("tool_calls")
+    return {
+        "trial_id": event.trial_id,
+        "index": as_int(data.get("index")),
+        "role": as_text(data.get("role")) or "",
+        "content": as_text(data.get("content")),
+        "name": as_text(data.get("name")),
+        "tool_calls_json": dumps(tool_calls) if tool_calls else None,
+        "tool_call_id": as_text(data.get("tool_call_id")),
+        "ts": event_time(event),
+    }
+
+
+def tool_call_row(event: Event, seq: int) -> dict[str, Any]:
+    data = event.data
+    return {
+        "trial_id": event.trial_id,
+        "seq": seq,
+        "tool_name": as_text(data.get("tool_name")) or "",
+        "arguments_json": dumps(data.get("arguments", {})),
+        "result": as_text(data.get("result")),
+        "status": as_text(data.get("status")) or "",
+        "error_message": as_text(data.get("error_message")),
+        "risk": as_text(data.get("risk")),
+        "approval": as_text(data.get("approval")),
+        "render": as_text(data.get("render")),
+        "duration": as_float(data.get("duration")),
+        "iteration": as_int(data["iteration"]) if data.get("iteration") is not None else None,
+        "ts": event_time(event),
+    }
+
+
+def hook_event_row(event: Event) -> dict[str, Any]:
+    data = event.data
+    kind = event.kind
+    if kind in (EventKind.HOOK_FIRED, EventKind.HOOK_ERROR):
+        name = data.get("hook")
+    elif kind in (EventKind.APPROVAL_ASKED, EventKind.APPROVAL_DECIDED):
+        name = data.get("tool_name")
+    elif kind is EventKind.INTERVENTION_APPLIED:
+        name = data.get("source")
+    elif kind is EventKind.CONTROL_STATE:
+        name = data.get("state")
+    else:
+        name = None
+    iteration = data.get("iteration")
+    return {
+        "trial_id": event.trial_id,
+        "kind": kind.value,
+        "point": as_text(data.get("point")),
+        "name": as_text(name),
+        "iteration": as_int(iteration) if iteration is not None else None,
+        "data_json": dumps(data),
+        "ts": event_time(event),
+    }
+
+
+def llm_call_row(event: Event, request_messages_n: int | None) -> dict[str, Any]:
+    data = event.data
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    tool_calls = data.get("tool_calls") or []
+    n = data.get("n_messages", request_messages_n)
+    return {
+        "trial_id": event.trial_id,
+        "benchmark_id": event.benchmark_id,
+        "arm": as_text(data.get("arm")) or "",
+        "task_id": event.task_id,
+        "trial_index": as_int(data.get("trial_index")),
+        "role": as_text(data.get("role")) or "agent",
+        "turn": as_int(data.get("turn")),
+        "digest": as_text(data.get("digest")),
+        "request_messages_n": as_int(n) if n is not None else None,
+        "content": as_text(data.get("content")),
+        "tool_calls_json": dumps(tool_calls),
+        "prompt_tokens": as_int(usage.get("prompt_tokens")),
+        "completion_tokens": as_int(usage.get("completion_tokens")),
+        "total_tokens": as_int(usage.get("total_tokens")),
+        "cost": as_float(data.get("cost")),
+        "duration": as_float(data.get("duration")),
+        "model": as_text(data.get("model")),
+        "ts": event_time(event),
+    }
+
+
+def llm_request_key(event: Event) -> tuple[Any, ...]:
+    """Joins an LLM_REQUEST (which knows the message count) to its LLM_RESPONSE."""
+    data = event.data
+    return (event.trial_id, data.get("role"), data.get("turn"), data.get("digest"))

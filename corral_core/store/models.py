@@ -1,0 +1,156 @@
+"""Plain domain objects the store hands out. Callers never see SQLModel rows or sessions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(slots=True)
+class ArmInfo:
+    """One arm of a benchmark: a name plus what it varies."""
+
+    name: str
+    verbosity: str | None = None
+    model: str | None = None
+    agent: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "verbosity": self.verbosity, "model": self.model, "agent": self.agent}
+
+
+@dataclass(slots=True)
+class BenchmarkInfo:
+    id: str
+    spec_name: str
+    spec_digest: str
+    spec_yaml: str
+    suites: list[str]
+    agent: str
+    model: str
+    arms: list[ArmInfo]
+    trials_per_task: int
+    status: str  # running | finished | interrupted
+    headline_score: float | None
+    attempt_status: str | None  # improved | baseline | regressed | crashed | None
+    created_at: datetime
+    finished_at: datetime | None
+    metrics: dict[str, Any] | None
+    trial_count: int = 0  # filled by list_benchmarks / get_benchmark
+    finished_count: int = 0  # trials whose status is not "running"
+
+
+@dataclass(slots=True)
+class BenchmarkPage:
+    items: list[BenchmarkInfo]
+    offset: int
+    limit: int
+    has_more: bool
+
+
+@dataclass(slots=True)
+class TrialInfo:
+    id: str
+    benchmark_id: str | None
+    arm: str
+    task_id: str
+    trial_index: int
+    episode_id: str | None
+    agent: str | None
+    model: str | None
+    verbosity: str | None
+    status: str
+    score: float | None
+    answer: str | None
+    explanation: str | None
+    surrendered: bool
+    error: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost: float | None
+    duration: float | None
+    tool_duration: float | None
+    iterations: int
+    assisted: bool
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+@dataclass(slots=True)
+class TrialPage:
+    items: list[TrialInfo]
+    offset: int
+    limit: int
+    has_more: bool
+
+
+@dataclass(slots=True)
+class ToolCallStat:
+    """What the metrics need of one tool call."""
+
+    tool_name: str
+    status: str
+    duration: float | None
+
+
+@dataclass(slots=True)
+class TrialRecord:
+    """One trial as the metrics module reads it (no text payloads)."""
+
+    trial_id: str
+    task_id: str
+    arm: str
+    trial_index: int
+    episode_id: str | None
+    status: str
+    score: float | None
+    surrendered: bool
+    error: str | None
+    assisted: bool
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost: float | None
+    duration: float | None
+    tool_duration: float | None
+    iterations: int
+    tool_calls: list[ToolCallStat] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class TimelineEntry:
+    """One line of a trial's history: a message, tool call, hook event, approval or LLM call."""
+
+    ts: datetime
+    kind: str  # "message" | "tool_call" | "llm_call" | an EventKind value | "trial_started" | "trial_finished"
+    summary: str
+    data: dict[str, Any]
+
+
+@dataclass(slots=True)
+class LLMCallInfo:
+    """A recorded LLM response: what replay returns for a (benchmark, arm, task, trial, role, turn)."""
+
+    content: str | None
+    tool_calls: list[dict[str, Any]]  # [{id, name, arguments}]
+    usage: dict[str, int]  # {prompt_tokens, completion_tokens, total_tokens}
+    digest: str | None
+    n_messages: int | None = None  # size of the recorded request, to explain a digest mismatch
+    cost: float | None = None
+    duration: float | None = None
+    model: str | None = None
+    trial_id: str | None = None
+    ts: datetime | None = None
+
+
+@dataclass(slots=True)
+class ChainOutputInfo:
+    benchmark_id: str | None
+    episode_id: str | None
+    task_id: str
+    output: str | None
+    score: float | None
+    trial_id: str | None
+    ts: datetime

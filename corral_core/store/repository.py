@@ -1,0 +1,360 @@
+"""Queries over the store, returning plain dataclasses. The UI, runner and batch call only this.
+
+Every call opens its own short-lived connection, so readers never share the writer thread's and
+any thread may use one `Repository`. List queries are paged on indexes (see tables.py), so the
+history opens at once on a store with 100,000 trials.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Select, case, delete, func, insert, select, update
+
+from corral_core.store import convert, detail
+from corral_core.store.models import (
+    ArmInfo,
+    BenchmarkInfo,
+    BenchmarkPage,
+    ChainOutputInfo,
+    LLMCallInfo,
+    TimelineEntry,
+    ToolCallStat,
+    TrialInfo,
+    TrialPage,
+    TrialRecord,
+)
+from corral_core.store.tables import (
+    TRIAL_CHILD_TABLES,
+    benchmark_table,
+    chain_output_table,
+    tool_call_table,
+    trial_table,
+    utc_now,
+)
+
+BENCHMARK_STATUSES = ("running", "finished", "interrupted")
+UNFINISHED_BENCHMARK = ("running", "interrupted")
+ATTEMPT_STATUSES = ("improved", "baseline", "regressed", "crashed")
+
+def new_benchmark_id() -> str:
+    return "bm_" + secrets.token_hex(6)
+
+
+def compute_spec_digest(spec: Mapping[str, Any] | str) -> str:
+    """sha256 of a normalized spec: canonical JSON of a mapping, or the stripped text."""
+    if isinstance(spec, str):
+        text = spec.strip()
+    else:
+        text = json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Repository:
+    """The store's query facade. `clock` and `id_factory` are injectable for deterministic tests."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        id_factory: Callable[[], str] = new_benchmark_id,
+    ) -> None:
+        self._engine = engine
+        self._clock = clock
+        self._new_id = id_factory
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self._engine.connect() as conn:
+            yield conn
+
+    # --- benchmarks --------------------------------------------------------------------------
+
+    def create_benchmark(
+        self,
+        *,
+        spec_name: str,
+        spec_digest: str,
+        spec_yaml: str = "",
+        suites: Sequence[str] = (),
+        agent: str = "",
+        model: str = "",
+        arms: Iterable[ArmInfo | Mapping[str, Any]] = (),
+        trials_per_task: int = 1,
+        benchmark_id: str | None = None,
+    ) -> BenchmarkInfo:
+        """Record a new benchmark in status `running` and return it."""
+        arm_dicts = [a.to_dict() if isinstance(a, ArmInfo) else dict(a) for a in arms]
+        values = {
+            "id": benchmark_id or self._new_id(),
+            "spec_name": spec_name,
+            "spec_digest": spec_digest,
+            "spec_yaml": spec_yaml,
+            "suites_json": convert.dumps(list(suites)),
+            "agent": agent,
+            "model": model,
+            "arms_json": convert.dumps(arm_dicts),
+            "trials_per_task": trials_per_task,
+            "status": "running",
+            "headline_score": None,
+            "attempt_status": None,
+            "created_at": self._clock(),
+            "finished_at": None,
+            "metrics_json": None,
+        }
+        with self._engine.begin() as conn:
+            conn.execute(insert(benchmark_table).values(**values))
+        return convert.benchmark_from_row(values)
+
+    def finish_benchmark(
+        self,
+        benchmark_id: str,
+        status: str = "finished",
+        headline_score: float | None = None,
+        attempt_status: str | None = None,
+        metrics_json: Mapping[str, Any] | str | None = None,
+    ) -> None:
+        """Close a benchmark (finished or interrupted) with its headline result and metrics."""
+        if status not in BENCHMARK_STATUSES:
+            raise ValueError(f"benchmark status must be one of {BENCHMARK_STATUSES}, not {status!r}")
+        if attempt_status is not None and attempt_status not in ATTEMPT_STATUSES:
+            raise ValueError(f"attempt status must be one of {ATTEMPT_STATUSES} or None, not {attempt_status!r}")
+        metrics = metrics_json if metrics_json is None or isinstance(metrics_json, str) else convert.dumps(metrics_json)
+        b = benchmark_table
+        with self._engine.begin() as conn:
+            result = conn.execute(
+                update(b)
+                .where(b.c.id == benchmark_id)
+                .values(
+                    status=status,
+                    headline_score=headline_score,
+                    attempt_status=attempt_status,
+                    metrics_json=metrics,
+                    finished_at=self._clock(),
+                )
+            )
+        if result.rowcount == 0:
+            raise KeyError(f"no benchmark {benchmark_id!r} in the store")
+
+    def get_benchmark(self, benchmark_id: str) -> BenchmarkInfo | None:
+        with self._read() as conn:
+            row = conn.execute(select(benchmark_table).where(benchmark_table.c.id == benchmark_id)).first()
+            if row is None:
+                return None
+            counts = self._trial_counts(conn, [benchmark_id])
+        return convert.benchmark_from_row(row._mapping, *counts.get(benchmark_id, (0, 0)))
+
+    def list_benchmarks(self, offset: int = 0, limit: int = 50) -> BenchmarkPage:
+        """One page of benchmarks, newest first, each with its trial counts."""
+        b = benchmark_table
+        with self._read() as conn:
+            result = conn.execute(
+                select(b).order_by(b.c.created_at.desc(), b.c.id.desc()).offset(offset).limit(limit + 1)
+            ).all()
+            page = result[:limit]
+            counts = self._trial_counts(conn, [row.id for row in page])
+        items = [convert.benchmark_from_row(row._mapping, *counts.get(row.id, (0, 0))) for row in page]
+        return BenchmarkPage(items, offset, limit, has_more=len(result) > limit)
+
+    def count_benchmarks(self) -> int:
+        with self._read() as conn:
+            return conn.execute(select(func.count()).select_from(benchmark_table)).scalar_one()
+
+    @staticmethod
+    def _trial_counts(conn: Connection, benchmark_ids: list[str]) -> dict[str, tuple[int, int]]:
+        if not benchmark_ids:
+            return {}
+        t = trial_table
+        finished = func.sum(case((t.c.status != "running", 1), else_=0))
+        rows = conn.execute(
+            select(t.c.benchmark_id, func.count(), finished)
+            .where(t.c.benchmark_id.in_(benchmark_ids))
+            .group_by(t.c.benchmark_id)
+        ).all()
+        return {row[0]: (row[1], int(row[2] or 0)) for row in rows}
+
+    def find_unfinished_benchmark(self, spec_digest: str) -> BenchmarkInfo | None:
+        """The newest running or interrupted benchmark of this spec: what auto-resume continues."""
+        b = benchmark_table
+        with self._read() as conn:
+            row = conn.execute(
+                select(b.c.id)
+                .where(b.c.spec_digest == spec_digest, b.c.status.in_(UNFINISHED_BENCHMARK))
+                .order_by(b.c.created_at.desc(), b.c.id.desc())
+                .limit(1)
+            ).first()
+        return self.get_benchmark(row.id) if row else None
+
+    def best_previous_score(self, spec_digest: str, exclude_id: str | None = None) -> float | None:
+        """The best headline score among finished benchmarks of the same spec (None if none)."""
+        b = benchmark_table
+        query = select(func.max(b.c.headline_score)).where(
+            b.c.spec_digest == spec_digest, b.c.status == "finished", b.c.headline_score.is_not(None)
+        )
+        if exclude_id is not None:
+            query = query.where(b.c.id != exclude_id)
+        with self._read() as conn:
+            return conn.execute(query).scalar_one()
+
+    # --- trials ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _filtered(
+        query: Select[Any],
+        benchmark_id: str,
+        task: str | None,
+        arm: str | None,
+        status: str | Iterable[str] | None,
+    ) -> Select[Any]:
+        t = trial_table
+        query = query.where(t.c.benchmark_id == benchmark_id)
+        if task is not None:
+            query = query.where(t.c.task_id == task)
+        if arm is not None:
+            query = query.where(t.c.arm == arm)
+        if isinstance(status, str):
+            query = query.where(t.c.status == status)
+        elif status is not None:
+            query = query.where(t.c.status.in_(list(status)))
+        return query
+
+    def trials(
+        self,
+        benchmark_id: str,
+        *,
+        task: str | None = None,
+        arm: str | None = None,
+        status: str | Iterable[str] | None = None,
+        offset: int = 0,
+        limit: int = 100,
+    ) -> TrialPage:
+        """One page of a benchmark's trials in start order (indexed: no full scan, no sort)."""
+        t = trial_table
+        query = self._filtered(select(t), benchmark_id, task, arm, status)
+        query = query.order_by(t.c.started_at, t.c.id).offset(offset).limit(limit + 1)
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+        items = [convert.trial_from_row(row._mapping) for row in rows[:limit]]
+        return TrialPage(items, offset, limit, has_more=len(rows) > limit)
+
+    def count_trials(
+        self,
+        benchmark_id: str,
+        *,
+        task: str | None = None,
+        arm: str | None = None,
+        status: str | Iterable[str] | None = None,
+    ) -> int:
+        query = self._filtered(select(func.count()).select_from(trial_table), benchmark_id, task, arm, status)
+        with self._read() as conn:
+            return conn.execute(query).scalar_one()
+
+    def trial(self, trial_id: str) -> TrialInfo | None:
+        with self._read() as conn:
+            row = conn.execute(select(trial_table).where(trial_table.c.id == trial_id)).first()
+        return convert.trial_from_row(row._mapping) if row else None
+
+    def finished_trial_keys(self, benchmark_id: str) -> set[tuple[str, str, int]]:
+        """(arm, task_id, trial_index) of every trial that is done: resume skips these."""
+        t = trial_table
+        with self._read() as conn:
+            rows = conn.execute(
+                select(t.c.arm, t.c.task_id, t.c.trial_index).where(
+                    t.c.benchmark_id == benchmark_id, t.c.status != "running"
+                )
+            ).all()
+        return {(row.arm, row.task_id, row.trial_index) for row in rows}
+
+    def delete_unfinished_trials(self, benchmark_id: str) -> int:
+        """Remove trials left `running` by a dead process, with their messages, tool calls, hook
+        events and LLM calls, so a resumed run re-runs them without duplicates. Returns the count."""
+        t = trial_table
+        running = select(t.c.id).where(t.c.benchmark_id == benchmark_id, t.c.status == "running")
+        with self._engine.begin() as conn:
+            for table in TRIAL_CHILD_TABLES:
+                conn.execute(delete(table).where(table.c.trial_id.in_(running)))
+            conn.execute(
+                delete(chain_output_table).where(
+                    chain_output_table.c.benchmark_id == benchmark_id,
+                    chain_output_table.c.trial_id.in_(running),
+                )
+            )
+            return conn.execute(delete(t).where(t.c.id.in_(running))).rowcount
+
+    def trial_records(self, benchmark_id: str) -> list[TrialRecord]:
+        """Every trial of a benchmark with its tool call stats: the input of corral_core.metrics."""
+        t, tc = trial_table, tool_call_table
+        with self._read() as conn:
+            rows = conn.execute(
+                select(*(t.c[name] for name in convert.TRIAL_RECORD_COLUMNS))
+                .where(t.c.benchmark_id == benchmark_id)
+                .order_by(t.c.arm, t.c.task_id, t.c.trial_index)
+            ).all()
+            calls = conn.execute(
+                select(tc.c.trial_id, tc.c.tool_name, tc.c.status, tc.c.duration)
+                .join(t, t.c.id == tc.c.trial_id)
+                .where(t.c.benchmark_id == benchmark_id)
+                .order_by(tc.c.trial_id, tc.c.seq)
+            ).all()
+        records = [convert.trial_record_from_row(row._mapping) for row in rows]
+        by_id = {record.trial_id: record for record in records}
+        for call in calls:
+            by_id[call.trial_id].tool_calls.append(ToolCallStat(call.tool_name, call.status, call.duration))
+        return records
+
+    # --- one trial in detail -----------------------------------------------------------------
+
+    def timeline(self, trial_id: str) -> list[TimelineEntry]:
+        """Messages, tool calls, hook events (approvals, interventions...) and LLM calls of a trial,
+        merged in time order, between its start and finish lines."""
+        with self._read() as conn:
+            return detail.load_timeline(conn, trial_id)
+
+    def llm_response(
+        self, benchmark_id: str, arm: str, task_id: str, trial_index: int, role: str, turn: int
+    ) -> LLMCallInfo | None:
+        """The LLM response recorded for this call position: what replay returns (see
+        detail.load_llm_response for the one-arm fallback)."""
+        with self._read() as conn:
+            return detail.load_llm_response(conn, benchmark_id, arm, task_id, trial_index, role, turn)
+
+    # --- chained tasks -----------------------------------------------------------------------
+
+    def record_chain_output(
+        self,
+        benchmark_id: str | None,
+        episode_id: str | None,
+        task_id: str,
+        output: str | None,
+        score: float | None = None,
+        trial_id: str | None = None,
+    ) -> None:
+        with self._engine.begin() as conn:
+            conn.execute(
+                insert(chain_output_table).values(
+                    benchmark_id=benchmark_id,
+                    episode_id=episode_id,
+                    task_id=task_id,
+                    trial_id=trial_id,
+                    output=output,
+                    score=score,
+                    ts=self._clock(),
+                )
+            )
+
+    def chain_outputs(self, benchmark_id: str, episode_id: str | None = None) -> list[ChainOutputInfo]:
+        """Chained-task outputs of a benchmark (optionally one episode), oldest first."""
+        co = chain_output_table
+        query = select(co).where(co.c.benchmark_id == benchmark_id)
+        if episode_id is not None:
+            query = query.where(co.c.episode_id == episode_id)
+        with self._read() as conn:
+            rows = conn.execute(query.order_by(co.c.ts, co.c.id)).all()
+        return [convert.chain_output_from_row(row._mapping) for row in rows]

@@ -1,0 +1,286 @@
+"""The store's one writer thread: an `EventSink` that turns events into rows in batched commits.
+
+Emitting threads only put events on a bounded queue. The writer thread takes up to `batch_size`
+events, or whatever arrived within `batch_interval` seconds, and writes them in one transaction
+(SQLite commits per row are ~5x slower). When the queue is full, ordinary events are dropped and
+counted after a short wait; TRIAL_STARTED and TRIAL_FINISHED are never dropped, because resume and
+metrics depend on them.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import Engine
+
+from corral_core.events import Event, EventKind
+from corral_core.store import event_rows as rows
+from corral_core.store.apply import EventApplier
+
+log = logging.getLogger(__name__)
+
+NEVER_DROPPED = frozenset({EventKind.TRIAL_STARTED, EventKind.TRIAL_FINISHED})
+WRITTEN_KINDS = frozenset(
+    {
+        EventKind.TRIAL_STARTED,
+        EventKind.TRIAL_FINISHED,
+        EventKind.MESSAGE,
+        EventKind.TOOL_CALL,
+        EventKind.LLM_RESPONSE,
+        EventKind.LLM_REQUEST,  # not a row: it only tells the LLM_RESPONSE its message count
+        *rows.HOOK_EVENT_KINDS,
+    }
+)
+_REQUEST_CACHE_LIMIT = 10_000
+
+
+@dataclass(slots=True)
+class _FlushMarker:
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+_STOP = object()
+
+
+class StoreWriter:
+    """Writes events to the store on its own thread. Use `start()`, emit, `flush()`, `close()`."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        maxsize: int = 50_000,
+        batch_size: int = 2_000,
+        batch_interval: float = 0.05,
+        put_timeout: float = 0.05,
+    ) -> None:
+        self._engine = engine
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=maxsize)
+        self._batch_size = batch_size
+        self._batch_interval = batch_interval
+        self._put_timeout = put_timeout
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._counter_lock = threading.Lock()
+        self.dropped = 0  # events not queued because the queue stayed full (or after close)
+        self.failed = 0  # events the database refused (logged)
+        self.written = 0  # events committed
+        # writer-thread state
+        self._tool_seq: dict[str, int] = {}
+        self._request_sizes: dict[tuple[Any, ...], int] = {}
+        self._applier = EventApplier()
+
+    # --- life cycle --------------------------------------------------------------------------
+
+    def start(self) -> StoreWriter:
+        """Start the writer thread (once)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="corral-store-writer", daemon=True)
+            self._thread.start()
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Write everything queued, stop the thread and join it (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.running:
+            try:
+                self._queue.put(_STOP, timeout=timeout)
+            except queue.Full:
+                log.warning("store writer queue still full at close; stopping without draining it")
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                log.warning("store writer did not stop within %.1f s", timeout)
+
+    def __enter__(self) -> StoreWriter:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- sink side (any thread) --------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        """Queue an event for writing; cheap, thread-safe, never raises."""
+        try:
+            if event.kind not in WRITTEN_KINDS:
+                return
+            if self._closed:
+                self._count_drop(event)
+                return
+            if event.kind in NEVER_DROPPED:
+                self._put_reliably(event)
+                return
+            try:
+                self._queue.put(event, timeout=self._put_timeout)
+            except queue.Full:
+                self._count_drop(event)
+        except Exception:  # a sink must never break the engine
+            log.exception("store writer could not queue %s", getattr(event, "kind", event))
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Block until every event queued before this call is committed; False on timeout."""
+        if not self.running:
+            return self._queue.empty()
+        marker = _FlushMarker()
+        deadline = time.monotonic() + timeout
+        try:
+            self._queue.put(marker, timeout=timeout)
+        except queue.Full:
+            return False
+        return marker.done.wait(max(0.0, deadline - time.monotonic()))
+
+    def stats(self) -> dict[str, int]:
+        return {
+            "written": self.written,
+            "dropped": self.dropped,
+            "failed": self.failed,
+            "queued": self._queue.qsize(),
+        }
+
+    def _put_reliably(self, event: Event) -> None:
+        while True:
+            try:
+                self._queue.put(event, timeout=0.5)
+                return
+            except queue.Full:
+                if self._thread is not None and not self._thread.is_alive():
+                    log.error("store writer is not running; %s for %s is lost", event.kind.value, event.trial_id)
+                    self._count_drop(event)
+                    return
+
+    def _count_drop(self, event: Event) -> None:
+        with self._counter_lock:
+            self.dropped += 1
+            first = self.dropped == 1
+        if first or event.kind in NEVER_DROPPED:
+            log.warning("store writer dropped %s (total dropped: %d)", event.kind.value, self.dropped)
+
+    # --- writer thread -----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            try:
+                item = self._queue.get(timeout=0.1)
+            except queue.Empty:
+                if self._stop.is_set():
+                    break
+                continue
+            batch, markers, stop = self._collect(item)
+            if batch:
+                self._write(batch)
+            for marker in markers:
+                marker.done.set()
+            if stop:
+                break
+        self._drain_leftovers()
+
+    def _collect(self, item: Any) -> tuple[list[tuple[Event, Any]], list[_FlushMarker], bool]:
+        """Gather one batch starting with `item`; stop early at a flush marker or the stop sign."""
+        batch: list[tuple[Event, Any]] = []
+        deadline = time.monotonic() + self._batch_interval
+        while True:
+            if item is _STOP:
+                return batch, [], True
+            if isinstance(item, _FlushMarker):
+                return batch, [item], False
+            prepared = self._prepare(item)
+            if prepared is not None:
+                batch.append(prepared)
+                if len(batch) >= self._batch_size:
+                    return batch, [], False
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return batch, [], False
+                try:
+                    item = self._queue.get(timeout=remaining)
+                except queue.Empty:
+                    return batch, [], False
+
+    def _drain_leftovers(self) -> None:
+        """Events that slipped in after the stop sign still get written; markers are released."""
+        leftovers: list[tuple[Event, Any]] = []
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, _FlushMarker):
+                item.done.set()
+            elif isinstance(item, Event):
+                prepared = self._prepare(item)
+                if prepared is not None:
+                    leftovers.append(prepared)
+        if leftovers:
+            self._write(leftovers)
+
+    def _prepare(self, event: Event) -> tuple[Event, Any] | None:
+        """Attach what depends on event order (tool call sequence, request size) before writing,
+        so a retried batch writes the same values. A malformed event is counted and skipped."""
+        try:
+            return self._attach_order(event)
+        except Exception:
+            self.failed += 1
+            log.exception("store writer skipped a malformed event: %r", event)
+            return None
+
+    def _attach_order(self, event: Event) -> tuple[Event, Any] | None:
+        kind = event.kind
+        if kind is EventKind.LLM_REQUEST:
+            if len(self._request_sizes) >= _REQUEST_CACHE_LIMIT:
+                self._request_sizes.clear()
+            n = event.data.get("n_messages")
+            if n is not None:
+                self._request_sizes[rows.llm_request_key(event)] = rows.as_int(n)
+            return None
+        if kind is EventKind.TOOL_CALL:
+            key = event.trial_id or ""
+            seq = self._tool_seq.get(key, 0)
+            self._tool_seq[key] = seq + 1
+            return event, seq
+        if kind is EventKind.LLM_RESPONSE:
+            return event, self._request_sizes.pop(rows.llm_request_key(event), None)
+        if kind is EventKind.TRIAL_FINISHED:
+            self._tool_seq.pop(event.trial_id or "", None)
+        return event, None
+
+    def _write(self, batch: list[tuple[Event, Any]]) -> None:
+        try:
+            self._commit(batch)
+            self.written += len(batch)
+            return
+        except Exception:
+            log.warning("store batch of %d events failed; retrying one by one", len(batch), exc_info=True)
+        for item in batch:
+            try:
+                self._commit([item])
+                self.written += 1
+            except Exception:
+                self.failed += 1
+                log.exception("store could not write %s for trial %s", item[0].kind.value, item[0].trial_id)
+
+    def _commit(self, batch: list[tuple[Event, Any]]) -> None:
+        """One transaction; the applier's memory is rolled back with the database on failure."""
+        saved = self._applier.save()
+        try:
+            with self._engine.begin() as conn:
+                self._applier.apply(conn, batch)
+        except Exception:
+            self._applier.restore(saved)
+            raise
