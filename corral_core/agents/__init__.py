@@ -1,0 +1,31 @@
+"""Agents on litellm: ReAct, native tool calling, planner/executor, reflection; hooks and controls."""
+
+from .base import BaseAgent, ToolOutcome
+from .controls import TrialController
+from .hooks import AgentHooks, CriticalHookError, HookContext, HookPoint, TrialCancelled
+from .interventions import (
+    InterventionInbox,
+    create_intervention_hook,
+    every_n_iterations,
+    stop_on_repeated_tool_errors,
+)
+from .outcome import AGENT_STATUSES, SURRENDER_SENTINEL, AgentOutcome
+from .planner import LLMPlanner
+from .react import ReActAgent
+from .reflection import ReflectionAgent
+from .session import TrialOutcome, run_trial
+from .tool_calling import ToolCallingAgent
+
+AGENT_TYPES: dict[str, type[BaseAgent]] = {
+    "react": ReActAgent,
+    "tool_calling": ToolCallingAgent,
+    "planner": LLMPlanner,
+    "reflection": ReflectionAgent,
+}
+
+__all__ = [
+    "AGENT_STATUSES", "AGENT_TYPES", "AgentHooks", "AgentOutcome", "BaseAgent", "CriticalHookError", "HookContext",
+    "HookPoint", "InterventionInbox", "LLMPlanner", "ReActAgent", "ReflectionAgent", "SURRENDER_SENTINEL",
+    "ToolCallingAgent", "ToolOutcome", "TrialCancelled", "TrialController", "TrialOutcome",
+    "create_intervention_hook", "every_n_iterations", "run_trial", "stop_on_repeated_tool_errors",
+]

@@ -1,0 +1,159 @@
+"""ReflectionAgent: learns from its own earlier attempts at the same task (Corral's Reflexion).
+
+Before each run it asks the server for the task's last score. When there was an earlier trial and
+this agent holds the actor's trajectory from its previous run of the same task, a reflection call
+(role "reflection") turns that trajectory into a lesson. Up to `max_reflections` lessons per task are
+injected as a system message. Memory is keyed by task id: lessons never leak across tasks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from .base import BaseAgent, _as_text
+from .hooks import AgentHooks
+from .outcome import StepResult
+from .prompts import LESSONS_HEADER, REFLECTION_PROMPT, render
+from .react import ReActAgent
+
+log = logging.getLogger(__name__)
+
+_MAX_TRAJECTORY_CHARS = 8000
+_MAX_MESSAGE_CHARS = 400
+
+
+@dataclass
+class Lesson:
+    trial_id: str | None
+    score: float | None
+    text: str
+
+
+@dataclass
+class _Attempt:
+    messages: list[dict[str, Any]]
+    status: str
+
+
+class ReflectionAgent(BaseAgent):
+    """Wraps an actor agent (a ReActAgent by default) with reflection across trials of a task."""
+
+    llm_role = "reflection"
+
+    def __init__(self, actor: BaseAgent | None = None, max_reflections: int = 3,
+                 reflection_model: str | None = None, *, reflection_prompt: str | None = None,
+                 reflection_temperature: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if max_reflections < 1:
+            raise ValueError(f"max_reflections must be at least 1, got {max_reflections!r}")
+        self.actor = actor or ReActAgent(max_iterations=self.max_iterations, settings=self.settings,
+                                         system_prompt=self.system_prompt, hooks=AgentHooks())
+        self.actor.label = "actor"
+        self.max_reflections = max_reflections
+        self.reflection_prompt = reflection_prompt
+        self.reflection_settings = dataclasses.replace(
+            self.settings, model=reflection_model or self.settings.model, temperature=reflection_temperature)
+        self.memory: dict[str, deque[Lesson]] = {}
+        self._actor_ran = False
+        self._attempts: dict[str, _Attempt] = {}
+
+    def lessons(self, task_id: str) -> list[Lesson]:
+        """The lessons kept for `task_id`, oldest first."""
+        return list(self.memory.get(task_id, ()))
+
+    def _flush_messages(self) -> None:
+        if self._actor_ran:  # before that, messages hooks add are handed to the actor, which emits them
+            super()._flush_messages()
+
+    def _prepare(self, interface: Any, task_id: str, *, history: list[dict[str, Any]] | None,
+                 task_prompt: str | None, examples: Any, **kwargs: Any) -> None:
+        self._actor_ran = False
+        self._actor_args = {"history": list(history or []), "task_prompt": task_prompt, "examples": examples,
+                            **kwargs}
+
+    def _run_body(self) -> StepResult:
+        task_id = self._task_id
+        self._reflect_on_previous(task_id)
+        args = dict(self._actor_args)
+        lessons = self.lessons(task_id)
+        if lessons:
+            args["history"] = [*args["history"], {"role": "system", "content": _format_lessons(lessons)}]
+        actor = self.actor
+        actor.sink = self.sink
+        actor.run(self._interface, task_id, trial_id=self.trial_id, trial_index=self.trial_index, arm=self.arm,
+                  benchmark_id=self.benchmark_id, enable_surrender=self.enable_surrender, _ledger=self._ledger,
+                  _parent_hooks=self._active_hooks, _extra_messages=list(self.messages), **args)
+        outcome = actor.outcome
+        assert outcome is not None
+        self._attempts[task_id] = _Attempt(list(actor.messages), outcome.status)
+        self.messages = actor.messages  # AFTER_TASK hooks see the real conversation
+        self._emitted = len(self.messages)
+        self._actor_ran = True
+        self._iterations = outcome.iterations
+        return StepResult(status=outcome.status, answer=outcome.answer, error=outcome.error,
+                          data={"lessons": len(lessons)})
+
+    def _reflect_on_previous(self, task_id: str) -> None:
+        attempt = self._attempts.get(task_id)
+        if attempt is None:
+            return
+        last = _last_score(self._interface, task_id)
+        if last is None:
+            return
+        trial_id, score = last
+        scored = attempt.status in ("answered", "surrendered")
+        score_text = f"{score:.2f}" if scored and score is not None else \
+            f"nothing (it ended without submitting: {attempt.status.replace('_', ' ')})"
+        prompt = render(self.reflection_prompt or REFLECTION_PROMPT, task_id=task_id, trial_id=trial_id or "?",
+                        score=score_text, trajectory=_summarise(attempt.messages))
+        result = self.call_llm([{"role": "user", "content": prompt}], role="reflection",
+                               settings=self.reflection_settings)
+        text = (result.content or "").strip()
+        del self._attempts[task_id]
+        if text:
+            memory = self.memory.setdefault(task_id, deque(maxlen=self.max_reflections))
+            memory.append(Lesson(trial_id, score if scored else None, text))
+
+
+def _last_score(interface: Any, task_id: str) -> tuple[str | None, float | None] | None:
+    """(trial_id, score) of the task's most recent finished trial, or None when there is none."""
+    try:
+        info = interface.get_last_score(task_id)
+    except Exception as exc:  # 404 "No trials completed yet" is the normal first-run answer
+        if "404" not in str(exc) and type(exc).__name__ != "NotFound":
+            log.warning("could not read the last score of %s: %s", task_id, exc)
+        return None
+    if info is None:
+        return None
+    get = info.get if isinstance(info, dict) else lambda key: getattr(info, key, None)
+    score = get("score")
+    trial_id = get("trial_id")
+    return (str(trial_id) if trial_id is not None else None, float(score) if score is not None else None)
+
+
+def _format_lessons(lessons: list[Lesson]) -> str:
+    blocks = []
+    for i, lesson in enumerate(lessons, start=1):
+        score = f"{lesson.score:.2f}" if lesson.score is not None else "not scored"
+        blocks.append(f"Attempt {i} (Score: {score}):\n{lesson.text}")
+    return LESSONS_HEADER + "\n\n" + "\n\n".join(blocks)
+
+
+def _summarise(messages: list[dict[str, Any]]) -> str:
+    lines = []
+    for message in messages:
+        if message.get("role") == "system":
+            continue
+        content = _as_text(message.get("content"))
+        if message.get("tool_calls"):
+            calls = ", ".join(f"{c['function']['name']}({c['function']['arguments']})" for c in message["tool_calls"])
+            content = f"{content} [tool calls: {calls}]".strip()
+        if len(content) > _MAX_MESSAGE_CHARS:
+            content = content[:_MAX_MESSAGE_CHARS] + " ..."
+        lines.append(f"{message.get('role')}: {content}")
+    text = "\n".join(lines)
+    return text if len(text) <= _MAX_TRAJECTORY_CHARS else "... " + text[-_MAX_TRAJECTORY_CHARS:]

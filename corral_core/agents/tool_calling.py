@@ -1,0 +1,135 @@
+"""ToolCallingAgent: the model's native function calling, with tools in OpenAI format from the server."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .base import BaseAgent
+from .outcome import StepResult
+from .prompts import TOOL_CALLING_SURRENDER, TOOL_CALLING_USER_PROMPT, format_examples, render
+
+# Surrender is a deliberate act: the whole reply must be one of these forms, never a word in prose.
+_SURRENDER_REPLY = re.compile(r"^\s*(?:GIVE UP|Final Answer:\s*(?:GIVE UP|SURRENDER))\s*\.?\s*$", re.IGNORECASE)
+_FINAL_ANSWER = re.compile(r"Final Answer:\s*(.*)", re.IGNORECASE | re.DOTALL)
+
+NUDGE = ("Your reply had neither a tool call nor a final answer. Call one of the tools, or reply "
+         "\"Final Answer: <the answer>\" when you know it.")
+
+
+class ToolCallingAgent(BaseAgent):
+    """Agent using native tool calls; the final answer is a reply "Final Answer: X"."""
+
+    llm_role = "agent"
+
+    def _prepare(self, interface: Any, task_id: str, *, history: list[dict[str, Any]] | None,
+                 task_prompt: str | None, examples: Any, **kwargs: Any) -> None:
+        verbosity = kwargs.get("verbosity") or kwargs.get("tool_verbosity")
+        listing = interface.get_available_tools_for_task(task_id, verbosity)
+        raw = listing.get("tools", []) if isinstance(listing, dict) else listing
+        self.tools: list[dict[str, Any]] = [as_openai_tool(t) for t in raw]
+        names = {t.get("function", {}).get("name") for t in self.tools}
+        self.surrender_tool: str | None = None
+        if self.enable_surrender:
+            self.surrender_tool = "surrender" if "surrender" not in names else "surrender_task"
+            self.tools.append(_surrender_tool(self.surrender_tool))
+        prompt = task_prompt if task_prompt is not None else interface.get_task_prompt(task_id)
+        parts: list[Any] = []
+        if not isinstance(prompt, str):
+            parts, prompt = list(prompt), "See the attached content."
+        surrender = ""
+        if self.surrender_tool:
+            surrender = render(self.surrender_prompt or TOOL_CALLING_SURRENDER, surrender_tool=self.surrender_tool)
+        text = render(self.user_prompt or TOOL_CALLING_USER_PROMPT, task_prompt=prompt,
+                      examples=format_examples(examples), surrender_instructions=surrender)
+        content: Any = [{"type": "text", "text": text}, *parts] if parts else text
+        self.messages.extend([self.system_message(), *(history or []), {"role": "user", "content": content}])
+
+    def _step(self, iteration: int) -> StepResult:
+        result = self.get_llm_response(self.tools)
+        content = result.content or ""
+        data: dict[str, Any] = {"llm_response": content,
+                                "tool_calls": [c.to_dict() for c in result.tool_calls]}
+        if result.tool_calls:
+            self.add_message({"role": "assistant", "content": result.content,
+                              "tool_calls": [c.to_message() for c in result.tool_calls]})
+            surrender = next((c for c in result.tool_calls if c.name == self.surrender_tool), None)
+            if surrender is not None:
+                data["surrender_reason"] = _reason(surrender.arguments)
+                return StepResult(status="surrendered", data=data)
+            data["tool_results"] = []
+            for call in result.tool_calls:
+                try:
+                    arguments = json.loads(call.arguments or "{}")
+                    if not isinstance(arguments, dict):
+                        raise ValueError(f"expected a JSON object, got {type(arguments).__name__}")
+                except ValueError as exc:
+                    text = (f"Error: the arguments for {call.name} were not a valid JSON object ({exc}); "
+                            "send a JSON object.")
+                else:
+                    outcome = self.execute_tool(call.name, arguments)
+                    data["tool_results"].append(outcome.record)
+                    text = outcome.text if outcome.ok else f"Error: {outcome.text}"
+                self.add_message({"role": "tool", "tool_call_id": call.id, "content": text})
+        else:
+            self.add_message({"role": "assistant", "content": content})
+        if _SURRENDER_REPLY.match(content):
+            if self.enable_surrender:
+                data["surrender_reason"] = content.strip()
+                return StepResult(status="surrendered", data=data)
+            self.add_message({"role": "user", "content": "Surrender is not available in this run; "
+                                                         "give your best answer as \"Final Answer: <answer>\"."})
+            return StepResult(data=data)
+        final = _FINAL_ANSWER.search(content)
+        if final and final.group(1).strip():
+            answer = final.group(1).strip()
+            data["final_answer"] = answer
+            return StepResult(status="answered", answer=answer, data=data)
+        if not result.tool_calls:
+            self.add_message({"role": "user", "content": NUDGE})
+        return StepResult(data=data)
+
+
+_JSON_TYPES = {"str": "string", "string": "string", "int": "integer", "integer": "integer", "float": "number",
+               "number": "number", "bool": "boolean", "boolean": "boolean", "dict": "object", "object": "object"}
+
+
+def as_openai_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool in OpenAI function format; converts Corral's older argument-list shape (E2a servers)."""
+    if "function" in tool or "arguments" not in tool:
+        return tool
+    properties: dict[str, Any] = {}
+    required = []
+    for argument in tool.get("arguments") or []:
+        declared = str(argument.get("type") or "string").lower()
+        schema: dict[str, Any] = {"type": "array" if declared.startswith(("list", "array", "tuple"))
+                                  else _JSON_TYPES.get(declared, "string")}
+        if argument.get("description"):
+            schema["description"] = argument["description"]
+        if argument.get("choices"):
+            schema["enum"] = list(argument["choices"])
+        properties[argument["name"]] = schema
+        if argument.get("required", True):
+            required.append(argument["name"])
+    return {"type": "function", "function": {
+        "name": tool["name"], "description": tool.get("description", ""),
+        "parameters": {"type": "object", "properties": properties, "required": required}}}
+
+
+def _surrender_tool(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {
+        "name": name,
+        "description": "Give up on this task deliberately, when it cannot be solved with the available tools. "
+                       "This ends the attempt without an answer.",
+        "parameters": {"type": "object", "properties": {
+            "reason": {"type": "string", "description": "Why the task cannot be solved."}}, "required": []},
+    }}
+
+
+def _reason(arguments: str) -> str:
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return arguments
+    return str(value.get("reason", "")) if isinstance(value, dict) else str(value)
