@@ -1,0 +1,188 @@
+"""Approval gates: who decides whether a `confirm`-risk tool call may run.
+
+The environment asks its gate and blocks until it answers. `PolicyGate` answers at once (batch runs
+and the standalone server); `QueueGate` holds requests until a person (the TUI) or a remote client
+(`GET /approvals`, `POST /approvals/{id}`) decides, and rejects them when its timeout passes.
+`EventingGate` is what the server installs in front of either: it reports every question and answer
+as APPROVAL_ASKED / APPROVAL_DECIDED events, so the store and the UI see every decision.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from corral_core.env.approval import ApprovalDecision, ApprovalGate, ApprovalRequest
+from corral_core.events import EventKind, EventSink, emit_event
+
+log = logging.getLogger(__name__)
+
+__all__ = ["PolicyGate", "QueueGate", "EventingGate"]
+
+
+class PolicyGate:
+    """Decides every request the same way, at once: `approve=False` (the default) rejects."""
+
+    def __init__(self, approve: bool = False) -> None:
+        self.approve = approve
+
+    def request(self, request: ApprovalRequest) -> ApprovalDecision:
+        if self.approve:
+            return ApprovalDecision(True, "policy", "approved by policy (--approve auto)")
+        return ApprovalDecision(
+            False,
+            "policy",
+            "confirm-level tools are rejected by policy; start the server with --approve auto or "
+            "--approve ask to allow them",
+        )
+
+
+@dataclass(slots=True)
+class _Pending:
+    request: ApprovalRequest
+    done: threading.Event = field(default_factory=threading.Event)
+    decision: ApprovalDecision | None = None
+
+
+class QueueGate:
+    """Holds requests until someone decides, or rejects them after `timeout` seconds.
+
+    `request` blocks the calling (tool) thread; `decide`, `approve_tool_for_run` and `close` may be
+    called from any thread. `on_request(request)` is called once per new pending request, from the
+    requesting thread: keep it cheap (post a message, put on a queue).
+    """
+
+    def __init__(
+        self,
+        timeout: float = 120.0,
+        on_request: Callable[[ApprovalRequest], None] | None = None,
+    ) -> None:
+        if timeout <= 0:
+            raise ValueError(f"approval timeout must be positive, got {timeout!r}")
+        self.timeout = float(timeout)
+        self.on_request = on_request
+        self._lock = threading.Lock()
+        self._pending: dict[str, _Pending] = {}
+        self._approved_tools: set[str] = set()
+        self._closed = False
+
+    def request(self, request: ApprovalRequest) -> ApprovalDecision:
+        request.timeout = self.timeout  # the gate owns the timeout
+        with self._lock:
+            if self._closed:
+                return ApprovalDecision(False, "policy", "the server is shutting down")
+            if request.tool_name in self._approved_tools:
+                return ApprovalDecision(True, "user", "tool approved for the rest of this run")
+            entry = _Pending(request)
+            self._pending[request.id] = entry
+        if self.on_request is not None:
+            try:
+                self.on_request(request)
+            except Exception:  # a broken listener must not leave the tool call hanging
+                log.exception("approval listener failed for %s", request.id)
+        entry.done.wait(self.timeout)
+        with self._lock:
+            self._pending.pop(request.id, None)
+            if entry.decision is None:
+                entry.decision = ApprovalDecision(
+                    False, "timeout", f"no decision within {self.timeout:g} s"
+                )
+            return entry.decision
+
+    def pending(self) -> list[ApprovalRequest]:
+        """Requests still waiting for a decision, oldest first."""
+        with self._lock:
+            waiting = [p.request for p in self._pending.values() if p.decision is None]
+        return sorted(waiting, key=lambda r: r.created_at)
+
+    def decide(
+        self, approval_id: str, approved: bool, decided_by: str = "user", reason: str = ""
+    ) -> bool:
+        """Answer one pending request. False if it is unknown or already decided (or timed out)."""
+        with self._lock:
+            entry = self._pending.get(approval_id)
+            if entry is None or entry.decision is not None:
+                return False
+            entry.decision = ApprovalDecision(bool(approved), decided_by, reason)
+        entry.done.set()
+        return True
+
+    def approve_tool_for_run(self, tool_name: str, decided_by: str = "user") -> int:
+        """Approve `tool_name` from now on, and every request for it already waiting.
+
+        Returns how many waiting requests this approved.
+        """
+        with self._lock:
+            self._approved_tools.add(tool_name)
+            waiting = [
+                p.request.id
+                for p in self._pending.values()
+                if p.request.tool_name == tool_name and p.decision is None
+            ]
+        reason = "tool approved for the rest of this run"
+        return sum(self.decide(i, True, decided_by, reason) for i in waiting)
+
+    def approved_tools(self) -> frozenset[str]:
+        with self._lock:
+            return frozenset(self._approved_tools)
+
+    def forget_tool_approvals(self) -> None:
+        """Start a new run: tools approved "for the rest of this run" need approval again."""
+        with self._lock:
+            self._approved_tools.clear()
+
+    def close(self, reason: str = "the server is shutting down") -> None:
+        """Reject everything waiting and every later request, so shutdown never waits on a person."""
+        with self._lock:
+            self._closed = True
+            waiting = [i for i, p in self._pending.items() if p.decision is None]
+        for approval_id in waiting:
+            self.decide(approval_id, False, "policy", reason)
+
+
+class EventingGate:
+    """Wraps the server's gate and reports each question and answer as events."""
+
+    def __init__(
+        self, inner: ApprovalGate, sink: EventSink, benchmark_id: str | None = None
+    ) -> None:
+        self.inner = inner
+        self.sink = sink
+        self.benchmark_id = benchmark_id
+
+    def request(self, request: ApprovalRequest) -> ApprovalDecision:
+        own_timeout = getattr(self.inner, "timeout", None)
+        if isinstance(own_timeout, (int, float)):
+            request.timeout = float(own_timeout)
+        emit_event(
+            self.sink,
+            EventKind.APPROVAL_ASKED,
+            trial_id=request.trial_id,
+            task_id=request.task_id,
+            benchmark_id=self.benchmark_id,
+            approval_id=request.id,
+            tool_name=request.tool_name,
+            arguments=request.arguments,
+            risk=request.risk,
+            timeout=request.timeout,
+        )
+        try:
+            decision = self.inner.request(request)
+        except Exception as exc:  # a gate bug must reject, not run the tool
+            log.exception("approval gate failed for %s", request.id)
+            decision = ApprovalDecision(False, "policy", f"approval gate failed: {exc}")
+        emit_event(
+            self.sink,
+            EventKind.APPROVAL_DECIDED,
+            trial_id=request.trial_id,
+            task_id=request.task_id,
+            benchmark_id=self.benchmark_id,
+            approval_id=request.id,
+            tool_name=request.tool_name,
+            approved=decision.approved,
+            decided_by=decision.decided_by,
+            reason=decision.reason,
+        )
+        return decision

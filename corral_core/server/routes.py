@@ -1,0 +1,202 @@
+"""The REST routes: Corral's task routes, our trial routes, and the suite-level routes.
+
+The read/act routes exist twice, under `/tasks/{task_id}` (Corral's one current trial per task)
+and under `/trials/{trial_id}` (isolated trial runtimes); one factory registers both, with an
+async resolver dependency (no thread hop) that finds the target or answers 404. Handlers are sync
+and run in the threadpool, because tools and scorers may block.
+
+No `from __future__ import annotations` here: FastAPI must see the local `Annotated` aliases.
+"""
+
+
+import hashlib
+import json
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query
+
+from corral_core.server.runtime import ServerRuntime, TaskSlot, Target, TrialRuntime
+from corral_core.server.schemas import (
+    ERRORS_404,
+    ERRORS_409,
+    ERRORS_422,
+    ConfigureResponse,
+    McpToolsResponse,
+    PromptResponse,
+    SafeJSONResponse,
+    StatusResponse,
+    SubmitRequest,
+    ToolExecuteResponse,
+    ToolRequest,
+    ToolsResponse,
+    TrialCompletionResponse,
+    TrialCreatedResponse,
+    TrialCreateRequest,
+)
+from corral_core.tools import ToolVerbosity, parse_verbosity
+
+_LEVELS = ", ".join(level.value for level in ToolVerbosity)
+VerbosityParam = Annotated[
+    str | None,
+    Query(description=f"Tool description detail, case-insensitive: {_LEVELS}. Omitted means `full`."),
+]
+
+
+def _level(verbosity: str | None) -> ToolVerbosity:
+    try:
+        return parse_verbosity(verbosity)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
+
+
+def _json(content: Any) -> SafeJSONResponse:
+    return SafeJSONResponse(content)
+
+
+def add_target_routes(
+    router: APIRouter,
+    runtime: ServerRuntime,
+    prefix: str,
+    resolve: Callable[..., Awaitable[Target]],
+    tag: str,
+) -> None:
+    """Register the read/act routes under `prefix` for targets found by `resolve`."""
+    TargetDep = Annotated[Target, Depends(resolve)]  # noqa: N806 - a type alias
+    get = router.get
+    post = router.post
+
+    @get(f"{prefix}/prompt", tags=[tag], response_model=PromptResponse, responses=ERRORS_404)
+    def prompt(target: TargetDep) -> SafeJSONResponse:
+        """The task prompt without tool descriptions (a list means multimodal parts)."""
+        return _json({"prompt": target.env.get_task_prompt()})
+
+    @get(f"{prefix}/guide", tags=[tag], response_model=PromptResponse, responses={**ERRORS_404, **ERRORS_422})
+    def guide(target: TargetDep, verbosity: VerbosityParam = None) -> SafeJSONResponse:
+        """"Task: <prompt>" followed by the tools guide at `verbosity`."""
+        return _json({"prompt": target.env.task_guide(_level(verbosity))})
+
+    @get(f"{prefix}/tools/guide", tags=[tag], response_model=PromptResponse,
+         responses={**ERRORS_404, **ERRORS_422})
+    def tools_guide(target: TargetDep, verbosity: VerbosityParam = None) -> SafeJSONResponse:
+        """The text guide of the task's tools only."""
+        return _json({"prompt": target.env.tools_guide(_level(verbosity))})
+
+    @get(f"{prefix}/tools", tags=[tag], response_model=ToolsResponse, responses={**ERRORS_404, **ERRORS_422})
+    def tools(target: TargetDep, verbosity: VerbosityParam = None) -> SafeJSONResponse:
+        """The task's tools in OpenAI function format."""
+        return _json({"tools": target.env.tools_list(_level(verbosity))})
+
+    @get(f"{prefix}/tools/mcp", tags=[tag], response_model=McpToolsResponse,
+         responses={**ERRORS_404, **ERRORS_422})
+    def tools_mcp(target: TargetDep, verbosity: VerbosityParam = None) -> SafeJSONResponse:
+        """The task's tools as MCP definitions, with the sha256 of their canonical JSON."""
+        listed = target.env.tools_mcp(_level(verbosity))
+        digest = hashlib.sha256(json.dumps(listed, sort_keys=True).encode()).hexdigest()
+        return _json({"tools": listed, "mcp_schema_sha256": digest})
+
+    @get(f"{prefix}/status", tags=[tag], response_model=StatusResponse, responses=ERRORS_404)
+    def status(target: TargetDep) -> SafeJSONResponse:
+        """The current trial: attempted?, score, answer, tool statistics."""
+        return _json(runtime.status(target))
+
+    @get(f"{prefix}/state", tags=[tag], responses=ERRORS_404)
+    def state(target: TargetDep) -> SafeJSONResponse:
+        """The current trial's full snapshot."""
+        return _json(target.env.state.snapshot())
+
+    @post(f"{prefix}/tools/execute", tags=[tag], response_model=ToolExecuteResponse,
+          responses={**ERRORS_404, **ERRORS_409, **ERRORS_422})
+    def execute(target: TargetDep, request: ToolRequest) -> SafeJSONResponse:
+        """Run a tool. Tool failures are HTTP 200 with a non-success `status` (Corral's shape)."""
+        return _json({"result": runtime.execute(target, request.tool_name, request.arguments)})
+
+    @post(f"{prefix}/submit", tags=[tag], response_model=TrialCompletionResponse,
+          responses={**ERRORS_404, **ERRORS_409, **ERRORS_422})
+    def submit(target: TargetDep, request: SubmitRequest) -> SafeJSONResponse:
+        """Score an answer; `trial_id` is the trial that just ended."""
+        return _json(runtime.finish(target, request.answer, surrender=False))
+
+    @post(f"{prefix}/surrender", tags=[tag], response_model=TrialCompletionResponse,
+          responses={**ERRORS_404, **ERRORS_409})
+    def surrender(target: TargetDep) -> SafeJSONResponse:
+        """Give up the trial (score 0, or the score already set)."""
+        return _json(runtime.finish(target, None, surrender=True))
+
+    @post(f"{prefix}/configure", tags=[tag], response_model=ConfigureResponse, responses=ERRORS_404)
+    def configure(target: TargetDep) -> SafeJSONResponse:
+        """Set up external apps or services for the current trial."""
+        return _json(runtime.configure(target))
+
+
+def build_router(runtime: ServerRuntime) -> APIRouter:
+    """Every task, trial, episode and suite route of the server."""
+    router = APIRouter()
+    examples = runtime.task_ids[:3]
+    TaskId = Annotated[str, Path(description="A task id from GET /tasks", examples=examples)]  # noqa: N806
+    TrialId = Annotated[str, Path(description="A trial id from POST /tasks/{task_id}/trials")]  # noqa: N806
+
+    async def resolve_task(task_id: TaskId) -> TaskSlot:
+        return runtime.slot(task_id)
+
+    async def resolve_trial(trial_id: TrialId) -> TrialRuntime:
+        return runtime.trial(trial_id)
+
+    add_target_routes(router, runtime, "/tasks/{task_id}", resolve_task, "tasks")
+    add_target_routes(router, runtime, "/trials/{trial_id}", resolve_trial, "trials")
+
+    @router.get("/tasks", tags=["suite"], response_model=list[str])
+    async def tasks() -> SafeJSONResponse:
+        """The task ids, in the suite's order."""
+        return _json(runtime.task_ids)
+
+    @router.get("/dependency_chain", tags=["suite"])
+    async def dependency_chain() -> SafeJSONResponse:
+        """Whether any task depends on another's output."""
+        return _json({"dependency_chain": bool(runtime.suite.chained)})
+
+    @router.get("/dependency_graph", tags=["suite"], response_model=dict[str, list[str]])
+    async def dependency_graph() -> SafeJSONResponse:
+        """Each task's dependencies, sorted."""
+        graph = runtime.suite.dependency_graph()
+        return _json({task: sorted(deps) for task, deps in graph.items()})
+
+    @router.get("/tasks/{task_id}/trials", tags=["tasks"], responses=ERRORS_404)
+    async def trials(task_id: TaskId) -> SafeJSONResponse:
+        """Snapshots of the task's finished trials (task routes and trial runtimes), oldest first."""
+        return _json({"trials": runtime.finished_trials(task_id)})
+
+    @router.get("/tasks/{task_id}/trials/{trial_id}", tags=["tasks"], responses=ERRORS_404)
+    def trial_state(task_id: TaskId, trial_id: Annotated[str, Path()]) -> SafeJSONResponse:
+        """One trial of the task: finished, current, or an open runtime."""
+        return _json({"trial_state": runtime.trial_snapshot(task_id, trial_id)})
+
+    @router.get("/tasks/{task_id}/last_score", tags=["tasks"], responses=ERRORS_404)
+    async def last_score(task_id: TaskId) -> SafeJSONResponse:
+        """The score of the task's most recently finished trial."""
+        return _json(runtime.last_score(task_id))
+
+    @router.post("/tasks/{task_id}/trials", tags=["trials"], response_model=TrialCreatedResponse,
+                 responses={**ERRORS_404, **ERRORS_422})
+    def open_trial(task_id: TaskId, request: Annotated[TrialCreateRequest | None, Body()] = None
+                   ) -> SafeJSONResponse:
+        """Open an isolated trial; trials given the same `episode_id` share upstream outputs."""
+        request = request or TrialCreateRequest()
+        meta = {"benchmark_id": request.benchmark_id, "arm": request.arm, "trial_index": request.trial_index}
+        runtime_ = runtime.open_trial(task_id, episode_id=request.episode_id,
+                                      benchmark_id=request.benchmark_id, meta=meta, inputs=request.inputs)
+        return _json({"trial_id": runtime_.trial_id, "task_id": task_id, "workspace": runtime_.workspace})
+
+    @router.delete("/trials/{trial_id}", tags=["trials"], responses=ERRORS_404)
+    def close_trial(trial_id: TrialId) -> SafeJSONResponse:
+        """Close a trial runtime and free its environment."""
+        runtime.close_trial(trial_id)
+        return _json({"status": "closed", "trial_id": trial_id})
+
+    @router.delete("/episodes/{episode_id}", tags=["trials"], responses=ERRORS_404)
+    async def close_episode(episode_id: str) -> SafeJSONResponse:
+        """Forget an episode's shared upstream outputs."""
+        runtime.close_episode(episode_id)
+        return _json({"status": "closed", "episode_id": episode_id})
+
+    return router

@@ -1,0 +1,142 @@
+"""`corral-tui serve SUITE.yaml`: a standalone environment server.
+
+Binds 127.0.0.1 by default; any other address needs `--token` (or CORRAL_TUI_TOKEN), because
+tools may read and write files on this machine. Mistakes in flags or in the suite end with one
+readable message on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from corral_core.errors import UserError
+
+__all__ = ["serve_main", "build_parser"]
+
+TOKEN_ENV = "CORRAL_TUI_TOKEN"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="corral-tui serve",
+        description="Serve a task suite over Corral's REST API (plus isolated trial routes).",
+    )
+    parser.add_argument("suite", metavar="SUITE.yaml", help="the task suite to serve")
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port to bind (default 8000; 0 picks one)")
+    parser.add_argument("--token", default=os.environ.get(TOKEN_ENV),
+                        help=f"require 'Authorization: Bearer TOKEN' (default: ${TOKEN_ENV})")
+    parser.add_argument("--approve", choices=("reject", "auto", "ask"), default="reject",
+                        help="confirm-level tools: reject (default), auto-approve, or ask remote "
+                             "clients through GET /approvals and POST /approvals/{id}")
+    parser.add_argument("--approval-timeout", type=float, default=120.0, metavar="SECONDS",
+                        help="with --approve ask: reject a tool call after this long (default 120)")
+    parser.add_argument("--tool-timeout", type=float, default=None, metavar="SECONDS",
+                        help="stop waiting for a tool after this long (status 'timeout')")
+    return parser
+
+
+def serve_main(argv: Sequence[str] | None = None) -> int:
+    """Run the server until interrupted. Returns the process exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed usage and the problem
+        return int(exc.code or 0)
+    try:
+        return _serve(args)
+    except UserError as exc:
+        print(f"corral-tui serve: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from corral_core.server.auth import is_loopback_host
+
+    if not is_loopback_host(args.host) and not args.token:
+        raise UserError(
+            f"binding to {args.host} would expose the tools to the network without authentication.",
+            where="--host",
+            fix=f"pass --token SECRET (or set {TOKEN_ENV}), or bind 127.0.0.1.",
+        )
+    if not 0 <= args.port <= 65535:
+        raise UserError(f"port {args.port} is out of range.", where="--port", fix="use 0-65535.")
+    if args.approval_timeout <= 0:
+        raise UserError("the approval timeout must be positive.", where="--approval-timeout")
+    if args.tool_timeout is not None and args.tool_timeout <= 0:
+        raise UserError("the tool timeout must be positive.", where="--tool-timeout")
+
+    from corral_core.env import load_suite
+
+    try:
+        suite = load_suite(args.suite)
+    except UserError:
+        raise
+    except OSError as exc:
+        raise UserError(f"cannot read the suite: {exc.strerror or exc}.", file=args.suite) from None
+    gate = _gate(args)
+    sock = _bind(args.host, args.port)
+
+    import uvicorn
+
+    from corral_core.server.app import create_app
+
+    app = create_app(suite, gate=gate, token=args.token, tool_timeout=args.tool_timeout)
+    runtime = app.state.runtime
+
+    class _Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            runtime.begin_shutdown()  # nobody waits on an approval while we stop
+            super().handle_exit(sig, frame)
+
+    port = sock.getsockname()[1]
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"corral-tui serve: suite {suite.name!r} ({len(suite.task_ids)} tasks) on http://{host}:{port} "
+          f"(approve: {args.approve}; Ctrl-C stops)", file=sys.stderr, flush=True)
+    server = _Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
+                                    timeout_graceful_shutdown=5))
+    try:
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after its graceful shutdown
+        pass
+    finally:
+        sock.close()
+    print("corral-tui serve: stopped.", file=sys.stderr, flush=True)
+    return 0
+
+
+def _gate(args: argparse.Namespace) -> Any:
+    from corral_core.server.approvals import PolicyGate, QueueGate
+
+    if args.approve == "ask":
+        return QueueGate(timeout=args.approval_timeout, on_request=_announce)
+    return PolicyGate(approve=args.approve == "auto")
+
+
+def _announce(request: Any) -> None:
+    """Tell the operator a tool call waits, and how to decide it."""
+    print(f"corral-tui serve: approval {request.id} waits: {request.tool_name}({request.arguments}) "
+          f"for task {request.task_id} (POST /approvals/{request.id} within {request.timeout:g} s)",
+          file=sys.stderr, flush=True)
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto must be IPPROTO_TCP: asyncio only sets TCP_NODELAY on accepted sockets whose proto says
+    # TCP, and without it every response waits ~40 ms for a delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise UserError(f"cannot bind {host}:{port}: {exc.strerror or exc}.", where="--host/--port",
+                        fix="choose a free port with --port, or 0 to pick one.") from None
+    sock.listen(2048)  # connections queue from now on, so the URL we print is usable at once
+    sock.set_inheritable(True)
+    return sock
