@@ -18,6 +18,7 @@ from typing import Any
 from corral_core.llm.types import CallContext, LLMError, LLMResult, LLMToolCall, ModelSettings, Usage, request_digest
 
 _litellm_module: ModuleType | None = None
+OFFLINE_PREFIXES = ("scripted/", "replay/")  # no price to look up: skip litellm's costly cost search
 _import_lock = threading.Lock()
 
 
@@ -106,7 +107,8 @@ def _to_result(response: Any, settings: ModelSettings, duration: float, litellm:
     total = int(getattr(raw_usage, "total_tokens", 0) or 0) or prompt + completion_tokens
     content = message.content if isinstance(message.content, str) or message.content is None else str(message.content)
     return LLMResult(content=content, tool_calls=calls, usage=Usage(prompt, completion_tokens, total),
-                     cost=_cost(response, litellm), model=settings.model, duration=duration)
+                     cost=None if settings.model.startswith(OFFLINE_PREFIXES) else _cost(response, litellm),
+                     model=settings.model, duration=duration)
 
 
 def _cost(response: Any, litellm: ModuleType) -> float | None:

@@ -24,6 +24,7 @@ import os
 import re
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ class ScriptedTurn:
     tool_calls: tuple[LLMToolCall, ...] = ()
 
 
+@lru_cache(maxsize=1)  # on every scripted call's path: resolve() costs a few lstat calls
 def sample_tasks_dir() -> Path:
     """The repository's sample_tasks/ directory, located from the corral_core package."""
     import corral_core

@@ -1,0 +1,268 @@
+"""Headless runs for CI: `corral-tui --batch SPEC.yaml`, `history` and `export`. Never imports Textual.
+
+Progress goes to stderr (a live rich display on a terminal, a line per tenth of the run
+elsewhere); results go to stdout and to the --json / --junit files.
+
+Exit codes: 0 ok; 1 a trial ended in error or timeout, or the headline score is below
+--fail-under; 2 bad input (spec, suite, flags: one readable message); 130 interrupted (the run
+can be resumed with --resume ID).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from corral_core import report
+from corral_core.errors import UserError
+from corral_core.events import Event, EventKind
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class BatchProgress:
+    """An event sink drawing per-arm progress (trials done / total, running mean score) on stderr."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.live = console.is_terminal
+        self._lock = threading.Lock()
+        self._arms: dict[str, dict[str, float]] = {}
+        self._tasks: dict[str, TaskID] = {}
+        self._progress: Progress | None = None
+        self._done = self._total = 0
+        self._next_line = 0.1
+
+    def emit(self, event: Event) -> None:
+        kind = event.kind
+        if kind is EventKind.TRIAL_FINISHED:
+            self._finished(event)
+        elif kind is EventKind.BENCHMARK_STARTED:
+            self._started(event)
+
+    def _started(self, event: Event) -> None:
+        data = event.data
+        with self._lock:
+            for arm in data.get("arms", []):
+                self._arms[arm["name"]] = {"done": arm["done"], "total": arm["total"], "score": arm["score_sum"]}
+            self._total = int(data.get("total_trials") or 0)
+            self._done = sum(int(a["done"]) for a in self._arms.values())
+            note = " (resumed)" if data.get("resumed") else ""
+            self.console.print(f"benchmark {event.benchmark_id}{note}: {data.get('pending_trials')} of "
+                               f"{self._total} trials to run, {data.get('parallel')} at a time", highlight=False)
+            if self.live:
+                self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                          TextColumn("mean score {task.fields[mean]}"), TimeElapsedColumn(),
+                                          console=self.console, transient=False)
+                for name, arm in self._arms.items():
+                    self._tasks[name] = self._progress.add_task(name, total=arm["total"], completed=arm["done"],
+                                                                mean=self._mean(arm))
+                self._progress.start()
+
+    @staticmethod
+    def _mean(arm: dict[str, float]) -> str:
+        return f"{arm['score'] / arm['done']:.3f}" if arm["done"] else "-"
+
+    def _finished(self, event: Event) -> None:
+        name = str(event.data.get("arm"))
+        with self._lock:
+            arm = self._arms.setdefault(name, {"done": 0, "total": 0, "score": 0.0})
+            arm["done"] += 1
+            arm["score"] += float(event.data.get("score") or 0.0)
+            self._done += 1
+            if self._progress is not None and name in self._tasks:
+                self._progress.update(self._tasks[name], completed=arm["done"], mean=self._mean(arm))
+            elif not self.live and self._total and self._done >= self._next_line * self._total:
+                self._next_line = int(self._done * 10 / self._total) / 10 + 0.1
+                arms = ", ".join(f"{n} {a['done']:.0f}/{a['total']:.0f} mean {self._mean(a)}"
+                                 for n, a in self._arms.items())
+                self.console.print(f"{self._done}/{self._total} trials: {arms}", highlight=False)
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._progress is not None:
+                self._progress.stop()
+                self._progress = None
+
+
+def open_store(db: str | None) -> tuple[Any, Any, Any]:
+    """(engine, Repository, started StoreWriter) for --db, or the default store."""
+    from corral_core.store import Repository, StoreWriter, default_db_path, init_db, make_engine
+
+    engine = make_engine(db if db else default_db_path())
+    init_db(engine)
+    return engine, Repository(engine), StoreWriter(engine).start()
+
+
+def batch_main(args: argparse.Namespace) -> int:
+    """Run the spec in `args.batch` headless; see the module docstring for exit codes."""
+    from corral_core.runner import BenchmarkRunner
+    from corral_core.spec import load_spec
+
+    spec = load_spec(args.batch)
+    if getattr(args, "model", None):
+        spec = spec.with_overrides(model=args.model)
+    report.check_writable(args.json, "--json")
+    report.check_writable(args.junit, "--junit")
+    err = Console(stderr=True)
+    if not err.is_terminal:
+        err = Console(stderr=True, soft_wrap=True, no_color=True, highlight=False)
+    progress = None if args.quiet else BatchProgress(err)
+    engine, repository, writer = open_store(args.db)
+    runner = BenchmarkRunner(spec, repository=repository, writer_sink=writer, sink=progress,
+                             server_url=args.server, token=args.token)
+    cancel = threading.Event()
+    previous = _on_interrupt(cancel, err)
+    try:
+        result = runner.run(resume_id=args.resume, cancel_event=cancel)
+    finally:
+        if progress is not None:
+            progress.stop()
+        writer.close()
+        engine.dispose()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    document = result.to_dict()
+    report.print_results(document, report.plain_console(sys.stdout))
+    if args.json:
+        report.write_text(args.json, report.to_json(document))
+    if args.junit:
+        report.write_text(args.junit, report.junit_xml(spec.name, document["trials"], [a.name for a in spec.arms],
+                                                         spec.task_ids))
+    return _exit_code(result, args.fail_under, args.batch, err)
+
+
+def _on_interrupt(cancel: threading.Event, err: Console) -> Any:
+    """First Ctrl-C stops the run gracefully (resumable); a second one aborts at once."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        err.print("stopping: running trials are cancelled (press Ctrl-C again to abort at once)")
+
+    return signal.signal(signal.SIGINT, handler)
+
+
+def _exit_code(result: Any, fail_under: float | None, spec_path: str, err: Console) -> int:
+    if result.interrupted:
+        err.print(f"interrupted. Resume with: corral-tui --batch {spec_path} --resume {result.benchmark_id}",
+                  highlight=False)
+        return EXIT_INTERRUPTED
+    code = EXIT_OK
+    if result.errored:
+        err.print(f"{result.errored} trial(s) ended in error or timeout; see the table and the trial rows.",
+                  highlight=False)
+        code = EXIT_FAILED
+    if fail_under is not None and (result.headline_score is None or result.headline_score < fail_under):
+        shown = "none" if result.headline_score is None else f"{result.headline_score:.3f}"
+        err.print(f"headline score {shown} is below --fail-under {fail_under:g}.", highlight=False)
+        code = EXIT_FAILED
+    return code
+
+
+# --- history and export ------------------------------------------------------------------------------
+
+
+def _store_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--db", metavar="URL", help="SQLite path or SQLAlchemy URL (default: the user store)")
+    return parser
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    try:
+        return parser.parse_args(argv)
+    except SystemExit as exc:  # argparse printed its message; --help exits 0
+        if exc.code in (0, None):
+            raise
+        raise UserError("invalid arguments (see the usage above).", where=parser.prog,
+                        fix=f"run `{parser.prog} --help`.") from None
+
+
+def _open_repository(db: str | None) -> tuple[Any, Any]:
+    from corral_core.store import Repository, default_db_path, init_db, make_engine
+
+    engine = make_engine(db if db else default_db_path())
+    init_db(engine)
+    return engine, Repository(engine)
+
+
+def history_main(argv: list[str]) -> int:
+    """`corral-tui history [--db URL] [--limit N]`: the newest benchmarks as a table."""
+    parser = _store_parser("corral-tui history", "List recorded benchmarks, newest first.")
+    parser.add_argument("--limit", type=int, default=20, metavar="N", help="how many to show (default 20)")
+    args = _parse(parser, argv)
+    if args.limit < 1:
+        raise UserError(f"--limit must be at least 1, not {args.limit}.", where="--limit")
+    engine, repository = _open_repository(args.db)
+    try:
+        page = repository.list_benchmarks(limit=args.limit)
+    finally:
+        engine.dispose()
+    console = report.plain_console(sys.stdout)
+    if not page.items:
+        console.print("no benchmarks recorded yet; run one with `corral-tui --batch SPEC.yaml`.")
+        return EXIT_OK
+    console.print(report.history_table(page.items))
+    if page.has_more:
+        console.print(f"(more with --limit {args.limit * 2})")
+    return EXIT_OK
+
+
+def export_main(argv: list[str]) -> int:
+    """`corral-tui export ID --format json|csv [--db URL] [--output FILE]`."""
+    parser = _store_parser("corral-tui export", "Write a recorded benchmark's results as JSON or its trials as CSV.")
+    parser.add_argument("benchmark_id", metavar="BENCHMARK_ID")
+    parser.add_argument("--format", choices=("json", "csv"), default="json")
+    parser.add_argument("--output", "-o", metavar="FILE", default="-", help="file to write (default: stdout)")
+    args = _parse(parser, argv)
+    report.check_writable(args.output, "--output")
+    engine, repository = _open_repository(args.db)
+    try:
+        info = repository.get_benchmark(args.benchmark_id)
+        if info is None:
+            raise UserError(f"no benchmark {args.benchmark_id!r} in the store.", where="export",
+                            fix="list benchmarks with `corral-tui history` (with the same --db).")
+        rows = _all_rows(repository, args.benchmark_id, info)
+    finally:
+        engine.dispose()
+    if args.format == "csv":
+        report.write_text(args.output, report.trials_csv(rows).rstrip("\n"))
+        return EXIT_OK
+    document = dict(info.metrics or {})
+    document.update(benchmark_id=info.id, name=info.spec_name, status=info.status, spec_digest=info.spec_digest,
+                    headline_score=info.headline_score, attempt_status=info.attempt_status,
+                    created_at=info.created_at.isoformat(),
+                    finished_at=info.finished_at.isoformat() if info.finished_at else None,
+                    spec_yaml=info.spec_yaml, trials=[_jsonable(r) for r in rows])
+    if not info.metrics:
+        document["note"] = "the benchmark never finished, so it has no metrics; resume it to compute them."
+    report.write_text(args.output, report.to_json(document))
+    return EXIT_OK
+
+
+def _all_rows(repository: Any, benchmark_id: str, info: Any) -> list[dict[str, Any]]:
+    from corral_core.runner.results import trial_row
+
+    threshold = float(((info.metrics or {}).get("spec") or {}).get("pass_threshold") or 0.0)
+    rows: list[dict[str, Any]] = []
+    offset = 0
+    while True:
+        page = repository.trials(benchmark_id, offset=offset, limit=1000)
+        rows.extend(trial_row(t, threshold) for t in page.items)
+        if not page.has_more:
+            return rows
+        offset += 1000
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}

@@ -1,0 +1,182 @@
+"""The live handles of a run: which trials are running, and how to pause, step, steer or stop them.
+
+The runner registers every trial it starts (its `TrialController` and `InterventionInbox`), so the
+TUI can reach a trial by id while it runs. The registry also enforces the trial time limit: one
+watchdog thread cancels a trial through its controller once its running time (time spent paused
+is not counted) passes the limit, and the runner then reports it as `timeout`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from corral_core.agents import InterventionInbox, TrialController
+
+WATCHDOG_INTERVAL = 0.05  # seconds between time-limit checks
+
+
+@dataclass(frozen=True, slots=True)
+class RunningTrial:
+    """A snapshot of one running trial, for lists in the UI."""
+
+    trial_id: str
+    task_id: str
+    arm: str
+    index: int
+    state: str  # running | paused | stepping | cancelled
+    iteration: int
+    episode_id: str | None = None
+    elapsed: float = 0.0  # seconds since start, paused time included
+
+
+@dataclass(slots=True)
+class _Entry:
+    trial_id: str
+    task_id: str
+    arm: str
+    index: int
+    episode_id: str | None
+    controller: TrialController
+    inbox: InterventionInbox
+    agent: Any
+    started: float
+    time_limit: float | None
+    timed_out: bool = False
+
+
+class ControlRegistry:
+    """Running trials by id, with run-wide pause / step / resume / cancel.
+
+    `pause_all()` also makes trials that start later begin paused, until `resume_all()`;
+    `start_paused=True` does the same from the outset (the TUI's "start paused" option).
+    """
+
+    def __init__(self, *, start_paused: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
+        self.start_paused = start_paused
+        self._clock = clock
+        self._entries: dict[str, _Entry] = {}
+        self._lock = threading.Lock()
+        self._paused_all = False
+        self._watchdog: threading.Thread | None = None
+        self._closed = threading.Event()
+
+    # --- what the runner calls ------------------------------------------------------------------
+
+    def new_controller(self) -> TrialController:
+        """A controller for a trial about to start (paused when the run is paused)."""
+        return TrialController(start_paused=self.start_paused or self._paused_all)
+
+    def register(self, trial_id: str, *, task_id: str, arm: str, index: int, controller: TrialController,
+                 inbox: InterventionInbox, agent: Any, episode_id: str | None = None,
+                 time_limit: float | None = None) -> None:
+        entry = _Entry(trial_id, task_id, arm, index, episode_id, controller, inbox, agent, self._clock(),
+                       time_limit)
+        with self._lock:
+            self._entries[trial_id] = entry
+            if self._paused_all and controller.state == "running":
+                controller.pause()
+        if time_limit is not None:
+            self._ensure_watchdog()
+
+    def unregister(self, trial_id: str) -> bool:
+        """Forget a finished trial; True when its time limit had cancelled it."""
+        with self._lock:
+            entry = self._entries.pop(trial_id, None)
+        return bool(entry and entry.timed_out)
+
+    def close(self) -> None:
+        """Stop the watchdog (the registry can be reused; a new trial restarts it)."""
+        self._closed.set()
+        watchdog = self._watchdog
+        if watchdog is not None:
+            watchdog.join(1.0)
+        self._watchdog = None
+
+    # --- what the TUI calls -------------------------------------------------------------------------
+
+    def controller(self, trial_id: str) -> TrialController | None:
+        with self._lock:
+            entry = self._entries.get(trial_id)
+        return entry.controller if entry else None
+
+    def inbox(self, trial_id: str) -> InterventionInbox | None:
+        with self._lock:
+            entry = self._entries.get(trial_id)
+        return entry.inbox if entry else None
+
+    def send(self, trial_id: str, text: str) -> bool:
+        """Post an intervention to a running trial; False when it is not running (any more)."""
+        inbox = self.inbox(trial_id)
+        if inbox is None:
+            return False
+        inbox.post(text)
+        return True
+
+    def running(self) -> list[RunningTrial]:
+        """The running trials, oldest first."""
+        now = self._clock()
+        with self._lock:
+            entries = sorted(self._entries.values(), key=lambda e: e.started)
+        return [RunningTrial(e.trial_id, e.task_id, e.arm, e.index, e.controller.state,
+                             int(getattr(e.agent, "current_iteration", 0) or 0), e.episode_id, now - e.started)
+                for e in entries]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._entries)
+
+    def pause_all(self) -> None:
+        """Pause every running trial before its next iteration, and start new trials paused."""
+        self._paused_all = True
+        for controller in self._controllers():
+            controller.pause()
+
+    def step_all(self) -> None:
+        """Let every paused trial run exactly one more iteration."""
+        for controller in self._controllers():
+            controller.step()
+
+    def resume_all(self) -> None:
+        """Resume every trial; new trials start running again (unless start_paused)."""
+        self._paused_all = False
+        for controller in self._controllers():
+            controller.resume()
+
+    def cancel_all(self) -> None:
+        """Cancel every running trial (each ends as `cancelled` at its next iteration boundary)."""
+        for controller in self._controllers():
+            controller.cancel()
+
+    @property
+    def paused(self) -> bool:
+        return self._paused_all
+
+    def _controllers(self) -> list[TrialController]:
+        with self._lock:
+            return [entry.controller for entry in self._entries.values()]
+
+    # --- the trial time limit ----------------------------------------------------------------------
+
+    def _ensure_watchdog(self) -> None:
+        with self._lock:
+            if self._watchdog is not None and self._watchdog.is_alive():
+                return
+            self._closed.clear()
+            self._watchdog = threading.Thread(target=self._watch, name="corral-trial-watchdog", daemon=True)
+            self._watchdog.start()
+
+    def _watch(self) -> None:
+        while not self._closed.wait(WATCHDOG_INTERVAL):
+            now = self._clock()
+            with self._lock:
+                entries = [e for e in self._entries.values() if e.time_limit is not None and not e.timed_out]
+            for entry in entries:
+                waited = float(getattr(entry.agent, "wait_seconds", 0.0) or 0.0)
+                assert entry.time_limit is not None
+                if now - entry.started - waited > entry.time_limit:
+                    entry.timed_out = True
+                    entry.controller.cancel()

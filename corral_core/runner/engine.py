@@ -1,0 +1,367 @@
+"""`BenchmarkRunner`: arms x tasks x trials on a bounded worker pool, with chains and resume.
+
+A run starts (or resumes) a benchmark in the store, starts an embedded environment server per
+suite (or uses a remote one), runs the jobs of `plan.plan_jobs` on `parallel` worker threads over
+the server's trial routes, then computes metrics, classifies the headline score against the best
+earlier run of the same spec, and closes the benchmark. Every step is an event on the run's sinks.
+
+Resume: the trials already finished in the store (any status but running or cancelled) are never
+run again; the rest are. Trials left `running` by a dead process are deleted first, so nothing is
+duplicated; `cancelled` ones are replaced when re-run.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import secrets
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from corral_core.errors import UserError
+from corral_core.events import EventBus, EventKind, EventSink, emit_event
+from corral_core.metrics import TrialRecord, attempt_status, success
+from corral_core.runner.controls import ControlRegistry
+from corral_core.runner.plan import Job, TrialKey, plan_jobs
+from corral_core.runner.results import BenchmarkResult, compute_metrics, metrics_records, trial_row
+from corral_core.runner.trial import (
+    AssistTracker,
+    NoPersonGate,
+    RunContext,
+    build_agent,
+    execute_trial,
+    record_of,
+    skip_trial,
+)
+from corral_core.spec import BenchmarkSpec
+
+log = logging.getLogger(__name__)
+
+RERUN_STATUSES = frozenset({"running", "cancelled"})  # resume runs these again
+WAIT_SLICE = 0.1
+ROW_PAGE = 1000
+
+
+class BenchmarkRunner:
+    """Runs one spec. `run()` blocks; call it from a worker thread in a UI.
+
+    repository / writer_sink: the store (both or neither). sink: extra event sinks (TUI queue,
+    batch progress). server_url: a remote environment server (else embedded, one per suite).
+    gate: the approval gate for confirm-level tools (default from the spec's `approval`).
+    controls: the registry the TUI uses to reach running trials (one is made if None).
+    auto_resume: continue the newest unfinished benchmark of the same spec digest, if any.
+    """
+
+    def __init__(self, spec: BenchmarkSpec, *, repository: Any = None, writer_sink: EventSink | None = None,
+                 sink: EventSink | Iterable[EventSink] | None = None, server_url: str | None = None,
+                 gate: Any = None, token: str | None = None, controls: ControlRegistry | None = None,
+                 auto_resume: bool = True) -> None:
+        if (repository is None) != (writer_sink is None):
+            raise ValueError("pass both repository and writer_sink (a started StoreWriter on the same engine), "
+                             "or neither")
+        self.spec = spec
+        self.repository = repository
+        self.writer = writer_sink
+        extra = [] if sink is None else ([sink] if hasattr(sink, "emit") else list(sink))
+        self.server_url = server_url
+        self.gate = gate
+        self.token = token
+        self.controls = controls if controls is not None else ControlRegistry()
+        self.auto_resume = auto_resume
+        self.benchmark_id: str | None = None
+        self._no_person = NoPersonGate() if gate is None and spec.approval == "ask" else None
+        self._sinks = [s for s in (writer_sink, *extra) if s is not None]
+        self._stop = threading.Event()
+        self._used = False
+        self._rows_lock = threading.Lock()
+        self._rows: list[tuple[str, str, dict[str, Any]]] = []
+
+    def stop(self) -> None:
+        """Stop the run: running trials are cancelled, queued ones never start (resume finishes them)."""
+        self._stop.set()
+        self.controls.cancel_all()
+
+    # --- the run ---------------------------------------------------------------------------------
+
+    def run(self, resume_id: str | None = None, cancel_event: threading.Event | None = None) -> BenchmarkResult:
+        """Run (or resume) the benchmark and return its results. User mistakes raise UserError.
+
+        A runner runs once. `cancel_event` (or `stop()`) ends the run early as `interrupted`.
+        """
+        if self._used:
+            raise RuntimeError("a BenchmarkRunner runs once; create a new one for another run")
+        self._used = True
+        started = time.perf_counter()
+        spec = self.spec
+        self._install_replay()
+        assists = AssistTracker()
+        bus = EventBus(*self._sinks, assists)
+        status = "interrupted"
+        servers: list[Any] = []
+        routers: list[Any] = []
+        benchmark_id: str | None = None
+        try:
+            router_for = self._connect(bus, servers, routers)  # first: a server that fails records nothing
+            benchmark_id, resumed = self._open_benchmark(resume_id)
+            self.benchmark_id = benchmark_id
+            done = self._finished_trials(benchmark_id) if resumed else {}
+            jobs = plan_jobs(spec, benchmark_id, done)
+            ctx = RunContext(spec, benchmark_id, bus, self.controls, router_for, self._stop, self._no_person, assists)
+            self._emit_started(bus, benchmark_id, resumed, done, jobs)
+            finished = self._execute(ctx, jobs, cancel_event)
+            status = "finished" if finished else "interrupted"
+        except BaseException:
+            if self.repository is not None and benchmark_id is not None:  # resumable, not looking alive
+                try:
+                    self.repository.finish_benchmark(benchmark_id, status="interrupted")
+                except Exception:
+                    log.exception("could not mark benchmark %s interrupted", benchmark_id)
+            raise
+        finally:
+            self.controls.cancel_all()
+            for router in routers:
+                router.close()
+            for server in servers:
+                server.stop()
+            self.controls.close()
+        result = self._results(benchmark_id, status, resumed, time.perf_counter() - started)
+        emit_event(bus, EventKind.BENCHMARK_FINISHED, benchmark_id=benchmark_id, status=status,
+                   headline_score=result.headline_score, previous_best=result.previous_best,
+                   attempt_status=result.attempt_status, duration=result.duration, trials_run=result.trials_run,
+                   errored=result.errored)
+        return result
+
+    def _install_replay(self) -> None:
+        replayed = {arm.model.id.split("/", 1)[1] for arm in self.spec.arms if arm.model.id.startswith("replay/")}
+        if not replayed:
+            return
+        from corral_core.llm import set_replay_source
+
+        for benchmark_id in sorted(replayed):
+            if self.repository is not None and self.repository.get_benchmark(benchmark_id) is None:
+                raise UserError(f"model replay/{benchmark_id} replays a benchmark that is not in the store.",
+                                file=self.spec.source, where="model",
+                                fix="pick a benchmark id from `corral-tui history` (with the same --db).")
+
+        if self.repository is not None:  # replay reads the store this run records into
+            from corral_core.store import StoreReplaySource
+
+            engine = getattr(self.repository, "engine", None) or self.repository._engine
+            set_replay_source(StoreReplaySource(engine))
+
+    def _open_benchmark(self, resume_id: str | None) -> tuple[str, bool]:
+        spec, repo = self.spec, self.repository
+        digest = spec.digest
+        if resume_id is not None:
+            if repo is None:
+                raise UserError("resuming needs the store the benchmark was recorded in.", where="--resume",
+                                fix="pass the same --db as the interrupted run.")
+            info = repo.get_benchmark(resume_id)
+            if info is None:
+                raise UserError(f"no benchmark {resume_id!r} in the store.", where="--resume",
+                                fix="list benchmarks with `corral-tui history` (and the same --db).")
+            if info.spec_digest != digest:
+                raise UserError(f"benchmark {resume_id} was started from a different spec "
+                                f"({info.spec_name!r}, digest {info.spec_digest[:12]}, this spec {digest[:12]}).",
+                                file=spec.source, where="--resume",
+                                fix="resume with the spec it was started with, or drop --resume to start anew.")
+            return resume_id, True
+        if repo is None:
+            return "bm_" + secrets.token_hex(6), False
+        if self.auto_resume:
+            info = repo.find_unfinished_benchmark(digest)
+            if info is not None:
+                return info.id, True
+        info = repo.create_benchmark(
+            spec_name=spec.name, spec_digest=digest, spec_yaml=spec.text, suites=[str(p) for p in spec.suite_paths],
+            agent=spec.agent.type, model=spec.model.id, trials_per_task=spec.trials_per_task,
+            arms=[{"name": a.name, "verbosity": a.verbosity, "model": a.model.id, "agent": a.agent.type}
+                  for a in spec.arms])
+        return info.id, False
+
+    def _finished_trials(self, benchmark_id: str) -> dict[TrialKey, TrialRecord]:
+        """Trials of an earlier session that count (running ones are deleted, cancelled re-run)."""
+        repo = self.repository
+        deleted = repo.delete_unfinished_trials(benchmark_id)
+        if deleted:
+            log.info("resume: removed %d trials left running by an earlier process", deleted)
+        stored = [r for r in repo.trial_records(benchmark_id) if r.status not in RERUN_STATUSES]
+        return {(r.arm, r.task_id, r.trial_index): r for r in metrics_records(self.spec, stored)}
+
+    def _connect(self, bus: EventSink, servers: list[Any], routers: list[Any]) -> Any:
+        """Routers to the environment servers; returns task id -> router."""
+        from corral_core.client import CorralRouter
+
+        spec = self.spec
+        timeouts = spec.timeouts
+        http_timeout = None
+        if None not in (timeouts.tool, timeouts.grader, timeouts.approval):
+            http_timeout = max(timeouts.tool + timeouts.approval, timeouts.grader) + 30.0
+        if self.server_url is not None:
+            router = CorralRouter(self.server_url, default_verbosity=None, token=self.token, timeout=http_timeout)
+            routers.append(router)
+            self._check_remote(router)
+            return lambda task_id: router
+
+        from corral_core.server import EmbeddedServer, PolicyGate, create_app
+
+        gate = self.gate if self.gate is not None else (
+            self._no_person if self._no_person is not None else PolicyGate(approve=spec.approval == "approve"))
+        by_task: dict[str, Any] = {}
+        for suite in spec.suites:
+            app = create_app(suite, gate=gate, sink=bus, tool_timeout=timeouts.tool, grader_timeout=timeouts.grader)
+            server = EmbeddedServer(app)
+            servers.append(server)
+            router = CorralRouter(server.start(), default_verbosity=None, timeout=http_timeout)
+            routers.append(router)
+            for task_id in suite.task_ids:
+                by_task[task_id] = router
+        return by_task.__getitem__
+
+    def _check_remote(self, router: Any) -> None:
+        try:
+            available = set(router.get_available_tasks())
+        except Exception as exc:
+            raise UserError(f"cannot use the environment server at {self.server_url}: {exc}", where="--server",
+                            fix="start it with `corral-tui serve SUITE.yaml`, or check the URL and --token.") from None
+        missing = [t for t in self.spec.task_ids if t not in available]
+        if missing:
+            raise UserError(f"the server at {self.server_url} does not have tasks {missing[:5]}.", where="--server",
+                            fix="serve the spec's suite there, or drop --server to use an embedded server.")
+
+    def _emit_started(self, bus: EventSink, benchmark_id: str, resumed: bool, done: dict[TrialKey, TrialRecord],
+                      jobs: list[Job]) -> None:
+        spec = self.spec
+        per_arm = len(spec.task_ids) * spec.trials_per_task
+        done_by_arm = Counter(key[0] for key in done)
+        score_by_arm: dict[str, float] = {}
+        for (arm, _task, _index), record in done.items():
+            score_by_arm[arm] = score_by_arm.get(arm, 0.0) + (record.score or 0.0)
+        emit_event(bus, EventKind.BENCHMARK_STARTED, benchmark_id=benchmark_id, name=spec.name,
+                   spec_digest=spec.digest, resumed=resumed, parallel=spec.parallel, tasks=spec.task_ids,
+                   trials_per_task=spec.trials_per_task, total_trials=spec.total_trials,
+                   pending_trials=sum(job.size for job in jobs),
+                   arms=[{"name": a.name, "verbosity": a.verbosity, "model": a.model.id, "agent": a.agent.type,
+                          "total": per_arm, "done": done_by_arm.get(a.name, 0),
+                          "score_sum": score_by_arm.get(a.name, 0.0)} for a in spec.arms])
+
+    def _execute(self, ctx: RunContext, jobs: list[Job], cancel_event: threading.Event | None) -> bool:
+        """Run the jobs; True when all ran, False when the run was stopped."""
+        stop = self._stop
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.spec.parallel, thread_name_prefix="corral-trial")
+        try:
+            futures = [pool.submit(self._run_job, ctx, job) for job in jobs]
+            pending = set(futures)
+            while pending:
+                if cancel_event is not None and cancel_event.is_set() and not stop.is_set():
+                    self.stop()
+                try:
+                    _, pending = concurrent.futures.wait(pending, timeout=WAIT_SLICE)
+                except KeyboardInterrupt:
+                    self.stop()
+            for future in futures:
+                if not future.cancelled() and future.exception() is not None:
+                    log.error("a job failed: %r", future.exception())
+        except KeyboardInterrupt:
+            self.stop()
+        finally:
+            if stop.is_set():
+                self.controls.cancel_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+        return not stop.is_set()
+
+    # --- jobs (worker threads) ---------------------------------------------------------------------
+
+    def _run_job(self, ctx: RunContext, job: Job) -> None:
+        if self._stop.is_set():
+            return
+        if job.kind == "episode":
+            self._run_episode(ctx, job)
+            return
+        agent = build_agent(job.arm, self.spec, None, ctx.sink) if job.kind == "series" else None
+        for task_id, index in job.links:
+            if self._stop.is_set():
+                return
+            trial_id, data = execute_trial(ctx, job.arm, task_id, index, agent=agent)
+            self._keep(trial_id, task_id, data)
+
+    def _run_episode(self, ctx: RunContext, job: Job) -> None:
+        assert job.suite is not None and job.episode_id is not None
+        outcomes: dict[str, TrialRecord] = dict(job.finished)
+        inputs = self._stored_outputs(job) if job.finished else None
+        threshold = self.spec.pass_threshold
+        router = None
+        for task_id, index in job.links:
+            if self._stop.is_set():
+                return
+            deps = job.suite.tasks[task_id].depends_on
+            failed = [d for d in deps if d in outcomes and not success(outcomes[d], threshold)]
+            if failed:
+                trial_id, data = skip_trial(ctx, job.arm, task_id, index, job.episode_id, failed)
+            else:
+                router = ctx.router_for(task_id)
+                trial_id, data = execute_trial(ctx, job.arm, task_id, index, episode_id=job.episode_id,
+                                               inputs=inputs)
+                if data["status"] == "completed" and self.repository is not None:
+                    self.repository.record_chain_output(ctx.benchmark_id, job.episode_id, task_id, data["answer"],
+                                                        data["score"], trial_id)
+            outcomes[task_id] = record_of(task_id, data)
+            self._keep(trial_id, task_id, data)
+        if router is not None:
+            try:
+                router.close_episode(job.episode_id)
+            except Exception as exc:  # the episode is gone with the server anyway
+                log.debug("closing episode %s failed: %s", job.episode_id, exc)
+
+    def _stored_outputs(self, job: Job) -> dict[str, str] | None:
+        """Outputs of the round's links finished in an earlier session (resume of a cut round)."""
+        if self.repository is None:
+            return None
+        outputs = {o.task_id: o.output for o in self.repository.chain_outputs(self.benchmark_id, job.episode_id)
+                   if o.output is not None and o.task_id in job.finished}
+        return outputs or None
+
+    def _keep(self, trial_id: str, task_id: str, data: dict[str, Any]) -> None:
+        with self._rows_lock:
+            self._rows.append((trial_id, task_id, data))
+
+    # --- the end -------------------------------------------------------------------------------------
+
+    def _results(self, benchmark_id: str, status: str, resumed: bool, duration: float) -> BenchmarkResult:
+        spec, repo = self.spec, self.repository
+        if repo is not None:
+            flush = getattr(self.writer, "flush", None)
+            if flush is not None and not flush(30.0):
+                log.warning("the store writer did not flush within 30 s; metrics may miss trials")
+            records = metrics_records(spec, repo.trial_records(benchmark_id))
+            rows = self._stored_rows(benchmark_id)
+        else:
+            records = [record_of(task_id, data) for _, task_id, data in self._rows]
+            rows = [{"trial_id": tid, "task_id": task_id, **data} for tid, task_id, data in self._rows]
+            for row in rows:
+                row["success"] = success(record_of(row["task_id"], row), spec.pass_threshold)
+        arms, comparisons, chains, headline = compute_metrics(spec, records)
+        previous = attempt = None
+        if repo is not None:
+            previous = repo.best_previous_score(spec.digest, exclude_id=benchmark_id)
+        if status == "finished":
+            attempt = attempt_status(headline, previous)
+        result = BenchmarkResult(benchmark_id, spec, status, arms, comparisons, chains, records, rows, headline,
+                                 previous, attempt, resumed, len(self._rows), duration)
+        if repo is not None:
+            repo.finish_benchmark(benchmark_id, status=status, headline_score=headline, attempt_status=attempt,
+                                  metrics_json=result.to_dict(include_trials=False))
+        return result
+
+    def _stored_rows(self, benchmark_id: str) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        offset = 0
+        while True:
+            page = self.repository.trials(benchmark_id, offset=offset, limit=ROW_PAGE)
+            rows.extend(trial_row(t, self.spec.pass_threshold) for t in page.items)
+            if not page.has_more:
+                return rows
+            offset += ROW_PAGE

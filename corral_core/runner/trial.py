@@ -1,0 +1,256 @@
+"""One trial, start to finish: open it on the server, build the agent, run, report, close.
+
+Each trial gets a fresh agent (a reflection agent is reused across one task's trials, since it
+learns from them), a `TrialController` and an `InterventionInbox` registered with the run's
+`ControlRegistry`, and the spec's scripted hooks. It is reported as TRIAL_STARTED (keyed by the
+server's trial id) and TRIAL_FINISHED with the contract's fields; a chain link whose upstream link
+failed is reported the same way with status `skipped` and a synthetic id (`sk_...`).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from corral_core.agents import (
+    AgentHooks,
+    BaseAgent,
+    HookPoint,
+    InterventionInbox,
+    create_intervention_hook,
+    every_n_iterations,
+    run_trial,
+)
+from corral_core.agents import AGENT_TYPES as AGENT_CLASSES
+from corral_core.env.approval import ApprovalDecision, ApprovalRequest
+from corral_core.events import EventKind, EventSink, emit_event
+from corral_core.llm.types import ModelSettings
+from corral_core.metrics import TrialRecord
+from corral_core.runner.controls import ControlRegistry
+from corral_core.spec import ArmSpec, BenchmarkSpec
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TEMPERATURE = 0.7  # litellm's usual default, as ModelSettings has it
+
+
+class NoPersonGate:
+    """`approval: ask` in batch: nobody can answer, so the call is rejected and the trial marked."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._trials: dict[str, str] = {}
+
+    def request(self, request: ApprovalRequest) -> ApprovalDecision:
+        with self._lock:
+            self._trials.setdefault(str(request.trial_id), request.tool_name)
+        return ApprovalDecision(False, "policy", "needs approval, and a batch run has no person to ask")
+
+    def needed(self, trial_id: str) -> str | None:
+        """The first confirm-level tool the trial asked for, if it asked."""
+        with self._lock:
+            return self._trials.pop(trial_id, None)
+
+
+class AssistTracker:
+    """An event sink noting trials a person touched through an approval (user or remote)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._trials: set[str] = set()
+
+    def emit(self, event: Any) -> None:
+        if event.kind is EventKind.APPROVAL_DECIDED and event.data.get("decided_by") in ("user", "remote"):
+            with self._lock:
+                self._trials.add(str(event.trial_id))
+
+    def pop(self, trial_id: str) -> bool:
+        with self._lock:
+            if trial_id in self._trials:
+                self._trials.discard(trial_id)
+                return True
+            return False
+
+
+class _TrialInterface:
+    """The trial client as the agent sees it, keeping the finishing result and tool time."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.result: Any = None
+        self.tool_duration = 0.0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def execute_tool(self, task_id: str, tool_name: str, arguments: dict[str, Any] | None = None) -> Any:
+        response = self._client.execute_tool(task_id, tool_name, arguments)
+        call = getattr(response, "tool_call", None)
+        if isinstance(call, dict):
+            self.tool_duration += float(call.get("duration") or 0.0)
+        return response
+
+    def submit_answer(self, task_id: str, answer: str) -> Any:
+        self.result = self._client.submit_answer(task_id, answer)
+        return self.result
+
+    def surrender_task(self, task_id: str) -> Any:
+        self.result = self._client.surrender_task(task_id)
+        return self.result
+
+
+@dataclass
+class RunContext:
+    """What every trial of one run shares."""
+
+    spec: BenchmarkSpec
+    benchmark_id: str
+    sink: EventSink
+    registry: ControlRegistry
+    router_for: Callable[[str], Any]  # task id -> CorralRouter of the server holding it
+    stop: threading.Event
+    no_person: NoPersonGate | None = None
+    assists: AssistTracker = field(default_factory=AssistTracker)
+    _shared_hooks: list[tuple[HookPoint, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        hooks = self.spec.hooks
+        if hooks.interventions:
+            self._shared_hooks.append((HookPoint.BEFORE_TASK, create_intervention_hook(hooks.interventions)))
+        if hooks.heartbeat_every and hooks.heartbeat_prompt:
+            self._shared_hooks.append((HookPoint.BEFORE_ITERATION,
+                                       every_n_iterations(hooks.heartbeat_every, hooks.heartbeat_prompt)))
+
+    def emit(self, kind: EventKind, trial_id: str, task_id: str, **data: Any) -> None:
+        emit_event(self.sink, kind, trial_id=trial_id, task_id=task_id, benchmark_id=self.benchmark_id, **data)
+
+    def hooks(self, controller: Any, inbox: InterventionInbox) -> AgentHooks:
+        hooks = AgentHooks()
+        controller.attach(hooks)
+        inbox.attach(hooks)
+        for point, callback in self._shared_hooks:
+            hooks.register(point, callback)
+        return hooks
+
+
+def build_agent(arm: ArmSpec, spec: BenchmarkSpec, hooks: AgentHooks | None, sink: EventSink | None) -> BaseAgent:
+    """The arm's agent with its model settings, the spec's surrender flag and the run's sink."""
+    model = arm.model
+    temperature = model.temperature if model.temperature is not None else arm.agent.temperature
+    settings = ModelSettings(model=model.id, api_base=model.api_base, api_key_env=model.api_key_env,
+                             temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
+                             timeout=model.timeout, max_retries=model.max_retries, extra=dict(model.extra))
+    cls = AGENT_CLASSES[arm.agent.type]
+    return cls(max_iterations=arm.agent.max_iterations, system_prompt=arm.agent.system_prompt, hooks=hooks,
+               enable_surrender=spec.surrender, sink=sink, settings=settings, timeout=model.timeout,
+               max_retries=model.max_retries, **arm.agent.options)
+
+
+def started_data(arm: ArmSpec, index: int, episode_id: str | None) -> dict[str, Any]:
+    return {"arm": arm.name, "trial_index": index, "episode_id": episode_id, "agent": arm.agent.type,
+            "model": arm.model.id, "verbosity": arm.verbosity}
+
+
+def _finished_data(arm: ArmSpec, index: int, episode_id: str | None, **values: Any) -> dict[str, Any]:
+    data = {"status": "error", "score": None, "answer": None, "surrendered": False, "error": None,
+            "explanation": None, "iterations": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
+            "cost": None, "duration": 0.0, "tool_duration": 0.0, "assisted": False}
+    data.update(values)
+    data.update(arm=arm.name, trial_index=index, episode_id=episode_id)  # extra keys: for progress readers
+    return data
+
+
+def record_of(task_id: str, data: dict[str, Any]) -> TrialRecord:
+    """The metrics record of a TRIAL_FINISHED payload (without tool calls)."""
+    return TrialRecord.from_mapping({**data, "task_id": task_id, "tool_calls": []})
+
+
+def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, episode_id: str | None = None,
+                  inputs: dict[str, str] | None = None, agent: BaseAgent | None = None
+                  ) -> tuple[str, dict[str, Any]]:
+    """Run one trial; returns (trial id, TRIAL_FINISHED data). Never raises for a failed trial."""
+    meta: dict[str, Any] = {"benchmark_id": ctx.benchmark_id, "arm": arm.name, "trial_index": index}
+    if inputs:
+        meta["inputs"] = inputs
+    try:
+        client = ctx.router_for(task_id).open_trial(task_id, episode_id, **meta)
+    except Exception as exc:  # the server refused or is gone: a failed trial, not a crashed run
+        trial_id = "er_" + secrets.token_hex(8)
+        ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
+        data = _finished_data(arm, index, episode_id, error=f"could not open a trial on the server: {exc}")
+        ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
+        return trial_id, data
+    trial_id = client.trial_id
+    ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
+    started = time.perf_counter()
+    try:
+        data = _run_opened(ctx, arm, task_id, index, episode_id, client, agent)
+    except Exception as exc:  # a bug somewhere below: keep the run going, say what happened
+        log.exception("trial %s of %s failed unexpectedly", trial_id, task_id)
+        data = _finished_data(arm, index, episode_id, error=f"{type(exc).__name__}: {exc}",
+                              duration=time.perf_counter() - started)
+    finally:
+        try:
+            client.close()
+        except Exception as exc:
+            log.debug("closing trial %s failed: %s", trial_id, exc)
+    ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
+    return trial_id, data
+
+
+def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_id: str | None, client: Any,
+                agent: BaseAgent | None) -> dict[str, Any]:
+    trial_id = client.trial_id
+    controller = ctx.registry.new_controller()
+    inbox = InterventionInbox()
+    hooks = ctx.hooks(controller, inbox)
+    if agent is None:
+        agent = build_agent(arm, ctx.spec, hooks, ctx.sink)
+    else:
+        agent.hooks = hooks
+    interface = _TrialInterface(client)
+    ctx.registry.register(trial_id, task_id=task_id, arm=arm.name, index=index, controller=controller, inbox=inbox,
+                          agent=agent, episode_id=episode_id, time_limit=ctx.spec.timeouts.trial)
+    try:
+        outcome = run_trial(agent, interface, task_id, verbosity=arm.verbosity, trial_id=trial_id,
+                            trial_index=index, arm=arm.name, benchmark_id=ctx.benchmark_id)
+    finally:
+        timed_out = ctx.registry.unregister(trial_id)
+    usage = outcome.usage
+    data = _finished_data(
+        arm, index, episode_id, status=outcome.status, score=outcome.score, answer=outcome.answer,
+        surrendered=bool(outcome.surrendered), error=outcome.error, explanation=outcome.explanation,
+        iterations=outcome.iterations, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+        total_tokens=usage.total_tokens, cost=outcome.cost, duration=outcome.duration,
+        tool_duration=interface.tool_duration, assisted=bool(outcome.assisted) or ctx.assists.pop(trial_id),
+    )
+    state = getattr(interface.result, "state", None) or {}
+    if timed_out and outcome.status == "cancelled":
+        limit = ctx.spec.timeouts.trial or 0
+        data.update(status="timeout", score=None, error=f"the trial ran longer than its {limit:g} s limit "
+                                                          "(timeouts.trial) and was cancelled")
+    elif state.get("status") == "timeout":  # the grader overran timeouts.grader: no score
+        data.update(status="timeout", score=None, error=None)
+    needed = ctx.no_person.needed(trial_id) if ctx.no_person is not None else None
+    if needed is not None:
+        data.update(status="error", error=f"needs approval: the agent called the confirm-level tool {needed!r}, "
+                                          "and `approval: ask` has no person to ask in a batch run (use "
+                                          "`approval: approve` or `reject`, or run it in the TUI)")
+    return data
+
+
+def skip_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_id: str | None,
+               upstream: list[str]) -> tuple[str, dict[str, Any]]:
+    """Report a chain link that cannot run because an upstream link of its round did not succeed."""
+    trial_id = "sk_" + secrets.token_hex(8)
+    ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
+    names = ", ".join(upstream)
+    data = _finished_data(arm, index, episode_id, status="skipped",
+                          explanation=f"skipped: upstream task {names} did not succeed in this round")
+    ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
+    return trial_id, data

@@ -1,0 +1,89 @@
+"""Typed reads from a spec mapping: each failure is a UserError naming the file, line, key and fix."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from corral_core.errors import UserError
+from corral_core.yamlfile import KeyPath, YamlDocument
+
+
+def did_you_mean(word: str, choices: Any) -> str:
+    """' Did you mean `x`?' when `word` is close to one of `choices`, else ''."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" Did you mean `{close[0]}`?" if close else ""
+
+
+class _Checker:
+    """Typed reads from the spec mapping; every failure names the key path."""
+
+    def __init__(self, doc: YamlDocument) -> None:
+        self.doc = doc
+
+    def fail(self, at: KeyPath, problem: str, fix: str | None = None) -> UserError:
+        return self.doc.error(at, problem, fix)
+
+    def keys(self, at: KeyPath, mapping: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+        for key in mapping:
+            if key not in allowed:
+                raise self.fail((*at, key), f"unknown key `{key}`.{did_you_mean(key, allowed)}",
+                                f"use one of: {', '.join(allowed)}.")
+
+    def mapping(self, at: KeyPath, value: Any, example: str) -> dict[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(at, f"`{_name(at)}` must be a mapping, not {_kind(value)}.", f"write it as {example}.")
+        return dict(value)
+
+    def integer(self, at: KeyPath, value: Any, minimum: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(at, f"`{_name(at)}` must be a whole number, not {_kind(value)}.",
+                            f"write a number such as `{_name(at)}: {max(minimum, 3)}`.")
+        if value < minimum:
+            raise self.fail(at, f"`{_name(at)}` must be at least {minimum}, not {value}.")
+        return value
+
+    def number(self, at: KeyPath, value: Any, *, positive: bool = False, optional: bool = False) -> float | None:
+        if value is None and optional:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.fail(at, f"`{_name(at)}` must be a number, not {_kind(value)}.",
+                            f"write a number such as `{_name(at)}: 30`" + (" or `null` for no limit." if optional
+                                                                          else "."))
+        if positive and value <= 0:
+            raise self.fail(at, f"`{_name(at)}` must be greater than 0, not {value}.")
+        return float(value)
+
+    def text(self, at: KeyPath, value: Any, *, optional: bool = False) -> str | None:
+        if value is None and optional:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(at, f"`{_name(at)}` must be a non-empty text, not {_kind(value)}.")
+        return value
+
+    def boolean(self, at: KeyPath, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(at, f"`{_name(at)}` must be true or false, not {_kind(value)}.")
+        return value
+
+    def choice(self, at: KeyPath, value: Any, choices: tuple[str, ...], what: str) -> str:
+        text = str(value).strip().lower() if isinstance(value, str) else None
+        if text not in choices:
+            raise self.fail(at, f"unknown {what} {value!r}.{did_you_mean(str(value), choices)}",
+                            f"use one of: {', '.join(choices)}.")
+        return text
+
+
+def _name(at: KeyPath) -> str:
+    named = [p for p in at if isinstance(p, str)]
+    return named[-1] if named else "value"
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "empty"
+    kinds = {bool: "true/false", int: "a number", float: "a number", str: "text", list: "a list", dict: "a mapping"}
+    shown = repr(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+    kind = kinds.get(type(value), type(value).__name__)
+    return f"{kind} {shown}" if shown and len(shown) < 40 else kind

@@ -1,0 +1,189 @@
+"""The validated shape of a benchmark spec: plain frozen dataclasses (see corral_core.spec)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from corral_core.env import Suite
+
+AGENT_TYPES = ("react", "tool_calling", "planner", "reflection")
+APPROVAL_POLICIES = ("reject", "approve", "ask")
+SPEC_KEYS = ("name", "description", "suite", "suites", "agent", "model", "arms", "trials_per_task", "k_values",
+             "parallel", "surrender", "pass_threshold", "tasks", "timeouts", "approval", "hooks")
+AGENT_KEYS = ("type", "max_iterations", "temperature", "system_prompt", "options")
+MODEL_KEYS = ("id", "api_base", "api_key_env", "temperature", "timeout", "max_retries", "extra")
+ARM_KEYS = ("name", "verbosity", "model", "agent")
+TIMEOUT_KEYS = ("trial", "tool", "grader", "approval")
+HOOK_KEYS = ("interventions", "heartbeat")
+HEARTBEAT_KEYS = ("every", "prompt")
+DEFAULT_TIMEOUTS = {"trial": 600.0, "tool": 120.0, "grader": 300.0, "approval": 120.0}
+# Constructor arguments the runner sets itself; `agent.options` may not name them.
+RESERVED_AGENT_OPTIONS = frozenset({"model", "max_iterations", "temperature", "hooks", "sink", "settings",
+                                    "enable_surrender", "system_prompt", "api_endpoint", "api_key_env",
+                                    "timeout", "max_retries", "kwargs", "self"})
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Which LLM an arm calls. `temperature` None leaves the agent's (or litellm's) default."""
+
+    id: str
+    api_base: str | None = None
+    api_key_env: str | None = None
+    temperature: float | None = None
+    timeout: float = 60.0
+    max_retries: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "api_base": self.api_base, "api_key_env": self.api_key_env,
+                "temperature": self.temperature, "timeout": self.timeout, "max_retries": self.max_retries,
+                "extra": dict(self.extra)}
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """Which agent class runs the trials, and its constructor options."""
+
+    type: str = "react"
+    max_iterations: int = 10
+    temperature: float | None = None
+    system_prompt: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "max_iterations": self.max_iterations, "temperature": self.temperature,
+                "system_prompt": self.system_prompt, "options": dict(self.options)}
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    """One arm of the sweep: every task runs `trials_per_task` times under these settings."""
+
+    name: str
+    verbosity: str
+    model: ModelSpec
+    agent: AgentSpec
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "verbosity": self.verbosity, "model": self.model.to_dict(),
+                "agent": self.agent.to_dict()}
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds; None means no limit. `approval` is how long a `confirm` tool waits for a person."""
+
+    trial: float | None = DEFAULT_TIMEOUTS["trial"]
+    tool: float | None = DEFAULT_TIMEOUTS["tool"]
+    grader: float | None = DEFAULT_TIMEOUTS["grader"]
+    approval: float | None = DEFAULT_TIMEOUTS["approval"]
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {"trial": self.trial, "tool": self.tool, "grader": self.grader, "approval": self.approval}
+
+
+@dataclass(frozen=True)
+class HooksSpec:
+    """Scripted interventions per task (Corral's map) and a periodic heartbeat prompt."""
+
+    interventions: dict[str, str] = field(default_factory=dict)
+    heartbeat_every: int | None = None
+    heartbeat_prompt: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        heartbeat = None if self.heartbeat_every is None else {"every": self.heartbeat_every,
+                                                                 "prompt": self.heartbeat_prompt}
+        return {"interventions": dict(self.interventions), "heartbeat": heartbeat}
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """A validated benchmark spec. Build it with `load_spec(path)` or `spec_from_dict(...)`."""
+
+    name: str
+    source: str  # the spec file, or "<run form>"
+    base_dir: Path
+    suite_paths: tuple[Path, ...]
+    agent: AgentSpec
+    model: ModelSpec
+    arms: tuple[ArmSpec, ...]
+    trials_per_task: int = 1
+    k_values: tuple[int, ...] = (1,)
+    parallel: int = 1
+    surrender: bool = False
+    pass_threshold: float = 0.0
+    tasks: tuple[str, ...] | None = None  # the subset asked for; None means every task
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    approval: str = "reject"
+    hooks: HooksSpec = field(default_factory=HooksSpec)
+    description: str = ""
+    text: str = ""  # the YAML text as written (for the store and `export`)
+    data: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # the raw mapping
+    suites: tuple[Suite, ...] = field(default=(), compare=False, repr=False)
+
+    @property
+    def task_ids(self) -> list[str]:
+        """The tasks this spec runs, suite by suite, each suite in dependency order."""
+        chosen = set(self.tasks) if self.tasks is not None else None
+        return [t for suite in self.suites for t in suite.ordered_task_ids() if chosen is None or t in chosen]
+
+    def suite_of(self, task_id: str) -> Suite:
+        for suite in self.suites:
+            if task_id in suite.tasks:
+                return suite
+        raise KeyError(task_id)
+
+    def normalized(self) -> dict[str, Any]:
+        """Everything that changes results, in a canonical shape (what the digest hashes)."""
+        return {
+            "name": self.name,
+            "suites": [str(p) for p in self.suite_paths],
+            "tasks": self.task_ids,
+            "arms": [arm.to_dict() for arm in self.arms],
+            "trials_per_task": self.trials_per_task,
+            "k_values": list(self.k_values),
+            "surrender": self.surrender,
+            "pass_threshold": self.pass_threshold,
+            "timeouts": self.timeouts.to_dict(),
+            "approval": self.approval,
+            "hooks": self.hooks.to_dict(),
+        }
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the canonical JSON of `normalized()` (the store's compute_spec_digest)."""
+        text = json.dumps(self.normalized(), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    spec_digest = digest
+
+    @property
+    def total_trials(self) -> int:
+        return len(self.arms) * len(self.task_ids) * self.trials_per_task
+
+    def with_overrides(self, *, model: str | None = None, parallel: int | None = None) -> BenchmarkSpec:
+        """The same spec with every arm on `model` (the CLI's --model) and/or another `parallel`."""
+        data = json.loads(json.dumps(self.data, default=str))
+        if model is not None:
+            data["model"] = model
+            arms = data.get("arms")
+            if isinstance(arms, list):
+                for arm in arms:
+                    if isinstance(arm, dict):
+                        arm.pop("model", None)
+            elif isinstance(arms, dict):
+                arms.pop("model", None)
+        if parallel is not None:
+            data["parallel"] = parallel
+        from corral_core.spec import spec_from_dict
+
+        spec = spec_from_dict(data, self.base_dir, source=self.source)
+        text = self.text if model is None else yaml.safe_dump(data, sort_keys=False)
+        return replace(spec, text=text)

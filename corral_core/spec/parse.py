@@ -1,0 +1,330 @@
+"""From a spec mapping to a `BenchmarkSpec`, checking every key (what load_spec and spec_from_dict run)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from corral_core.env import Suite, load_suite
+from corral_core.spec.checks import _Checker, _kind, did_you_mean
+from corral_core.spec.model import (
+    AGENT_KEYS,
+    AGENT_TYPES,
+    APPROVAL_POLICIES,
+    ARM_KEYS,
+    DEFAULT_TIMEOUTS,
+    HEARTBEAT_KEYS,
+    HOOK_KEYS,
+    MODEL_KEYS,
+    RESERVED_AGENT_OPTIONS,
+    SPEC_KEYS,
+    TIMEOUT_KEYS,
+    AgentSpec,
+    ArmSpec,
+    BenchmarkSpec,
+    HooksSpec,
+    ModelSpec,
+    Timeouts,
+)
+from corral_core.tools.verbosity import VALID_LEVELS
+from corral_core.yamlfile import KeyPath, YamlDocument
+
+MAX_PARALLEL = 64  # the HTTP client keeps at most 64 connections per server
+
+
+def parse_spec(doc: YamlDocument, base_dir: Path, text: str) -> BenchmarkSpec:
+    check = _Checker(doc)
+    data = doc.data
+    check.keys((), data, SPEC_KEYS)
+    name = data.get("name") or (doc.path.stem.removesuffix(".bench") if doc.path.suffix else "benchmark")
+    name = check.text(("name",), str(name) if isinstance(name, (int, float)) else name)
+    suite_paths, suites = _suites(check, data, base_dir)
+    agent = _agent(check, ("agent",), data.get("agent"), AgentSpec())
+    model = _model(check, ("model",), data.get("model"), suites, base_dir)
+    trials = check.integer(("trials_per_task",), data.get("trials_per_task", 1), 1)
+    k_values = _k_values(check, data.get("k_values"), trials)
+    arms = _arms(check, data.get("arms"), agent, model, suites, base_dir)
+    tasks = _tasks(check, data.get("tasks"), suites)
+    return BenchmarkSpec(
+        name=name, source=str(doc.path), base_dir=base_dir, suite_paths=suite_paths, agent=agent, model=model,
+        arms=arms, trials_per_task=trials, k_values=k_values,
+        parallel=_parallel(check, data.get("parallel", 1)),
+        surrender=check.boolean(("surrender",), data.get("surrender", False)),
+        pass_threshold=_threshold(check, data.get("pass_threshold", 0.0)),
+        tasks=tasks, timeouts=_timeouts(check, data.get("timeouts")),
+        approval=check.choice(("approval",), data.get("approval", "reject"), APPROVAL_POLICIES, "approval policy"),
+        hooks=_hooks(check, data.get("hooks"), suites), description=str(data.get("description") or ""),
+        text=text, data=dict(data), suites=suites,
+    )
+
+
+def _suites(check: _Checker, data: Mapping[str, Any], base_dir: Path) -> tuple[tuple[Path, ...], tuple[Suite, ...]]:
+    if "suite" in data and "suites" in data:
+        raise check.fail(("suites",), "give either `suite` or `suites`, not both.",
+                         "keep one: `suite: file.yaml` or `suites: [a.yaml, b.yaml]`.")
+    key = "suites" if "suites" in data else "suite"
+    value = data.get(key)
+    if value is None:
+        raise check.fail((), "missing `suite`: the spec must name the task suite to run.",
+                         "add `suite: samplemath.yaml` (a path relative to the spec file).")
+    entries = value if isinstance(value, list) else [value]
+    if not entries:
+        raise check.fail((key,), "`suites` is empty.", "list at least one suite file.")
+    paths, suites, seen_tasks = [], [], {}
+    for index, entry in enumerate(entries):
+        at: KeyPath = (key, index) if isinstance(value, list) else (key,)
+        if not isinstance(entry, str) or not entry.strip():
+            raise check.fail(at, f"a suite must be a file path, not {_kind(entry)}.")
+        path = (base_dir / entry).resolve()
+        if not path.is_file():
+            raise check.fail(at, f"suite file {entry!r} not found (looked at {path}).",
+                             "give the path of the suite YAML relative to the spec file.")
+        suite = load_suite(path)
+        for task_id in suite.task_ids:
+            if task_id in seen_tasks:
+                raise check.fail(at, f"task {task_id!r} is in both {seen_tasks[task_id]} and {path.name}.",
+                                 "run those suites in separate specs, or rename one of the tasks.")
+            seen_tasks[task_id] = path.name
+        paths.append(path)
+        suites.append(suite)
+    return tuple(paths), tuple(suites)
+
+
+def _agent(check: _Checker, at: KeyPath, value: Any, base: AgentSpec) -> AgentSpec:
+    if value is None:
+        return base
+    if isinstance(value, str):
+        value = {"type": value}
+    raw = check.mapping(at, value, "`agent: {type: react, max_iterations: 10}`")
+    check.keys(at, raw, AGENT_KEYS)
+    agent_type = check.choice((*at, "type"), raw["type"], AGENT_TYPES, "agent type") if "type" in raw else base.type
+    options = dict(base.options) if agent_type == base.type else {}
+    if "options" in raw:
+        options.update(check.mapping((*at, "options"), raw["options"], "`options: {executor_max_iterations: 5}`"))
+    _check_agent_options(check, (*at, "options"), agent_type, options)
+    return AgentSpec(
+        type=agent_type,
+        max_iterations=check.integer((*at, "max_iterations"), raw["max_iterations"], 1)
+        if "max_iterations" in raw else base.max_iterations,
+        temperature=check.number((*at, "temperature"), raw["temperature"], optional=True)
+        if "temperature" in raw else base.temperature,
+        system_prompt=check.text((*at, "system_prompt"), raw["system_prompt"], optional=True)
+        if "system_prompt" in raw else base.system_prompt,
+        options=options,
+    )
+
+
+def _check_agent_options(check: _Checker, at: KeyPath, agent_type: str, options: Mapping[str, Any]) -> None:
+    if not options:
+        return
+    from corral_core.agents import AGENT_TYPES as CLASSES
+    from corral_core.agents import BaseAgent
+
+    cls = CLASSES[agent_type]
+    allowed: set[str] = set()
+    for klass in cls.__mro__:
+        if klass is object or not issubclass(klass, BaseAgent):
+            continue
+        allowed |= {p.name for p in inspect.signature(klass.__init__).parameters.values()
+                    if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+    allowed -= RESERVED_AGENT_OPTIONS
+    allowed -= {"actor", "executor"}  # objects, not YAML values
+    for key in options:
+        if key not in allowed:
+            raise check.fail((*at, key), f"agent type {agent_type!r} has no option `{key}`."
+                             f"{did_you_mean(key, allowed)}", f"use one of: {', '.join(sorted(allowed))}.")
+
+
+def _model(check: _Checker, at: KeyPath, value: Any, suites: tuple[Suite, ...], base_dir: Path) -> ModelSpec:
+    if value is None:
+        script = next((s.script for s in suites if s.script), None)
+        if script is None:
+            raise check.fail((), "missing `model`.", "add `model: openai/gpt-4o-mini` (any litellm model id) or "
+                                                     "`model: scripted/<script>` for an offline run.")
+        return ModelSpec(id=f"scripted/{script}")
+    if isinstance(value, str):
+        value = {"id": value}
+    raw = check.mapping(at, value, "`model: {id: openai/gpt-4o-mini, temperature: 0}` or a plain model id")
+    check.keys(at, raw, MODEL_KEYS)
+    if "id" not in raw:
+        raise check.fail(at, "the model mapping has no `id`.", "add `id: openai/gpt-4o-mini` (a litellm model id).")
+    model_id = _resolve_script_path(check.text((*at, "id"), raw["id"]), base_dir)
+    extra = check.mapping((*at, "extra"), raw.get("extra") or {}, "`extra: {top_p: 0.9}`")
+    return ModelSpec(
+        id=model_id,
+        api_base=check.text((*at, "api_base"), raw.get("api_base"), optional=True),
+        api_key_env=check.text((*at, "api_key_env"), raw.get("api_key_env"), optional=True),
+        temperature=check.number((*at, "temperature"), raw.get("temperature"), optional=True),
+        timeout=check.number((*at, "timeout"), raw.get("timeout", 60.0), positive=True),
+        max_retries=check.integer((*at, "max_retries"), raw.get("max_retries", 0), 0),
+        extra=extra,
+    )
+
+
+def _resolve_script_path(model_id: str, base_dir: Path) -> str:
+    """`scripted/x.script.yaml` given relative to the spec file becomes an absolute script path."""
+    prefix = "scripted/"
+    if model_id.startswith(prefix) and model_id.endswith((".yaml", ".yml")):
+        candidate = (base_dir / model_id[len(prefix):]).resolve()
+        if candidate.is_file():
+            return prefix + str(candidate)
+    return model_id
+
+
+def _k_values(check: _Checker, value: Any, trials: int) -> tuple[int, ...]:
+    if value is None:
+        return tuple(range(1, trials + 1))
+    entries = value if isinstance(value, list) else [value]
+    ks = []
+    for index, entry in enumerate(entries):
+        at: KeyPath = ("k_values", index) if isinstance(value, list) else ("k_values",)
+        k = check.integer(at, entry, 1)
+        if k > trials:
+            raise check.fail(at, f"k = {k} is larger than trials_per_task ({trials}); pass@{k} needs at least "
+                                 f"{k} trials per task.", f"lower k to at most {trials} or raise trials_per_task.")
+        ks.append(k)
+    if not ks:
+        raise check.fail(("k_values",), "`k_values` is empty.", "list values such as [1, 3], or remove the key.")
+    return tuple(sorted(set(ks)))
+
+
+def _parallel(check: _Checker, value: Any) -> int:
+    parallel = check.integer(("parallel",), value, 1)
+    if parallel > MAX_PARALLEL:
+        raise check.fail(("parallel",), f"`parallel` is {parallel}; at most {MAX_PARALLEL} trials can run at once.",
+                         f"use `parallel: {MAX_PARALLEL}` or less (more rarely helps: trials share the CPU).")
+    return parallel
+
+
+def _threshold(check: _Checker, value: Any) -> float:
+    threshold = check.number(("pass_threshold",), value)
+    assert threshold is not None
+    if not 0.0 <= threshold < 1.0:
+        raise check.fail(("pass_threshold",), f"`pass_threshold` must be in [0, 1), not {threshold:g}.",
+                         "a trial succeeds when its score is above the threshold; 0 counts any credit.")
+    return threshold
+
+
+def _arms(check: _Checker, value: Any, agent: AgentSpec, model: ModelSpec, suites: tuple[Suite, ...],
+          base_dir: Path) -> tuple[ArmSpec, ...]:
+    if value is None:
+        return (ArmSpec("default", "full", model, agent),)
+    if isinstance(value, Mapping):  # shorthand sweep: {verbosity: [minimal, brief], model: [...]}
+        return _sweep(check, dict(value), agent, model, suites, base_dir)
+    if not isinstance(value, list) or not value:
+        raise check.fail(("arms",), "`arms` must be a list of arms or a sweep such as "
+                                    "`{verbosity: [minimal, brief, full]}`.")
+    arms: list[ArmSpec] = []
+    for index, entry in enumerate(value):
+        at: KeyPath = ("arms", index)
+        raw = check.mapping(at, entry, "`- {name: brief, verbosity: brief}`")
+        check.keys(at, raw, ARM_KEYS)
+        arm_model = _model(check, (*at, "model"), raw["model"], suites, base_dir) if "model" in raw else model
+        arm_agent = _agent(check, (*at, "agent"), raw["agent"], agent) if "agent" in raw else agent
+        verbosity = _verbosity(check, (*at, "verbosity"), raw.get("verbosity", "full"))
+        parts = [verbosity if "verbosity" in raw else None, _short(arm_model.id) if "model" in raw else None,
+                 arm_agent.type if "agent" in raw else None]
+        default_name = "-".join(p for p in parts if p) or f"arm{index + 1}"
+        name = check.text((*at, "name"), str(raw["name"])) if "name" in raw else default_name
+        arms.append(ArmSpec(name, verbosity, arm_model, arm_agent))
+    _unique_names(check, arms)
+    return tuple(arms)
+
+
+def _sweep(check: _Checker, raw: dict[str, Any], agent: AgentSpec, model: ModelSpec, suites: tuple[Suite, ...],
+           base_dir: Path) -> tuple[ArmSpec, ...]:
+    check.keys(("arms",), raw, ("verbosity", "model"))
+    levels = raw.get("verbosity", ["full"])
+    levels = levels if isinstance(levels, list) else [levels]
+    models = raw.get("model", [None])
+    models = models if isinstance(models, list) else [models]
+    if not levels or not models:
+        raise check.fail(("arms",), "an arm sweep needs at least one value per key.")
+    arms = []
+    for mi, model_value in enumerate(models):
+        arm_model = model if model_value is None else _model(check, ("arms", "model", mi), model_value, suites,
+                                                              base_dir)
+        for vi, level in enumerate(levels):
+            verbosity = _verbosity(check, ("arms", "verbosity", vi), level)
+            parts = [verbosity if "verbosity" in raw else None,
+                     _short(arm_model.id) if "model" in raw and len(models) > 1 else None]
+            arms.append(ArmSpec("-".join(p for p in parts if p) or "default", verbosity, arm_model, agent))
+    _unique_names(check, arms)
+    return tuple(arms)
+
+
+def _verbosity(check: _Checker, at: KeyPath, value: Any) -> str:
+    return check.choice(at, value, VALID_LEVELS, "verbosity level")
+
+
+def _short(model_id: str) -> str:
+    return model_id.rstrip("/").rsplit("/", 1)[-1].removesuffix(".yaml").removesuffix(".script")
+
+
+def _unique_names(check: _Checker, arms: list[ArmSpec]) -> None:
+    seen: set[str] = set()
+    for index, arm in enumerate(arms):
+        if arm.name in seen:
+            raise check.fail(("arms", index), f"two arms are named {arm.name!r}.",
+                             "give each arm a distinct `name:`.")
+        seen.add(arm.name)
+
+
+def _tasks(check: _Checker, value: Any, suites: tuple[Suite, ...]) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not value:
+        raise check.fail(("tasks",), "`tasks` must be a non-empty list of task ids.",
+                         "remove `tasks` to run every task of the suite.")
+    known = {t: s for s in suites for t in s.task_ids}
+    chosen: list[str] = []
+    for index, entry in enumerate(value):
+        task_id = str(entry)
+        if task_id not in known:
+            raise check.fail(("tasks", index), f"unknown task {task_id!r}.{did_you_mean(task_id, known)}",
+                             f"use task ids of the suite: {', '.join(list(known)[:15])}.")
+        chosen.append(task_id)
+    for task_id in chosen:
+        for dep in known[task_id].tasks[task_id].depends_on:
+            if dep not in chosen:
+                raise check.fail(("tasks",), f"the selected tasks are not dependency-closed: {task_id!r} needs "
+                                             f"the output of {dep!r}.", f"add {dep!r} to `tasks`.")
+    return tuple(dict.fromkeys(chosen))
+
+
+def _timeouts(check: _Checker, value: Any) -> Timeouts:
+    if value is None:
+        return Timeouts()
+    raw = check.mapping(("timeouts",), value, "`timeouts: {trial: 600, tool: 60, grader: 60, approval: 120}`")
+    check.keys(("timeouts",), raw, TIMEOUT_KEYS)
+    values = {key: (check.number(("timeouts", key), raw[key], positive=True, optional=True) if key in raw
+                    else DEFAULT_TIMEOUTS[key]) for key in TIMEOUT_KEYS}
+    return Timeouts(**values)
+
+
+def _hooks(check: _Checker, value: Any, suites: tuple[Suite, ...]) -> HooksSpec:
+    if value is None:
+        return HooksSpec()
+    raw = check.mapping(("hooks",), value, "`hooks: {interventions: {task_id: text}}`")
+    check.keys(("hooks",), raw, HOOK_KEYS)
+    known = {t for s in suites for t in s.task_ids}
+    interventions = check.mapping(("hooks", "interventions"), raw.get("interventions") or {},
+                                  "`interventions: {add: \"Use the calculator.\"}`")
+    for task_id, text in interventions.items():
+        if task_id not in known:
+            raise check.fail(("hooks", "interventions", task_id), f"intervention for unknown task {task_id!r}."
+                             f"{did_you_mean(task_id, known)}", "key interventions by task ids of the suite.")
+        check.text(("hooks", "interventions", task_id), text)
+    every = prompt = None
+    if raw.get("heartbeat") is not None:
+        beat = check.mapping(("hooks", "heartbeat"), raw["heartbeat"], "`heartbeat: {every: 3, prompt: ...}`")
+        check.keys(("hooks", "heartbeat"), beat, HEARTBEAT_KEYS)
+        for key in HEARTBEAT_KEYS:
+            if key not in beat:
+                raise check.fail(("hooks", "heartbeat"), f"the heartbeat needs `{key}`.",
+                                 "write `heartbeat: {every: 3, prompt: \"Check your progress.\"}`.")
+        every = check.integer(("hooks", "heartbeat", "every"), beat["every"], 1)
+        prompt = check.text(("hooks", "heartbeat", "prompt"), beat["prompt"])
+    return HooksSpec({str(k): str(v) for k, v in interventions.items()}, every, prompt)

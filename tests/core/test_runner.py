@@ -1,0 +1,226 @@
+"""BenchmarkRunner in process: chains, skips, grader and trial timeouts, approvals, resume of a cut round."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corral_core.batch import open_store
+from corral_core.events import EventKind, ListSink
+from corral_core.runner import BenchmarkRunner
+from corral_core.spec import spec_from_dict
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def make_spec(suite: str, **overrides: Any) -> Any:
+    data = {"name": f"test-{suite}", "suite": str(DATA / f"{suite}.yaml"),
+            "model": f"scripted/{DATA / f'{suite}.script.yaml'}", "trials_per_task": 1, "parallel": 2}
+    data.update(overrides)
+    return spec_from_dict(data, DATA)
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.engine, self.repository, self.writer = open_store(str(path))
+
+    def close(self) -> None:
+        self.writer.close()
+        self.engine.dispose()
+
+    def rows(self, sql: str, *args: Any) -> list[tuple]:
+        with sqlite3.connect(self.path) as conn:
+            return conn.execute(sql, args).fetchall()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Any:
+    opened = Store(tmp_path / "runs.db")
+    yield opened
+    opened.close()
+
+
+def finished(sink: ListSink) -> dict[tuple[str, str, int], dict[str, Any]]:
+    return {(e.data["arm"], e.task_id, e.data["trial_index"]): e.data for e in sink.of_kind(EventKind.TRIAL_FINISHED)}
+
+
+def run(spec: Any, store: Store | None = None, **kwargs: Any) -> tuple[Any, ListSink]:
+    sink = ListSink()
+    extra = {"repository": store.repository, "writer_sink": store.writer} if store else {}
+    result = BenchmarkRunner(spec, sink=sink, **extra, **kwargs).run()
+    return result, sink
+
+
+def test_chain_outputs_flow_within_a_round_and_failures_skip_dependents(store: Store) -> None:
+    spec = make_spec("chain", trials_per_task=3, parallel=3)
+    result, sink = run(spec, store)
+    trials = finished(sink)
+    # rounds 0 and 1 ran concurrently with different seeds: each dependent saw its own round's output
+    assert [trials[("default", t, 0)]["answer"] for t in ("seed", "double", "report")] == ["21", "42", "42"]
+    assert [trials[("default", t, 1)]["answer"] for t in ("seed", "double", "report")] == ["50", "100", "100"]
+    assert all(trials[("default", t, i)]["score"] == 1.0 for t in ("double", "report") for i in (0, 1))
+    # round 2: the seed fails, so both dependents are skipped (reported, never run on the server)
+    assert trials[("default", "seed", 2)]["status"] == "completed" and trials[("default", "seed", 2)]["score"] == 0
+    for task in ("double", "report"):
+        assert trials[("default", task, 2)]["status"] == "skipped"
+    skipped_ids = [e.trial_id for e in sink.of_kind(EventKind.TRIAL_FINISHED) if e.data["status"] == "skipped"]
+    assert all(tid.startswith("sk_") for tid in skipped_ids)
+    opened = {e.trial_id for e in sink.of_kind(EventKind.TRIAL_OPENED)}
+    assert not opened & set(skipped_ids)
+    episodes = {trials[("default", "seed", i)]["episode_id"] for i in range(3)}
+    assert episodes == {f"{result.benchmark_id}:default:{i}" for i in range(3)}
+    # partial-completion metrics show the cut round
+    (chain,) = result.chains["default"]
+    assert chain.chain_order == ["seed", "double", "report"]
+    assert chain.end_to_end.value == pytest.approx(2 / 3)
+    assert chain.partial_completion.value == pytest.approx(2 / 3)
+    assert chain.links["double"].skipped == 1 and chain.links["report"].skipped == 1
+    outputs = {(o.episode_id, o.task_id): o.output for o in store.repository.chain_outputs(result.benchmark_id)}
+    assert outputs[(f"{result.benchmark_id}:default:1", "double")] == "100"
+    assert store.rows("select count(*) from trial where status='skipped'") == [(2,)]
+
+
+def test_resuming_a_cut_chain_round_reruns_only_its_unfinished_links(store: Store) -> None:
+    spec = make_spec("chain", trials_per_task=2)
+    first, _ = run(spec, store)
+    bid = first.benchmark_id
+    cut = f"{bid}:default:1"
+    # as if the process died after `seed` of round 1: later links unfinished, benchmark not closed
+    store.rows("delete from chain_output where episode_id=? and task_id != 'seed'", cut)
+    store.rows("update trial set status='running' where episode_id=? and task_id != 'seed'", cut)
+    store.rows("update benchmark set status='interrupted' where id=?", bid)
+    sink = ListSink()
+    resumed = BenchmarkRunner(spec, repository=store.repository, writer_sink=store.writer, sink=sink).run(bid)
+    rerun = finished(sink)
+    assert sorted(rerun) == [("default", "double", 1), ("default", "report", 1)]
+    # the stored seed output (50) reached the re-run links through the seeded episode
+    assert rerun[("default", "double", 1)]["answer"] == "100" and rerun[("default", "double", 1)]["score"] == 1.0
+    assert resumed.resumed and resumed.status == "finished" and resumed.trials_run == 2
+    keys = store.rows("select arm, task_id, trial_index, count(*) from trial where benchmark_id=? "
+                      "group by arm, task_id, trial_index", bid)
+    assert len(keys) == 8 and all(row[3] == 1 for row in keys)
+
+
+def test_grader_that_never_returns_times_out_and_the_run_goes_on(store: Store) -> None:
+    spec = make_spec("grader", trials_per_task=2, timeouts={"grader": 0.5, "trial": 30})
+    started = time.monotonic()
+    result, sink = run(spec, store)
+    assert time.monotonic() - started < 30  # generous: a hung grader must not hang the run
+    trials = finished(sink)
+    for index in (0, 1):
+        hung = trials[("default", "hang", index)]
+        assert hung["status"] == "timeout" and hung["score"] is None
+        assert "timed out" in hung["explanation"] and hung["duration"] < 0.5 + 5
+        assert trials[("default", "fine", index)]["status"] == "completed"
+    assert result.errored == 2
+    assert store.rows("select status, score from trial where task_id='hang'") == [("timeout", None)] * 2
+
+
+def test_trial_time_limit_cancels_the_agent_and_reports_timeout() -> None:
+    spec = make_spec("ops", tasks=["loop"], agent={"type": "react", "max_iterations": 500},
+                     timeouts={"trial": 0.5})
+    started = time.monotonic()
+    result, sink = run(spec)
+    assert time.monotonic() - started < 20
+    (trial,) = finished(sink).values()
+    assert trial["status"] == "timeout" and "0.5 s limit" in trial["error"] and trial["score"] is None
+    assert trial["iterations"] < 500  # cancelled long before the iteration limit
+
+
+@pytest.mark.parametrize(("policy", "status"), [("ask", "error"), ("approve", "completed"), ("reject", "completed")])
+def test_approval_policy_for_confirm_tools_in_batch(policy: str, status: str) -> None:
+    spec = make_spec("ops", tasks=["danger"], approval=policy)
+    _, sink = run(spec)
+    (trial,) = finished(sink).values()
+    assert trial["status"] == status
+    if policy == "ask":
+        assert trial["error"].startswith("needs approval") and "'launch'" in trial["error"]
+    calls = [e.data for e in sink.of_kind(EventKind.TOOL_CALL)]
+    expected = "success" if policy == "approve" else "rejected"
+    assert [c["status"] for c in calls] == [expected]
+
+
+def test_controls_pause_step_intervene_and_resume(tmp_path: Path) -> None:
+    from corral_core.runner import ControlRegistry
+
+    spec = make_spec("slow", tasks=["t1"], trials_per_task=1)
+    controls = ControlRegistry(start_paused=True)
+    sink = ListSink()
+    runner = BenchmarkRunner(spec, sink=sink, controls=controls)
+    import threading
+
+    outcome: dict[str, Any] = {}
+    worker = threading.Thread(target=lambda: outcome.setdefault("result", runner.run()))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not controls.running() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    (live,) = controls.running()
+    assert live.task_id == "t1" and live.state == "paused"
+    controller = controls.controller(live.trial_id)
+    assert controller.wait_blocked(5)
+    assert not sink.of_kind(EventKind.LLM_REQUEST)  # paused before the first step
+    controls.step_all()  # exactly one iteration (the pause tool call), then paused again
+    assert controller.wait_blocked(5)
+    assert len(sink.of_kind(EventKind.LLM_REQUEST)) == 1 and controls.running()[0].state == "paused"
+    assert controls.send(live.trial_id, "Answer with one.")
+    controls.resume_all()
+    worker.join(10)
+    assert not worker.is_alive()
+    (trial,) = finished(sink).values()
+    assert trial["status"] == "completed" and trial["assisted"] is True and trial["iterations"] == 2
+    applied = sink.of_kind(EventKind.INTERVENTION_APPLIED)
+    assert [(e.data["source"], e.data["text"]) for e in applied] == [("inbox", "Answer with one.")]
+    assert outcome["result"].arms["default"].n_assisted == 1
+    assert not controls.running() and not controls.send(live.trial_id, "late")
+
+
+def test_stopping_a_run_leaves_it_resumable_without_duplicates(store: Store) -> None:
+    from corral_core.runner import ControlRegistry
+
+    spec = make_spec("slow", trials_per_task=3, parallel=1)
+    sink = ListSink()
+
+    class StopAfterTwo:
+        runner: BenchmarkRunner
+
+        def emit(self, event: Any) -> None:
+            if event.kind is EventKind.TRIAL_FINISHED and len(sink.of_kind(EventKind.TRIAL_FINISHED)) >= 2:
+                self.runner.stop()
+
+    stopper = StopAfterTwo()
+    runner = BenchmarkRunner(spec, repository=store.repository, writer_sink=store.writer, sink=[sink, stopper],
+                             controls=ControlRegistry())
+    stopper.runner = runner
+    first = runner.run()
+    assert first.status == "interrupted" and first.attempt_status is None
+    assert store.repository.get_benchmark(first.benchmark_id).status == "interrupted"
+    second, sink2 = run(spec, store)  # auto-resume: same spec digest, unfinished benchmark
+    assert second.benchmark_id == first.benchmark_id and second.resumed
+    assert second.status == "finished"
+    rows = store.rows("select task_id, trial_index, status, score from trial where benchmark_id=?",
+                      first.benchmark_id)
+    assert sorted((t, i) for t, i, _, _ in rows) == [(t, i) for t in ("t1", "t2", "t3", "t4") for i in range(3)]
+    assert {(t, s) for t, _, s, _ in rows} == {("t1", "completed"), ("t2", "completed"), ("t3", "completed"),
+                                                ("t4", "completed")}
+    assert all(score == (0.0 if task == "t4" else 1.0) for task, _, _, score in rows)
+    finished_before = {k for k, v in finished(sink).items() if v["status"] != "cancelled"}
+    assert not finished_before & set(finished(sink2))  # nothing that had finished ran again
+
+
+def test_replay_model_answers_with_a_recorded_benchmark(store: Store) -> None:
+    samplemath = DATA.parent.parent.parent / "sample_tasks" / "samplemath.yaml"
+    base = {"suite": str(samplemath), "tasks": ["add", "power"], "trials_per_task": 2,
+            "arms": [{"name": "brief", "verbosity": "brief"}]}
+    recorded, sink = run(spec_from_dict({**base, "name": "rec", "model": "scripted/samplemath"}, DATA), store)
+    replayed, sink2 = run(spec_from_dict({**base, "name": "rep", "model": f"replay/{recorded.benchmark_id}"}, DATA),
+                          store)
+    assert replayed.benchmark_id != recorded.benchmark_id
+    first = {k: (v["status"], v["answer"]) for k, v in finished(sink).items()}
+    second = {k: (v["status"], v["answer"]) for k, v in finished(sink2).items()}
+    assert second == first and first[("brief", "power", 0)] == ("completed", "20")

@@ -1,0 +1,148 @@
+"""Benchmark specs: the sample specs load, the digest means "same spec", mistakes read clearly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from corral_core.errors import UserError
+from corral_core.spec import load_spec, spec_from_dict
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "sample_tasks"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def write_spec(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "bench.yaml"
+    path.write_text(body.replace("SUITE", str(SAMPLES / "samplemath.yaml")), encoding="utf-8")
+    return path
+
+
+def error_of(tmp_path: Path, body: str) -> str:
+    with pytest.raises(UserError) as info:
+        load_spec(write_spec(tmp_path, body))
+    return str(info.value)
+
+
+def test_quickstart_spec_loads_as_documented() -> None:
+    spec = load_spec(SAMPLES / "quickstart.bench.yaml")
+    assert [arm.name for arm in spec.arms] == ["minimal", "brief", "syntactical"]
+    assert [arm.verbosity for arm in spec.arms] == ["minimal", "brief", "syntactical"]
+    assert {arm.model.id for arm in spec.arms} == {"scripted/samplemath"}
+    assert {arm.agent.type for arm in spec.arms} == {"react"}
+    assert spec.trials_per_task == 3 and spec.k_values == (1, 3)
+    assert spec.task_ids == ["add", "multiply", "divide", "power", "compound"]
+    assert spec.total_trials == 3 * 5 * 3
+    assert spec.approval == "reject" and spec.timeouts.grader == 30
+
+
+def test_samplemath_spec_has_one_arm_per_agent_type() -> None:
+    spec = load_spec(SAMPLES / "samplemath.bench.yaml")
+    assert [arm.agent.type for arm in spec.arms] == ["react", "tool_calling", "planner", "reflection"]
+    assert spec.arms[2].agent.options == {"executor_max_iterations": 4}
+    assert spec.k_values == (1, 2)
+
+
+def test_digest_ignores_parallel_and_comments_but_not_what_changes_results(tmp_path: Path) -> None:
+    base = "name: d\nsuite: SUITE\nmodel: scripted/samplemath\ntrials_per_task: 2\n"
+    first = load_spec(write_spec(tmp_path, base)).digest
+    assert load_spec(write_spec(tmp_path, "# a comment\n" + base + "parallel: 4\n")).digest == first
+    assert load_spec(write_spec(tmp_path, base + "arms: {verbosity: [brief]}\n")).digest != first
+    assert load_spec(write_spec(tmp_path, base.replace("trials_per_task: 2", "trials_per_task: 3"))).digest != first
+
+
+def test_spec_from_dict_builds_the_same_spec_as_the_file(tmp_path: Path) -> None:
+    path = write_spec(tmp_path, "name: same\nsuite: SUITE\nmodel: scripted/samplemath\n"
+                                "arms: {verbosity: [minimal, full]}\ntrials_per_task: 2\n")
+    from_file = load_spec(path)
+    from_form = spec_from_dict({"name": "same", "suite": str(SAMPLES / "samplemath.yaml"),
+                                "model": "scripted/samplemath", "arms": {"verbosity": ["minimal", "full"]},
+                                "trials_per_task": 2}, tmp_path)
+    assert from_form.digest == from_file.digest
+    assert from_form.source == "<run form>"
+
+
+def test_model_mapping_long_form_arms_and_overrides(tmp_path: Path) -> None:
+    spec = load_spec(write_spec(tmp_path, """
+suite: SUITE
+model: {id: openai/gpt-4o-mini, temperature: 0, api_key_env: MY_KEY, timeout: 20, max_retries: 1}
+agent: {type: tool_calling, max_iterations: 4}
+arms:
+  - {verbosity: minimal}
+  - {name: big, verbosity: full, model: scripted/samplemath, agent: {type: react}}
+"""))
+    assert spec.name == "bench"
+    small, big = spec.arms
+    assert (small.name, small.model.id, small.model.temperature, small.agent.type) == \
+        ("minimal", "openai/gpt-4o-mini", 0.0, "tool_calling")
+    assert (big.name, big.model.id, big.agent.type, big.agent.max_iterations) == \
+        ("big", "scripted/samplemath", "react", 4)
+    overridden = spec.with_overrides(model="scripted/samplemath")
+    assert {arm.model.id for arm in overridden.arms} == {"scripted/samplemath"}
+    assert overridden.digest != spec.digest
+
+
+def test_unknown_key_names_line_and_suggests_the_right_one(tmp_path: Path) -> None:
+    message = error_of(tmp_path, "name: x\nsuite: SUITE\nmodel: scripted/samplemath\ntrails_per_task: 3\n")
+    assert "bench.yaml" in message and "line 4" in message
+    assert "unknown key `trails_per_task`" in message and "Did you mean `trials_per_task`?" in message
+    nested = error_of(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\ntimeouts: {grade: 3}\n")
+    assert "line 3" in nested and "timeouts.grade" in nested and "`grader`" in nested
+
+
+def test_wrong_type_says_what_was_expected(tmp_path: Path) -> None:
+    message = error_of(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\ntrials_per_task: three\n")
+    assert "line 3" in message and "`trials_per_task` must be a whole number, not text 'three'" in message
+    flag = error_of(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\nsurrender: 1\n")
+    assert "`surrender` must be true or false" in flag
+
+
+def test_missing_suite_file_points_at_the_suite_key(tmp_path: Path) -> None:
+    message = error_of(tmp_path, "name: x\nmodel: scripted/samplemath\nsuite: nowhere.yaml\n")
+    assert "line 3, key suite" in message and "suite file 'nowhere.yaml' not found" in message
+    assert "Fix:" in message
+
+
+def test_k_larger_than_trials(tmp_path: Path) -> None:
+    message = error_of(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\ntrials_per_task: 2\nk_values: [1, 5]\n")
+    assert "k = 5 is larger than trials_per_task (2)" in message and "k_values[1]" in message
+
+
+def test_unknown_verbosity_and_agent_type(tmp_path: Path) -> None:
+    verbosity = error_of(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\narms: {verbosity: [brief, ful]}\n")
+    assert "unknown verbosity level 'ful'" in verbosity and "Did you mean `full`?" in verbosity
+    agent = error_of(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\nagent: {type: reactt}\n")
+    assert "unknown agent type 'reactt'" in agent and "Did you mean `react`?" in agent
+    assert "react, tool_calling, planner, reflection" in agent
+
+
+def test_agent_options_are_checked_against_the_agent_class(tmp_path: Path) -> None:
+    message = error_of(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\n"
+                                 "agent: {type: planner, options: {executor_max_iteration: 3}}\n")
+    assert "no option `executor_max_iteration`" in message and "`executor_max_iterations`" in message
+
+
+def test_task_subset_must_exist_and_be_dependency_closed(tmp_path: Path) -> None:
+    unknown = error_of(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\ntasks: [add, multiplyy]\n")
+    assert "unknown task 'multiplyy'" in unknown and "Did you mean `multiply`?" in unknown
+    chain = DATA / "chain.yaml"
+    with pytest.raises(UserError) as info:
+        spec_from_dict({"suite": str(chain), "model": "scripted/x", "tasks": ["double"]}, DATA)
+    assert "not dependency-closed" in str(info.value) and "'seed'" in str(info.value)
+
+
+def test_duplicate_arm_names_and_missing_model(tmp_path: Path) -> None:
+    dup = error_of(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\n"
+                             "arms: [{name: a, verbosity: brief}, {name: a, verbosity: full}]\n")
+    assert "two arms are named 'a'" in dup
+    with pytest.raises(UserError) as info:
+        spec_from_dict({"suite": str(DATA / "chain.yaml")}, DATA)
+    assert "missing `model`" in str(info.value) and "<run form>" in str(info.value)
+
+
+def test_model_defaults_to_the_suites_script(tmp_path: Path) -> None:
+    spec = load_spec(write_spec(tmp_path, "suite: SUITE\n"))
+    assert spec.model.id == "scripted/samplemath"
+    assert [arm.name for arm in spec.arms] == ["default"]
