@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .records import TrialRecord, effective_score, has_error, is_attempted, single_arm, success
-from .stats import Estimate, PassK, mean_ci, pass_k_over_tasks, proportion
+from .stats import UNIT, Estimate, PassK, mean_ci, pass_k_over_tasks, proportion
 
 
 @dataclass(frozen=True)
@@ -235,8 +235,8 @@ def arm_metrics(
         n_assisted=len(assisted),
         n_not_attempted=len(records) - len(attempted),
         include_assisted=include_assisted,
-        average_score=mean_ci([row.mean_score for row in rows.values()]),
-        trial_score=mean_ci([effective_score(r) for r in analysed]),
+        average_score=mean_ci([row.mean_score for row in rows.values()], bounds=UNIT),
+        trial_score=mean_ci([effective_score(r) for r in analysed], bounds=UNIT),
         success_rate=proportion(n_success, len(analysed)),
         task_success_rate=(
             math.fsum(row.success_rate for row in rows.values()) / len(rows) if rows else None
@@ -255,7 +255,7 @@ def arm_metrics(
             assisted_success_rate=proportion(
                 sum(success(r, pass_threshold) for r in assisted), len(assisted)
             ),
-            assisted_average_score=mean_ci([effective_score(r) for r in assisted]),
+            assisted_average_score=mean_ci([effective_score(r) for r in assisted], bounds=UNIT),
         ),
         tasks=rows,
     )

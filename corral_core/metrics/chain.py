@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .records import EXCLUDED_STATUSES, TrialRecord, effective_score, single_arm, success
-from .stats import Estimate, mean_ci, proportion
+from .stats import UNIT, Estimate, mean_ci, proportion
 
 LINK_OUTCOMES = ("success", "failed", "skipped", "missing")
 
@@ -154,11 +154,11 @@ def chain_metrics(
         n_ignored_records=ignored,
         links={task: _link_stats(task, position, rows) for position, task in enumerate(order)},
         end_to_end=proportion(sum(row.end_to_end for row in rows), n),
-        partial_completion=mean_ci([row.prefix_completed / len(order) for row in rows]),
+        partial_completion=mean_ci([row.prefix_completed / len(order) for row in rows], bounds=UNIT),
         links_succeeded=mean_ci(
-            [sum(o == "success" for o in row.outcomes.values()) / len(order) for row in rows]
+            [sum(o == "success" for o in row.outcomes.values()) / len(order) for row in rows], bounds=UNIT
         ),
-        workflow_score=mean_ci(workflow_scores) if weights is not None else None,
+        workflow_score=mean_ci(workflow_scores, bounds=UNIT) if weights is not None else None,
         episodes=episodes,
     )
 

@@ -182,8 +182,16 @@ def _check_confidence(confidence: float) -> None:
         raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}.")
 
 
-def mean_ci(values: Sequence[float], confidence: float = 0.95) -> Estimate:
-    """Sample mean with a two-sided t interval (sample sd, df = n - 1); CI None when n < 2."""
+UNIT = (0.0, 1.0)  # the range of scores and of completion fractions
+
+
+def mean_ci(values: Sequence[float], confidence: float = 0.95,
+            bounds: tuple[float, float] | None = None) -> Estimate:
+    """Sample mean with a two-sided t interval (sample sd, df = n - 1); CI None when n < 2.
+
+    With `bounds`, the interval is clipped to the range the values can take (scores live in
+    [0, 1]: an interval reaching past it would claim impossible values).
+    """
     _check_confidence(confidence)
     n = len(values)
     if n == 0:
@@ -192,7 +200,10 @@ def mean_ci(values: Sequence[float], confidence: float = 0.95) -> Estimate:
     if n == 1:
         return Estimate(mean, None, 1)
     half = t_quantile((1.0 + confidence) / 2.0, n - 1) * statistics.stdev(values) / math.sqrt(n)
-    return Estimate(mean, (mean - half, mean + half), n)
+    low, high = mean - half, mean + half
+    if bounds is not None:
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return Estimate(mean, (low, high), n)
 
 
 def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:

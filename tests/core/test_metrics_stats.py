@@ -170,3 +170,13 @@ def test_metrics_import_only_the_standard_library() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_mean_ci_can_be_kept_inside_the_range_of_the_values():
+    from corral_core.metrics.stats import UNIT, mean_ci
+
+    open_interval = mean_ci([1.0, 1.0, 0.0])
+    assert open_interval.ci[0] < 0.0 and open_interval.ci[1] > 1.0
+    clipped = mean_ci([1.0, 1.0, 0.0], bounds=UNIT)
+    assert clipped.value == open_interval.value
+    assert clipped.ci == (0.0, 1.0)
