@@ -3,7 +3,7 @@
 Importing this package does not import litellm; the first `completion()` call does.
 """
 
-from corral_core.llm.client import completion
+from corral_core.llm.client import completion, preload
 from corral_core.llm.replay import (
     JsonlReplaySource,
     RecordedResponse,
@@ -37,6 +37,7 @@ __all__ = [
     "ReplaySource",
     "Usage",
     "completion",
+    "preload",
     "find_script",
     "get_replay_source",
     "request_digest",

@@ -40,6 +40,11 @@ def _litellm() -> ModuleType:
     return _litellm_module
 
 
+def preload() -> None:
+    """Import litellm now (it takes seconds), so that cost does not land inside the first trial."""
+    _litellm()
+
+
 def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                *, context: CallContext | None = None) -> LLMResult:
     """Call the model once and return content, tool calls, usage and cost (None when the price is unknown).

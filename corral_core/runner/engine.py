@@ -23,6 +23,7 @@ from typing import Any
 
 from corral_core.errors import UserError
 from corral_core.events import EventBus, EventKind, EventSink, emit_event
+from corral_core.llm import preload as preload_llm
 from corral_core.metrics import TrialRecord, attempt_status, success
 from corral_core.runner.controls import ControlRegistry
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
@@ -111,6 +112,8 @@ class BenchmarkRunner:
             jobs = plan_jobs(spec, benchmark_id, done)
             ctx = RunContext(spec, benchmark_id, bus, self.controls, router_for, self._stop, self._no_person, assists)
             self._emit_started(bus, benchmark_id, resumed, done, jobs)
+            if jobs:
+                preload_llm()  # the import takes seconds: keep it out of the first trial's duration
             finished = self._execute(ctx, jobs, cancel_event)
             status = "finished" if finished else "interrupted"
         except BaseException:

@@ -97,3 +97,14 @@ def test_request_digest_is_canonical() -> None:
 def test_model_settings_coerce_numbers_from_config_text() -> None:
     settings = ModelSettings("openai/x", temperature="0", timeout="30", max_retries="2", extra=None)
     assert (settings.temperature, settings.timeout, settings.max_retries, settings.extra) == (0.0, 30.0, 2, {})
+
+
+def test_preload_imports_litellm_ahead_of_the_first_call():
+    import subprocess
+    import sys
+
+    code = ("import sys, corral_core.llm as llm; assert 'litellm' not in sys.modules; "
+            "llm.preload(); print('litellm' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True"
