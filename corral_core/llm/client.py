@@ -8,6 +8,7 @@ as plain dicts; responses come back as our own dataclasses; failures become `LLM
 from __future__ import annotations
 
 import copy
+import logging
 import os
 import re
 import threading
@@ -17,6 +18,7 @@ from typing import Any
 
 from corral_core.llm.types import CallContext, LLMError, LLMResult, LLMToolCall, ModelSettings, Usage, request_digest
 
+log = logging.getLogger(__name__)
 _litellm_module: ModuleType | None = None
 OFFLINE_PREFIXES = ("scripted/", "replay/")  # no price to look up: skip litellm's costly cost search
 _import_lock = threading.Lock()
@@ -41,8 +43,18 @@ def _litellm() -> ModuleType:
 
 
 def preload() -> None:
-    """Import litellm now (it takes seconds), so that cost does not land inside the first trial."""
-    _litellm()
+    """Import litellm now (it takes seconds), so that cost does not land inside the first trial.
+
+    litellm 1.106 also defers two imports to its first completion (~0.5 s): its proxy types and
+    its default tokenizer. Touch them too; if a later litellm moves them, only speed is lost.
+    """
+    litellm = _litellm()
+    try:
+        import litellm.proxy.openai_files_endpoints.common_utils  # noqa: F401
+
+        litellm.main.encoding  # noqa: B018 - the attribute access loads the tokenizer
+    except Exception:  # pragma: no cover - depends on litellm internals
+        log.debug("litellm warm-up skipped", exc_info=True)
 
 
 def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
