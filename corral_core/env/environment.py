@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import threading
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from corral_core.deadline import call_with_timeout
 from corral_core.env.approval import ApprovalGate, ApprovalRequest, RejectAll
 from corral_core.env.records import ToolCall, ToolStatus, tool_statistics, utc_now
 
@@ -176,30 +176,15 @@ class Environment(ABC):
         return False
 
     def _execute(self, tool: Tool, args: dict[str, Any], call: ToolCall) -> None:
-        outcome: dict[str, Any] = {}
-
-        def run() -> None:
-            try:
-                outcome["result"] = tool.execute(**args)
-            except Exception as exc:  # a tool's failure is data, never an escape
-                outcome["error"] = exc
-
-        if self.tool_timeout is None:
-            run()
-        else:
-            worker = threading.Thread(target=run, name=f"tool-{tool.name}", daemon=True)
-            worker.start()
-            worker.join(self.tool_timeout)
-            if worker.is_alive():
-                call.status = ToolStatus.TIMEOUT
-                call.error_message = f"Tool {tool.name} timed out after {self.tool_timeout:g}s."
-                return
-        if "error" in outcome:
-            exc = outcome["error"]
+        outcome = call_with_timeout(lambda: tool.execute(**args), self.tool_timeout, f"tool-{tool.name}")
+        if outcome.timed_out:
+            call.status = ToolStatus.TIMEOUT
+            call.error_message = f"Tool {tool.name} timed out after {self.tool_timeout:g}s."
+        elif outcome.error is not None:
             call.status = ToolStatus.EXECUTION_ERROR
-            call.error_message = str(exc) or type(exc).__name__
-            return
-        call.result = outcome.get("result")
+            call.error_message = describe_error(outcome.error)
+        else:
+            call.result = cap_result(outcome.value)
 
     def _record(self, call: ToolCall, started: float) -> ToolCall:
         call.duration = time.perf_counter() - started
@@ -276,27 +261,13 @@ class Environment(ABC):
             )
 
     def _run_scorer(self) -> tuple[float, str | None, bool]:
-        outcome: dict[str, Any] = {}
-
-        def run() -> None:
-            try:
-                outcome["value"] = self.score()
-            except Exception as exc:
-                outcome["error"] = exc
-
-        if self.grader_timeout is None:
-            run()
-        else:
-            # A daemon thread can be abandoned: a grader that never returns cannot hold the trial.
-            grader = threading.Thread(target=run, name=f"grader-{self.task_id}", daemon=True)
-            grader.start()
-            grader.join(self.grader_timeout)
-            if grader.is_alive():
-                return 0.0, f"Grader timed out after {self.grader_timeout:g}s.", True
-        if "error" in outcome:
-            exc = outcome["error"]
-            return 0.0, f"Scoring failed: {type(exc).__name__}: {exc}", False
-        return (*normalize_score(outcome.get("value")), False)
+        # The grader runs where it can be abandoned: one that never returns cannot hold the trial.
+        outcome = call_with_timeout(self.score, self.grader_timeout, f"grader-{self.task_id}")
+        if outcome.timed_out:
+            return 0.0, f"Grader timed out after {self.grader_timeout:g}s.", True
+        if outcome.error is not None:
+            return 0.0, f"Scoring failed: {type(outcome.error).__name__}: {outcome.error}", False
+        return (*normalize_score(outcome.value), False)
 
     # --- trials --------------------------------------------------------------------------------
 
@@ -325,6 +296,24 @@ class Environment(ABC):
         """Remove the workspaces this environment created itself."""
         if self._owns_base_dir and self.base_work_dir is not None:
             shutil.rmtree(self.base_work_dir, ignore_errors=True)
+
+
+MAX_RESULT_CHARS = 20_000  # what one tool call may hand back to the agent (and the store)
+
+
+def cap_result(value: str | None) -> str | None:
+    """Cut an oversized tool result, saying so, so one call cannot flood the context or the store."""
+    if value is None or len(value) <= MAX_RESULT_CHARS:
+        return value
+    return value[:MAX_RESULT_CHARS] + f"\n[... result cut: {len(value) - MAX_RESULT_CHARS} more characters]"
+
+
+def describe_error(exc: BaseException) -> str:
+    """A tool's failure in words: its message, or its type when it has none."""
+    text = str(exc).strip()
+    if isinstance(exc, (SystemExit, KeyboardInterrupt)) or not text:
+        return f"{type(exc).__name__}{': ' + text if text else ''} raised by the tool"
+    return text
 
 
 def normalize_score(value: Any) -> tuple[float, str | None]:

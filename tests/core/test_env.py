@@ -298,3 +298,59 @@ def test_guides(env):
     names = [t["function"]["name"] for t in env.tools_list("minimal")]
     assert names == ["add", "explode", "politely_fail", "sleepy"]
     assert {t["name"] for t in env.tools_mcp()} == set(names)
+
+
+@tool
+def quits(code: int) -> str:
+    """Call sys.exit.
+
+    Args:
+        code: Exit code.
+
+    Returns:
+        Never.
+    """
+    raise SystemExit(code)
+
+
+@tool
+def chatty(size: int) -> str:
+    """Return a lot of text.
+
+    Args:
+        size: How many characters.
+
+    Returns:
+        The text.
+    """
+    return "x" * size
+
+
+@pytest.mark.parametrize("tool_timeout", [None, 2.0])
+def test_tool_raising_system_exit_is_an_execution_error(tmp_path, tool_timeout):
+    env = Sandbox("t1", base_work_dir=tmp_path, tool_timeout=tool_timeout)
+    env.add_tool(quits)
+    call = env.call_tool("quits", {"code": 3})
+    assert call.status is ToolStatus.EXECUTION_ERROR
+    assert "SystemExit" in call.error_message
+
+
+def test_grader_raising_keyboard_interrupt_scores_zero(tmp_path):
+    def interrupt(answer):
+        raise KeyboardInterrupt
+
+    env = Sandbox("t1", base_work_dir=tmp_path, scorer=interrupt, grader_timeout=2.0)
+    assert env.submit_answer("42") == 0.0
+    assert "KeyboardInterrupt" in env.state.explanation
+
+
+def test_huge_tool_results_are_cut_with_a_note(tmp_path):
+    from corral_core.env.environment import MAX_RESULT_CHARS
+
+    env = Sandbox("t1", base_work_dir=tmp_path)
+    env.add_tool(chatty)
+    call = env.call_tool("chatty", {"size": MAX_RESULT_CHARS * 3})
+    assert call.status is ToolStatus.SUCCESS
+    assert len(call.result) < MAX_RESULT_CHARS + 100
+    assert call.result.endswith(f"{MAX_RESULT_CHARS * 2} more characters]")
+    assert env.call_tool("chatty", {"size": 10}).result == "x" * 10

@@ -8,11 +8,11 @@ the timeout, so a stuck provider turns into a failure instead of a stuck trial.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from corral_core.deadline import call_with_timeout
 from corral_core.tools.base import Tool, ToolExecutionError
 from corral_core.tools.builtin.params import truncate, unwrap
 
@@ -144,26 +144,15 @@ def format_results(query: str, results: Sequence[SearchResult]) -> str:
 
 
 def _call_with_timeout(provider: SearchProvider, query: str, max_results: int, timeout: float) -> list:
-    outcome: dict[str, Any] = {}
-
-    def worker() -> None:
-        try:
-            outcome["value"] = list(provider.search(query, max_results=max_results))
-        except BaseException as exc:  # reported to the caller below, in words
-            outcome["error"] = exc
-
-    thread = threading.Thread(target=worker, name="web-search", daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
+    outcome = call_with_timeout(lambda: list(provider.search(query, max_results=max_results)), timeout, "web-search")
+    if outcome.timed_out:
         raise ToolExecutionError(f"Web search timed out after {timeout:g}s; try again or rephrase the query.")
-    if "error" in outcome:
-        error = outcome["error"]
-        if isinstance(error, ToolExecutionError):
-            raise error
-        detail = str(error).strip() or type(error).__name__
+    if outcome.error is not None:
+        if isinstance(outcome.error, ToolExecutionError):
+            raise outcome.error
+        detail = str(outcome.error).strip() or type(outcome.error).__name__
         raise ToolExecutionError(f"Web search failed: {truncate(detail, 300)}")
-    return outcome["value"]
+    return outcome.value or []
 
 
 def web_search_tool(
