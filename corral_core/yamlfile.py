@@ -72,7 +72,13 @@ def load_yaml_document(path: str | Path, what: str = "file") -> YamlDocument:
         raise UserError(
             f"{what} not found.", file=file, fix="check the path (relative paths start from the current directory)."
         )
-    text = file.read_text(encoding="utf-8")
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"not UTF-8 text (byte {exc.start} cannot be decoded).", file=file,
+                        fix="save the file as UTF-8.") from None
+    except OSError as exc:
+        raise UserError(f"cannot be read: {exc.strerror or exc}.", file=file) from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import re
 import sys
 import threading
 from collections.abc import Iterable, Mapping
@@ -190,6 +191,9 @@ def load_suite(path: str | Path) -> Suite:
     data = doc.data
     _check_keys(doc, (), data, SUITE_KEYS)
     name = _required(doc, ("name",), str)
+    for key in ("description", "script", "environment_class"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise doc.error((key,), f"`{key}` must be text, not {type(data[key]).__name__}.")
     module = _load_environment_module(doc)
     tools = _load_tools(doc, module)
     default_scoring = data.get("scoring", {"type": "exact"})
@@ -292,41 +296,55 @@ def _load_tasks(doc: YamlDocument, module: ModuleType | None, default_scoring: d
             raise ValueError(f"scoring function {name!r} not found in the environment module")
         return getattr(module, name)
 
-    tasks: list[TaskSpec] = []
-    for index, entry in enumerate(entries):
-        at = ("tasks", index)
-        if not isinstance(entry, Mapping):
-            raise doc.error(at, "each task must be a mapping with `id:` and `prompt:`.")
-        _check_keys(doc, at, entry, TASK_KEYS)
-        for key in ("id", "prompt"):
-            if entry.get(key) in (None, ""):
-                raise doc.error(at, f"task is missing required field `{key}`.", f"add `{key}:` to this task.")
-        solvable = entry.get("solvable", True)
-        if not isinstance(solvable, bool):
-            raise doc.error((*at, "solvable"), "`solvable` must be true or false.")
-        if not solvable and "scoring" not in entry and entry.get("answer") is None:
-            entry = {**entry, "scoring": {"type": "unsolvable"}}
-        scoring = entry.get("scoring", default_scoring)
-        if not isinstance(scoring, Mapping):
-            raise doc.error((*at, "scoring"), "`scoring` must be a mapping such as {type: numeric}.")
-        try:
-            scorer = build_scorer(scoring, entry.get("answer"), resolve_python)
-        except (ValueError, TypeError) as exc:
-            raise doc.error((*at, "scoring"), f"{exc}.") from None
-        depends = entry.get("depends_on", [])
-        if isinstance(depends, str):
-            depends = [depends]
-        task_tools = entry.get("tools")
-        if task_tools is not None and not isinstance(task_tools, list):
-            raise doc.error((*at, "tools"), "a task's `tools` must be a list of tool names.")
-        tasks.append(TaskSpec(
-            id=str(entry["id"]), prompt=entry["prompt"], answer=entry.get("answer"), scoring=dict(scoring),
-            depends_on=[str(d) for d in depends], solvable=solvable,
-            tools=[str(t) for t in task_tools] if task_tools is not None else None,
-            metadata=dict(entry.get("metadata") or {}), description=str(entry.get("description", "")),
-            scorer=scorer,
-        ))
-    return tasks
+    return [_load_task(doc, ("tasks", index), entry, default_scoring, resolve_python)
+            for index, entry in enumerate(entries)]
+
+
+def _load_task(doc: YamlDocument, at: tuple, entry: Any, default_scoring: dict[str, Any],
+               resolve_python: Any) -> TaskSpec:
+    if not isinstance(entry, Mapping):
+        raise doc.error(at, "each task must be a mapping with `id:` and `prompt:`.")
+    _check_keys(doc, at, entry, TASK_KEYS)
+    for key in ("id", "prompt"):
+        if entry.get(key) in (None, ""):
+            raise doc.error(at, f"task is missing required field `{key}`.", f"add `{key}:` to this task.")
+    if not isinstance(entry["id"], (str, int)) or isinstance(entry["id"], bool):
+        raise doc.error((*at, "id"), "a task `id` must be a short text such as `add`.")
+    prompt = entry["prompt"]
+    if not (isinstance(prompt, str) or (isinstance(prompt, list) and all(isinstance(p, Mapping) for p in prompt))):
+        raise doc.error((*at, "prompt"), "`prompt` must be text (or a list of content parts such as "
+                        "{type: text, text: ...}).", "quote a number or a colon-containing prompt.")
+    solvable = entry.get("solvable", True)
+    if not isinstance(solvable, bool):
+        raise doc.error((*at, "solvable"), "`solvable` must be true or false.")
+    if not solvable and "scoring" not in entry and entry.get("answer") is None:
+        entry = {**entry, "scoring": {"type": "unsolvable"}}
+    scoring = entry.get("scoring", default_scoring)
+    if not isinstance(scoring, Mapping):
+        raise doc.error((*at, "scoring"), "`scoring` must be a mapping such as {type: numeric}.")
+    try:
+        scorer = build_scorer(scoring, entry.get("answer"), resolve_python)
+    except (ValueError, TypeError, re.error) as exc:
+        raise doc.error((*at, "scoring"), f"{exc}.") from None
+    depends = _names(doc, (*at, "depends_on"), entry.get("depends_on", []), "depends_on")
+    task_tools = entry.get("tools")
+    if task_tools is not None:
+        task_tools = _names(doc, (*at, "tools"), task_tools, "tools")
+    metadata = entry.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise doc.error((*at, "metadata"), "`metadata` must be a mapping of key: value pairs.")
+    return TaskSpec(id=str(entry["id"]), prompt=prompt, answer=entry.get("answer"), scoring=dict(scoring),
+                    depends_on=depends, solvable=solvable, tools=task_tools, metadata=dict(metadata),
+                    description=str(entry.get("description", "")), scorer=scorer)
+
+
+def _names(doc: YamlDocument, at: tuple, value: Any, key: str) -> list[str]:
+    """A list of task or tool names (a single name is accepted as a list of one)."""
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise doc.error(at, f"`{key}` must be a list of names, such as [add, multiply].")
+    return list(value)
 
 
 def _environment_class(doc: YamlDocument, module: ModuleType | None) -> type[SuiteEnvironment]:

@@ -147,6 +147,13 @@ def echo(text: str) -> str:
          ["could not load", "nonexistent_pkg_xyz"]),
         ("name: [unclosed\n", None, ["YAML"]),
         ("name: x\ntasks:\n  - id: a\n    prompt: p\n    scoring: {type: numeric}\n", None, ["answer"]),
+        ("name: x\ntasks:\n  - id: a\n    prompt: p\n    depends_on: 5\n", None, ["line 5", "depends_on"]),
+        ("name: x\ntasks:\n  - id: a\n    prompt: p\n    metadata: [1, 2]\n", None, ["line 5", "metadata"]),
+        ("name: x\ntasks:\n  - id: a\n    prompt: p\n    scoring: {type: regex, pattern: '('}\n", None,
+         ["line 5", "scoring"]),
+        ("name: x\ntasks:\n  - id: a\n    prompt: 5\n", None, ["line 4", "prompt"]),
+        ("name: x\nscript: [1]\ntasks:\n  - id: a\n    prompt: p\n", None, ["line 2", "script"]),
+        ("name: x\ntasks:\n  - id: a\n    prompt: p\n    tools: calc\n", None, ["unknown tools"]),
     ],
 )
 def test_bad_suites_are_user_errors_naming_file_and_problem(tmp_path, body, module, expected):
@@ -157,6 +164,13 @@ def test_bad_suites_are_user_errors_naming_file_and_problem(tmp_path, body, modu
     assert str(path) in message
     for fragment in expected:
         assert fragment in message
+
+
+def test_suite_that_is_not_utf8(tmp_path):
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("name: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(UserError, match="UTF-8"):
+        load_suite(path)
 
 
 def test_missing_suite_file(tmp_path):
