@@ -16,11 +16,7 @@ Every mistake is a `UserError` naming the file, the line and the fix.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import re
-import sys
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +27,7 @@ from corral_core.env.chains import DependencyError, EpisodeStore, topological_or
 from corral_core.env.environment import Environment, ScoreResult
 from corral_core.env.scoring import Scorer, ScoringContext, build_scorer
 from corral_core.errors import UserError
+from corral_core.pyfile import load_python_file
 from corral_core.tools import Tool
 from corral_core.yamlfile import YamlDocument, load_yaml_document
 
@@ -159,30 +156,9 @@ class Suite:
 
 # --- loading from YAML -------------------------------------------------------------------------
 
-_module_cache: dict[Path, ModuleType] = {}
-_module_lock = threading.Lock()
-
-
 def load_module(path: Path) -> ModuleType:
-    """Import a Python file by path, once per resolved path."""
-    resolved = path.resolve()
-    with _module_lock:
-        if resolved in _module_cache:
-            return _module_cache[resolved]
-        digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:10]
-        name = f"corral_environments.{resolved.stem}_{digest}"
-        spec = importlib.util.spec_from_file_location(name, resolved)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot import {resolved}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(name, None)
-            raise
-        _module_cache[resolved] = module
-        return module
+    """Import an environment module by path (see `corral_core.pyfile`)."""
+    return load_python_file(path)
 
 
 def load_suite(path: str | Path) -> Suite:

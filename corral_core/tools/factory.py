@@ -19,15 +19,13 @@ the key and the fix.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import importlib.util
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from corral_core.pyfile import load_python_file
 from corral_core.tools.base import RiskLevel, Tool
 from corral_core.tools.decorator import tool
 from corral_core.tools.errors import ToolDefinitionError
@@ -211,23 +209,7 @@ def _load_module(module_ref: str, base_dir: Path) -> ModuleType:
     """Import `package.module`, or load `path/file.py` (relative to base_dir) once per process."""
     if not module_ref.endswith(".py"):
         return importlib.import_module(module_ref)
-    path = (base_dir / module_ref).resolve()
-    if not path.is_file():
-        raise ImportError(f"no Python file at {path}")
-    module_name = "corral_tools_" + hashlib.sha1(str(path).encode()).hexdigest()[:12]
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[module_name]
-        raise
-    return module
+    return load_python_file(base_dir / module_ref)
 
 
 def _python(decl: dict[str, Any], name: str, base_dir: Path) -> Tool:

@@ -242,3 +242,15 @@ def test_catalog_serves_several_suites_and_refuses_clashing_ids(tmp_path):
     assert combine_suites([math]) is math
     with pytest.raises(ValueError, match="'add'"):
         SuiteCatalog([math, math])
+
+
+def test_a_module_shared_by_suite_and_tool_declaration_is_imported_once(tmp_path):
+    (tmp_path / "env.py").write_text(GOOD_MODULE + "\nLOADS = []\nLOADS.append(1)\n")
+    suite = load_suite(write_suite(tmp_path, "name: x\nenvironment: env.py\ntools:\n  - echo\n"
+                                             "  - {name: echo2, type: python, import: 'env.py:echo'}\n"
+                                             "tasks:\n  - id: a\n    prompt: p\n"))
+    from corral_core.pyfile import load_python_file
+
+    module = load_python_file(tmp_path / "env.py")
+    assert module.LOADS == [1]
+    assert suite.tools["echo"] is module.echo
