@@ -79,6 +79,7 @@ def create_app(
     _install_error_handlers(app)
     app.include_router(build_router(runtime))
     _add_service_routes(app, runtime, gate)
+    app.state.token = token
     if token:
         app.add_middleware(BearerAuthMiddleware, token=token)
     app.add_middleware(RequestStatsMiddleware, state=app.state, sink=runtime.sink)

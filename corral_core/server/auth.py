@@ -33,7 +33,7 @@ class BearerAuthMiddleware:
 
     def __init__(self, app: ASGIApp, *, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in PUBLIC_PATHS:
@@ -44,7 +44,9 @@ class BearerAuthMiddleware:
             if name == b"authorization":
                 supplied = value
                 break
-        if hmac.compare_digest(supplied, self.expected):
+        scheme, _, credentials = supplied.partition(b" ")
+        # The scheme is case-insensitive (RFC 9110); the token is compared in constant time.
+        if scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), self.expected):
             await self.app(scope, receive, send)
             return
         detail = (

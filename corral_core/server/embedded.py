@@ -14,10 +14,31 @@ from typing import Any
 
 import uvicorn
 
+from corral_core.server.auth import is_loopback_host
+
 __all__ = ["EmbeddedServer"]
 
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 5.0
+
+
+def bind_socket(host: str, port: int, backlog: int = 2048) -> socket.socket:
+    """A listening TCP socket for uvicorn; OSError when the address cannot be bound.
+
+    proto must be IPPROTO_TCP: asyncio only sets TCP_NODELAY on accepted sockets whose proto says
+    TCP, and without it every response waits ~40 ms for a delayed ACK.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(backlog)  # connections queue from now on, so the URL is usable at once
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
 
 
 class EmbeddedServer:
@@ -44,17 +65,10 @@ class EmbeddedServer:
         """Start serving; returns the base URL once requests are accepted."""
         if self._thread is not None:
             return self.url
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        # proto must be IPPROTO_TCP: asyncio only sets TCP_NODELAY on accepted sockets whose proto says
-        # TCP, and without it every response waits ~40 ms for a delayed ACK.
-        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((self.host, self.port))
-        except OSError:
-            sock.close()
-            raise
-        sock.set_inheritable(True)
+        if not is_loopback_host(self.host) and not getattr(getattr(self.app, "state", None), "token", None):
+            raise ValueError(f"refusing to serve on {self.host} without a token: create the app with "
+                             "token=... or bind 127.0.0.1")
+        sock = bind_socket(self.host, self.port)
         self._socket = sock
         self.port = sock.getsockname()[1]
         host = f"[{self.host}]" if ":" in self.host else self.host

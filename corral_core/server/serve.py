@@ -8,6 +8,7 @@ readable message on stderr and exit code 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import socket
 import sys
@@ -19,6 +20,21 @@ from corral_core.errors import UserError
 __all__ = ["serve_main", "build_parser"]
 
 TOKEN_ENV = "CORRAL_TUI_TOKEN"
+
+
+DEFAULT_TOOL_TIMEOUT = 120.0  # a hung tool must not hold its task's lock forever
+DEFAULT_GRADER_TIMEOUT = 60.0
+
+
+def seconds(text: str) -> float:
+    """An argparse type: a finite, positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive, finite number of seconds")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,10 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--approve", choices=("reject", "auto", "ask"), default="reject",
                         help="confirm-level tools: reject (default), auto-approve, or ask remote "
                              "clients through GET /approvals and POST /approvals/{id}")
-    parser.add_argument("--approval-timeout", type=float, default=120.0, metavar="SECONDS",
+    parser.add_argument("--approval-timeout", type=seconds, default=120.0, metavar="SECONDS",
                         help="with --approve ask: reject a tool call after this long (default 120)")
-    parser.add_argument("--tool-timeout", type=float, default=None, metavar="SECONDS",
-                        help="stop waiting for a tool after this long (status 'timeout')")
+    parser.add_argument("--tool-timeout", type=seconds, default=DEFAULT_TOOL_TIMEOUT, metavar="SECONDS",
+                        help="stop waiting for a tool after this long: status 'timeout' "
+                             f"(default {DEFAULT_TOOL_TIMEOUT:g})")
+    parser.add_argument("--grader-timeout", type=seconds, default=DEFAULT_GRADER_TIMEOUT, metavar="SECONDS",
+                        help="stop waiting for a scorer after this long: the trial ends as 'timeout' "
+                             f"with no score (default {DEFAULT_GRADER_TIMEOUT:g})")
     return parser
 
 
@@ -66,10 +86,6 @@ def _serve(args: argparse.Namespace) -> int:
         )
     if not 0 <= args.port <= 65535:
         raise UserError(f"port {args.port} is out of range.", where="--port", fix="use 0-65535.")
-    if args.approval_timeout <= 0:
-        raise UserError("the approval timeout must be positive.", where="--approval-timeout")
-    if args.tool_timeout is not None and args.tool_timeout <= 0:
-        raise UserError("the tool timeout must be positive.", where="--tool-timeout")
 
     from corral_core.env import load_suite
 
@@ -86,7 +102,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     from corral_core.server.app import create_app
 
-    app = create_app(suite, gate=gate, token=args.token, tool_timeout=args.tool_timeout)
+    app = create_app(suite, gate=gate, token=args.token, tool_timeout=args.tool_timeout,
+                     grader_timeout=args.grader_timeout)
     runtime = app.state.runtime
 
     class _Server(uvicorn.Server):
@@ -126,17 +143,10 @@ def _announce(request: Any) -> None:
 
 
 def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # proto must be IPPROTO_TCP: asyncio only sets TCP_NODELAY on accepted sockets whose proto says
-    # TCP, and without it every response waits ~40 ms for a delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    from corral_core.server.embedded import bind_socket
+
     try:
-        sock.bind((host, port))
+        return bind_socket(host, port)
     except OSError as exc:
-        sock.close()
         raise UserError(f"cannot bind {host}:{port}: {exc.strerror or exc}.", where="--host/--port",
                         fix="choose a free port with --port, or 0 to pick one.") from None
-    sock.listen(2048)  # connections queue from now on, so the URL we print is usable at once
-    sock.set_inheritable(True)
-    return sock

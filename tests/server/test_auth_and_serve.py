@@ -192,3 +192,37 @@ def test_approve_flag_chooses_the_gate(capsys):
     assert ask.request(ApprovalRequest("add", None, "rm", {"path": "x"})).decided_by == "timeout"
     err = capsys.readouterr().err
     assert "rm(" in err and "POST /approvals/" in err
+
+
+def test_bearer_scheme_is_case_insensitive_and_token_exact(tmp_path):
+    import httpx
+
+    from corral_core.server import EmbeddedServer, create_app
+
+    from .conftest import make_suite
+
+    with EmbeddedServer(create_app(make_suite(), token="s3cret", base_work_dir=tmp_path)) as server:
+        for header, status in (("Bearer s3cret", 200), ("bearer s3cret", 200), ("BEARER s3cret", 200),
+                               ("Bearer s3cre", 401), ("Basic s3cret", 401), ("s3cret", 401)):
+            response = httpx.get(f"{server.url}/tasks", headers={"Authorization": header})
+            assert response.status_code == status, header
+
+
+def test_embedded_server_refuses_a_non_loopback_host_without_token():
+    import pytest
+
+    from corral_core.server import EmbeddedServer, create_app
+
+    from .conftest import make_suite
+
+    with pytest.raises(ValueError, match="token"):
+        EmbeddedServer(create_app(make_suite()), host="0.0.0.0").start()
+
+
+@pytest.mark.parametrize("flag", ["--approval-timeout", "--tool-timeout", "--grader-timeout"])
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-1", "soon"])
+def test_serve_refuses_timeouts_that_are_not_positive_finite_seconds(flag, value, capsys):
+    from corral_core.server.serve import serve_main
+
+    assert serve_main([str(REPO / "sample_tasks" / "samplemath.yaml"), flag, value]) == 2
+    assert flag in capsys.readouterr().err
