@@ -59,9 +59,12 @@ def calculator(operation: str, a: float, b: float) -> float:
     if operation.strip() == "/" and b == 0:
         raise ToolExecutionError("Division by zero.")
     try:
-        return float(apply(a, b))
+        result = apply(a, b)
     except OverflowError:
         raise ToolExecutionError("The result is too large.") from None
+    if isinstance(result, complex):
+        raise ToolExecutionError(f"{a:g} ** {b:g} has no real value.")
+    return float(result)
 
 
 @tool

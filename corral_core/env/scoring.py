@@ -15,6 +15,7 @@ from typing import Any
 
 from corral_core.env.records import ToolCall
 
+_MINUS_SIGNS = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2012": "-", "\ufe63": "-", "\uff0d": "-"})
 _NUMBER = re.compile(r"[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
@@ -37,7 +38,8 @@ def extract_number(text: str | None) -> float | None:
     """The last number in `text` ("The answer is 42.0" -> 42.0), or None."""
     if text is None:
         return None
-    matches = _NUMBER.findall(str(text))
+    # A typographic minus (U+2212) or dash is still a minus: "−1024" must not score as 1024.
+    matches = _NUMBER.findall(str(text).translate(_MINUS_SIGNS))
     for raw in reversed(matches):
         try:
             return float(raw.replace(",", ""))

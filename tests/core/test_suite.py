@@ -38,9 +38,13 @@ def test_numeric_is_robust_to_format(answer):
     assert numeric(42)(answer, ctx())[0] == 1.0
 
 
-@pytest.mark.parametrize("answer", ["41", "no idea", None, ""])
+@pytest.mark.parametrize("answer", ["41", "no idea", None, "", "\u221242", "\u201342"])
 def test_numeric_rejects_wrong_or_missing(answer):
     assert numeric(42)(answer, ctx())[0] == 0.0
+
+
+def test_typographic_minus_is_a_minus():
+    assert numeric(-1024)("\u22121024", ctx())[0] == 1.0
 
 
 def test_numeric_tolerance_and_relative():
@@ -85,6 +89,12 @@ def test_samplemath_loads_with_tools_and_scoring():
     assert env.call_tool("calculator", {"operation": "+", "a": 17, "b": 25}).result == "42.0"
     assert env.submit_answer("The answer is 42") == 1.0
     env.close()
+
+
+def test_samplemath_calculator_reports_non_real_powers_in_words():
+    env = load_suite(SAMPLEMATH).create_environment("power")
+    call = env.call_tool("calculator", {"operation": "**", "a": -8, "b": 0.5})
+    assert call.status.value == "execution_error" and "no real value" in call.error_message
 
 
 def test_samplemath_process_scoring_gives_partial_credit():
