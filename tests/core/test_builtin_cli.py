@@ -216,3 +216,21 @@ def test_working_directory_precedence(fake_cli: Path, workspace: Path, tmp_path:
 def test_bad_declarations(kwargs: dict, message: str) -> None:
     with pytest.raises(ToolDeclarationError, match=message):
         cli_tool("git", **kwargs)
+
+
+def test_huge_output_is_capped_without_holding_it_in_memory(tmp_path):
+    import tracemalloc
+
+    tool = cli_tool("yes", "head", parameters=[{"name": "bytes", "type": "integer"},
+                                                {"name": "file", "type": "string", "positional": True}])
+    big = tmp_path / "big.bin"
+    with big.open("wb") as handle:
+        handle.write(b"y\n" * (25 * 1024 * 1024))  # 50 MB of output to come
+    tracemalloc.start()
+    try:
+        result = tool.execute(bytes=50 * 1024 * 1024, file=str(big), work_dir=str(tmp_path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(result) < 5000
+    assert peak < 5 * 1024 * 1024

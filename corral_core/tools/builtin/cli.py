@@ -14,6 +14,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ DEFAULT_TIMEOUT = 30.0
 STDOUT_CHARS = 4000
 ERROR_STDOUT_CHARS = 2000
 ERROR_STDERR_CHARS = 2000
+MAX_OUTPUT_BYTES = 64 * 1024  # read back at most this much of a command's output
 SHELL_METACHARACTERS = frozenset(";|&`$(){}<>\n\r\x00")
 WORK_DIR_ARG = "work_dir"  # hidden argument: the environment passes the trial workspace
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
@@ -103,25 +105,29 @@ def run_command(argv: list[str], *, cwd: str, timeout: float) -> str:
         raise ToolExecutionError(f"Binary not found: {argv[0]}")
     if not os.path.isdir(cwd):
         raise ToolExecutionError(f"Working directory does not exist: {cwd}")
-    try:
-        process = subprocess.Popen(
-            [executable, *argv[1:]],
-            cwd=cwd,
-            shell=False,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # its own process group, so a timeout can kill grandchildren too
-        )
-    except OSError as exc:
-        raise ToolExecutionError(f"Could not start {argv[0]}: {exc.strerror or exc}") from None
-    try:
-        stdout_bytes, stderr_bytes = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        raise ToolExecutionError(f"Command timed out after {timeout:g}s") from None
-    stdout = stdout_bytes.decode("utf-8", errors="replace")
-    stderr = stderr_bytes.decode("utf-8", errors="replace")
+    # Output goes to temporary files, not pipes: a program printing gigabytes fills the disk's
+    # page cache, never this process's memory, and only the first MAX_OUTPUT_BYTES are read back.
+    with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
+        try:
+            process = subprocess.Popen(
+                [executable, *argv[1:]],
+                cwd=cwd,
+                shell=False,
+                stdin=subprocess.DEVNULL,
+                stdout=out_file,
+                stderr=err_file,
+                start_new_session=True,  # its own process group, so a timeout can kill grandchildren too
+            )
+        except OSError as exc:
+            raise ToolExecutionError(f"Could not start {argv[0]}: {exc.strerror or exc}") from None
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            raise ToolExecutionError(f"Command timed out after {timeout:g}s") from None
+        finally:
+            _kill_group_quietly(process)  # grandchildren left running in the background go too
+        stdout, stderr = _head(out_file), _head(err_file)
     if process.returncode != 0:
         parts = [f"Command exited with code {process.returncode}"]
         if stdout.strip():
@@ -132,19 +138,24 @@ def run_command(argv: list[str], *, cwd: str, timeout: float) -> str:
     return truncate(stdout, STDOUT_CHARS) if stdout.strip() else "(no output)"
 
 
+def _head(file: Any) -> str:
+    """The first MAX_OUTPUT_BYTES of a spooled output file, as text."""
+    file.seek(0)
+    return file.read(MAX_OUTPUT_BYTES).decode("utf-8", errors="replace")
+
+
+def _kill_group_quietly(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         process.kill()
-    try:
-        process.communicate(timeout=2)
-    except subprocess.TimeoutExpired:  # a grandchild left the group and holds the pipes: let go of them
-        for pipe in (process.stdout, process.stderr):
-            if pipe is not None:
-                pipe.close()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=2)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=2)
 
 
 def cli_tool(
