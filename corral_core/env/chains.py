@@ -64,6 +64,11 @@ class EpisodeStore:
         with self._lock:
             self._outputs[task_id] = LinkOutput(answer, score, trial_id)
 
+    def discard(self, task_id: str) -> None:
+        """Forget a task's output (its latest trial produced none)."""
+        with self._lock:
+            self._outputs.pop(task_id, None)
+
     def output(self, task_id: str) -> LinkOutput | None:
         with self._lock:
             return self._outputs.get(task_id)

@@ -235,6 +235,7 @@ class Environment(ABC):
             self.state.status = "timeout"
             self.state.score = None
             self.state.explanation = explanation
+            self.on_unscored()
             return 0.0
         self.state.status = "scored"
         self.state.score = score
@@ -245,6 +246,9 @@ class Environment(ABC):
     def on_scored(self, answer: str, score: float) -> None:
         """Called after a successful scoring (chained environments publish their output here)."""
 
+    def on_unscored(self) -> None:
+        """Called when a trial ends without a score (surrender, grader timeout)."""
+
     def surrender(self) -> float:
         """End the trial as surrendered; the score is the one already set, else 0."""
         self._ensure_running()
@@ -252,6 +256,7 @@ class Environment(ABC):
         self.state.status = "surrendered"
         self.state.score = self.state.score if self.state.score is not None else 0.0
         self.state.ended_at = utc_now()
+        self.on_unscored()
         return self.state.score
 
     def _ensure_running(self) -> None:

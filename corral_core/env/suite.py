@@ -97,6 +97,12 @@ class SuiteEnvironment(Environment):
         if self.episode is not None:
             self.episode.record(self.task_id, answer, score, self.state.trial_id)
 
+    def on_unscored(self) -> None:
+        # An episode shared across rounds (Corral's task routes) must not keep serving the output
+        # of an earlier round once this task's latest trial produced none.
+        if self.episode is not None:
+            self.episode.discard(self.task_id)
+
 
 class Suite:
     """A named set of tasks with their tools and environment class."""

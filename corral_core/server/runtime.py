@@ -119,7 +119,8 @@ class ServerRuntime:
         self.episodes: dict[str, EpisodeStore] = {}
         self._archives: dict[str, OrderedDict[str, dict[str, Any]]] = {tid: OrderedDict() for tid in self.task_ids}
         self._registry_lock = threading.Lock()
-        # Corral's task routes share upstream outputs across all rounds, like its TaskGroup did.
+        # Corral's task routes share upstream outputs across rounds, like its TaskGroup did; a link
+        # whose latest trial ends unscored withdraws its output (SuiteEnvironment.on_unscored).
         self._task_route_episode = EpisodeStore("task-routes") if suite.chained else None
         self._closed = False
 

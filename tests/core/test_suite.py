@@ -222,6 +222,16 @@ def test_chain_prompts_see_only_their_episode(tmp_path):
     assert round2.output("double") is None
 
 
+def test_an_unscored_trial_withdraws_its_earlier_output(tmp_path):
+    suite = load_suite(write_suite(tmp_path, CHAIN, GOOD_MODULE))
+    shared = EpisodeStore("shared-across-rounds")
+    suite.create_environment("fetch", episode=shared).submit_answer("7")
+    assert shared.output("fetch").answer == "7"
+    suite.create_environment("fetch", episode=shared).surrender()  # the next round gives up
+    assert shared.output("fetch") is None
+    assert "Output of fetch: (not available)" in suite.create_environment("double", episode=shared).get_task_prompt()
+
+
 def test_topological_order_and_task_group():
     assert topological_order({"c": ["b"], "b": ["a"], "a": []}) == ["a", "b", "c"]
     with pytest.raises(DependencyError):
