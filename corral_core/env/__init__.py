@@ -10,6 +10,7 @@ from corral_core.env.chains import (
     TaskGroup,
     topological_order,
 )
+from corral_core.env.groups import suite_from_task_group
 from corral_core.env.environment import Environment, TaskState, TrialFinishedError, normalize_score
 from corral_core.env.records import ToolCall, ToolStatus, tool_statistics
 from corral_core.env.scoring import (
@@ -29,5 +30,5 @@ __all__ = [
     "LinkOutput", "TaskDefinition", "TaskGroup", "topological_order", "Environment", "TaskState",
     "TrialFinishedError", "normalize_score", "ToolCall", "ToolStatus", "tool_statistics", "ScoringContext",
     "build_scorer", "choice", "exact_match", "extract_number", "numeric", "process_credit", "regex", "Suite",
-    "SuiteEnvironment", "TaskSpec", "load_module", "load_suite", "SuiteCatalog", "combine_suites",
+    "SuiteEnvironment", "TaskSpec", "load_module", "load_suite", "SuiteCatalog", "combine_suites", "suite_from_task_group",
 ]
