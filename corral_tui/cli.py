@@ -59,7 +59,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from corral_tui.app import run_app
 
-    return _guard(lambda: run_app(args))
+    code = _guard(lambda: run_app(args))
+    # The workbench has closed its server, workers and store by now; what remains is about a second
+    # of interpreter finalisation that litellm's import leaves behind. Quitting should feel instant.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _subcommand(name: str, rest: list[str]) -> int:

@@ -1,0 +1,170 @@
+"""What the history and compare screens show, computed from the store (called from thread workers).
+
+Each function takes the `Repository` and returns plain data; the screens only draw it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from corral_core.metrics import TRIAL_STATUSES
+
+TRIAL_FILTER_STATUSES = ("running", *TRIAL_STATUSES)
+
+
+@dataclass
+class Page:
+    """One page of rows plus the total behind it (from a COUNT query)."""
+
+    items: list[Any]
+    offset: int
+    limit: int
+    total: int
+    query: Any = None  # what was asked (filters), so a late reply to an older request is recognised
+
+    @property
+    def number(self) -> int:
+        return self.offset // self.limit + 1 if self.limit else 1
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.limit)) if self.limit else 1
+
+
+@dataclass
+class TrialFilter:
+    task: str | None = None
+    arm: str | None = None
+    status: str | None = None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: float | None
+    ci: tuple[float, float] | None = None
+
+
+@dataclass
+class ArmColumn:
+    """One arm's column on the compare screen, from live metrics or from the stored metrics JSON."""
+
+    name: str
+    n_trials: int
+    score: Estimate
+    success: Estimate
+    surrender: Estimate
+    pass_k: dict[int, tuple[float | None, float | None]]  # k -> (pass@k, pass^k)
+    tokens: int
+    duration_mean: float | None
+    n_assisted: int
+    task_scores: dict[str, float]
+
+    @classmethod
+    def from_metrics(cls, m: Any) -> ArmColumn:
+        """From a corral_core.metrics.ArmMetrics."""
+        return cls(m.arm, m.n_trials, _estimate(m.average_score), _estimate(m.success_rate),
+                   _estimate(m.surrender_rate), {k: (p.pass_at_k, p.pass_hat_k) for k, p in m.pass_k.items()},
+                   m.resources.total_tokens, m.resources.duration_mean, m.n_assisted,
+                   {task: row.mean_score for task, row in m.tasks.items()})
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> ArmColumn:
+        """From ArmMetrics as the runner stores it (metrics_to_dict)."""
+        resources = d.get("resources") or {}
+        return cls(str(d["arm"]), int(d.get("n_trials") or 0), _estimate(d.get("average_score")),
+                   _estimate(d.get("success_rate")), _estimate(d.get("surrender_rate")),
+                   {int(k): (p.get("pass_at_k"), p.get("pass_hat_k")) for k, p in (d.get("pass_k") or {}).items()},
+                   int(resources.get("total_tokens") or 0), resources.get("duration_mean"),
+                   int(d.get("n_assisted") or 0),
+                   {task: row.get("mean_score") for task, row in (d.get("tasks") or {}).items()})
+
+
+def _estimate(value: Any) -> Estimate:
+    if value is None:
+        return Estimate(None)
+    if isinstance(value, dict):
+        ci = value.get("ci")
+        return Estimate(value.get("value"), (float(ci[0]), float(ci[1])) if ci else None)
+    return Estimate(value.value, tuple(value.ci) if value.ci else None)
+
+
+@dataclass
+class CompareView:
+    """A benchmark's arms side by side."""
+
+    benchmark: Any  # corral_core.store.BenchmarkInfo
+    arms: list[ArmColumn]  # in the benchmark's arm order
+    comparisons: list[tuple[str, str, str]]  # (arm A, arm B, summary) of every other arm against the first
+    tasks: list[str]
+    k_values: list[int]
+    stored: bool  # read from the finished benchmark's metrics (else computed from its trials)
+
+
+def benchmark_page(repository: Any, offset: int, limit: int) -> Page:
+    page = repository.list_benchmarks(offset=offset, limit=limit)
+    return Page(page.items, offset, limit, repository.count_benchmarks())
+
+
+def trial_page(repository: Any, benchmark_id: str, filters: TrialFilter, offset: int, limit: int) -> Page:
+    options = {"task": filters.task, "arm": filters.arm, "status": filters.status}
+    page = repository.trials(benchmark_id, offset=offset, limit=limit, **options)
+    return Page(page.items, offset, limit, repository.count_trials(benchmark_id, **options), filters)
+
+
+def filter_choices(benchmark: Any, known_tasks: Iterable[str] = ()) -> tuple[list[str], list[str]]:
+    """(tasks, arms) a benchmark's trials can be filtered by: its spec's tasks, else the loaded suites'."""
+    spec = (benchmark.metrics or {}).get("spec") or {}
+    tasks = [str(t) for t in spec.get("tasks") or []] or list(known_tasks)
+    arms = [arm.name for arm in benchmark.arms]
+    return tasks, arms
+
+
+def compare_view(repository: Any, benchmark_id: str) -> CompareView:
+    """Per-arm metrics, paired comparisons with the first arm and the task x arm scores.
+
+    A finished benchmark's stored metrics are read as they are (instant on 100,000 trials);
+    a running or interrupted one is computed from its trials.
+    """
+    benchmark = repository.get_benchmark(benchmark_id)
+    if benchmark is None:
+        raise LookupError(f"no benchmark {benchmark_id!r} in the store")
+    metrics = benchmark.metrics or {}
+    spec = metrics.get("spec") or {}
+    k_values = sorted({int(k) for k in spec.get("k_values") or []}) or \
+        sorted({1, max(1, int(benchmark.trials_per_task or 1))})
+    if benchmark.status == "finished" and metrics.get("arms"):
+        arms = [ArmColumn.from_json(d) for d in metrics["arms"].values()]
+        comparisons = [(str(c.get("arm_a")), str(c.get("arm_b")), str(c.get("summary")))
+                       for c in metrics.get("comparisons") or []]
+        stored = True
+    else:
+        arms, comparisons = _computed(repository, benchmark, k_values, float(spec.get("pass_threshold") or 0.0))
+        stored = False
+    tasks = sorted({task for column in arms for task in column.task_scores})
+    return CompareView(benchmark, arms, comparisons, tasks, k_values, stored)
+
+
+def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: float
+              ) -> tuple[list[ArmColumn], list[tuple[str, str, str]]]:
+    from corral_core.metrics import TrialRecord, arm_metrics, compare_arms
+
+    by_arm: dict[str, list[TrialRecord]] = {arm.name: [] for arm in benchmark.arms}
+    for stored in repository.trial_records(benchmark.id):
+        by_arm.setdefault(stored.arm, []).append(TrialRecord.from_mapping(dataclasses.asdict(stored)))
+    names = [name for name, records in by_arm.items() if records]
+    arms = [ArmColumn.from_metrics(arm_metrics(by_arm[name], k_values, threshold)) for name in names]
+    comparisons = []
+    for other in names[1:]:
+        c = compare_arms(by_arm[names[0]], by_arm[other], threshold)
+        comparisons.append((c.arm_a, c.arm_b, c.summary))
+    return arms, comparisons
+
+
+def arm_label(benchmark: Any) -> str:
+    """The arms of a benchmark in a few words: 'minimal, brief, full'."""
+    names = [arm.name for arm in benchmark.arms]
+    text = ", ".join(names[:4])
+    return text + (f" +{len(names) - 4}" if len(names) > 4 else "")

@@ -1,0 +1,145 @@
+"""How the workbench is set up: which suites, which store, which server, which model.
+
+`config_from_args` turns the command line into a `WorkbenchConfig`; `test_config` builds the same
+thing for tests, with a fixed clock and a `Redactor` that hides what changes from run to run
+(ports, times, durations, ids) so snapshots are stable. The app never reads `sys.argv` or the
+clock directly: everything it shows goes through the config.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+SUITE_SKIP_SUFFIXES = (".bench.yaml", ".script.yaml")
+FIRST_SUITE = "samplemath"
+
+
+def sample_suite_paths() -> list[Path]:
+    """The repository's sample suites: sample_tasks/*.yaml without specs and scripts."""
+    import corral_core
+
+    folder = Path(corral_core.__file__).resolve().parents[1] / "sample_tasks"
+    paths = sorted(p for p in folder.glob("*.yaml") if not p.name.endswith(SUITE_SKIP_SUFFIXES))
+    return sorted(paths, key=lambda p: p.stem != FIRST_SUITE)  # the quick-start suite on top
+
+
+class Redactor:
+    """Formats the values that differ between runs. The default shows them as they are."""
+
+    def url(self, url: str | None) -> str:
+        return url or "-"
+
+    def timestamp(self, value: datetime | float | None) -> str:
+        if value is None:
+            return "-"
+        if isinstance(value, (int, float)):
+            value = datetime.fromtimestamp(value, UTC)
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+    def duration(self, seconds: float | None) -> str:
+        if seconds is None:
+            return "-"
+        return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
+
+    def ident(self, value: str | None) -> str:
+        return value or "-"
+
+    def count(self, value: int) -> str:
+        return str(value)
+
+
+class StableRedactor(Redactor):
+    """Hides ports, times, durations and ids: ids become stable names in order of first display."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, str] = {}
+
+    def url(self, url: str | None) -> str:
+        return "http://127.0.0.1:PORT" if url else "-"
+
+    def timestamp(self, value: datetime | float | None) -> str:
+        return "-" if value is None else "2025-01-01 12:00:00"
+
+    def duration(self, seconds: float | None) -> str:
+        return "-" if seconds is None else "0.1 s"
+
+    def ident(self, value: str | None) -> str:
+        if not value:
+            return "-"
+        if value not in self._names:
+            prefix = value.split("_", 1)[0] if "_" in value[:4] else "id"
+            same = sum(1 for name in self._names.values() if name.startswith(prefix + "_"))
+            self._names[value] = f"{prefix}_{same + 1:04d}"
+        return self._names[value]
+
+    def count(self, value: int) -> str:
+        return "N"
+
+
+@dataclass
+class WorkbenchConfig:
+    """Everything the workbench needs to start. Built by `config_from_args` or `test_config`."""
+
+    suite_paths: list[Path]
+    db_url: str
+    server_url: str | None = None  # a remote environment server; None starts an embedded one
+    token: str | None = None
+    model: str | None = None  # default model of the run form (None: the suite's scripted model)
+    clock: Callable[[], float] = time.time
+    redact: Redactor = field(default_factory=Redactor)
+    approval_timeout: float = 120.0  # seconds a confirm-level tool waits for a decision
+    approval_poll: float = 0.5  # seconds between GET /approvals on a remote server
+    drain_interval: float = 0.1  # seconds between two drains of the event queue
+    drain_batch: int = 2_000  # events applied per drain at most
+    queue_size: int = 20_000  # events waiting for the UI at most (oldest dropped)
+    trial_buffer: int = 1_000  # events kept per trial for its panes (the newest)
+    pane_lines: int = 1_000  # lines per live pane (RichLog max_lines)
+    page_size: int = 100  # rows per history page
+    work_dir: Path | None = None  # trial workspaces (None: a temporary directory)
+    keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys, e.g. {"workbench.step": "n"}
+    title: str = "corral-tui"
+
+
+def config_from_args(args: Any) -> WorkbenchConfig:
+    """The workbench config from the CLI's argparse namespace (suite, db, server, token, model)."""
+    from corral_core.errors import UserError
+
+    suites = [Path(p).expanduser() for p in (getattr(args, "suite", None) or [])] or sample_suite_paths()
+    missing = [str(p) for p in suites if not p.is_file()]
+    if missing:
+        raise UserError(f"suite file not found: {', '.join(missing)}.", where="--suite",
+                        fix="give the path of a suite YAML such as sample_tasks/samplemath.yaml.")
+    if not suites:
+        raise UserError("no suites to open: sample_tasks/ has no suite files.", where="--suite",
+                        fix="pass --suite FILE.")
+    db = getattr(args, "db", None)
+    if not db:
+        from corral_core.store import default_db_path
+
+        db = str(default_db_path())
+    return WorkbenchConfig(suite_paths=suites, db_url=str(db), server_url=getattr(args, "server", None),
+                           token=getattr(args, "token", None), model=getattr(args, "model", None))
+
+
+FIXED_NOW = datetime(2025, 1, 1, 12, 0, tzinfo=UTC).timestamp()
+
+
+def test_config(suite_paths: list[Path] | None = None, *, db_url: str, **overrides: Any) -> WorkbenchConfig:
+    """A config for tests: fixed clock and stable redaction (ports, times, durations, ids hidden)."""
+    config = WorkbenchConfig(suite_paths=list(suite_paths) if suite_paths is not None else sample_suite_paths(),
+                             db_url=db_url, clock=lambda: FIXED_NOW, redact=StableRedactor())
+    for key, value in overrides.items():
+        if not hasattr(config, key):
+            raise TypeError(f"WorkbenchConfig has no field {key!r}")
+        setattr(config, key, value)
+    return config
+
+
+test_config.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

@@ -1,0 +1,238 @@
+"""Rich renderables for what the panes show: messages, tool calls, hook events, timeline entries.
+
+Pure functions of plain data (events, dicts): no widgets, no I/O. Long texts are capped so one
+huge tool result never costs more than a bounded amount of rendering.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.json import JSON
+from rich.rule import Rule
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from corral_core.events import Event, EventKind
+from corral_tui.config import Redactor
+
+MAX_TEXT = 4_000  # characters of one message or result shown
+MAX_ROWS = 50  # rows of a table-rendered result
+MAX_JSON = 20_000  # characters of JSON pretty-printed (larger is shown as plain text)
+ROLE_STYLES = {"system": "dim", "user": "cyan", "assistant": "green", "tool": "magenta"}
+_TAGS = re.compile(r"<(thought|action|action_input|final_answer|surrender)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
+_TAG_LABELS = {"thought": ("Thought", "italic"), "action": ("Action", "bold yellow"),
+               "action_input": ("Input", ""), "final_answer": ("Answer", "bold green"),
+               "surrender": ("Surrender", "bold red")}
+STATUS_STYLES = {"success": "green", "completed": "green", "approved": "green", "rejected": "red",
+                 "error": "red", "execution_error": "red", "invalid_args": "red", "invalid_tool": "red",
+                 "blocked": "red", "timeout": "red", "surrendered": "yellow", "paused": "yellow",
+                 "stepping": "yellow", "cancelled": "red", "running": "cyan", "iteration_limit": "yellow"}
+
+
+def clip(text: Any, limit: int = MAX_TEXT) -> str:
+    text = "" if text is None else str(text)
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
+
+
+def status_text(status: str | None) -> Text:
+    status = status or "-"
+    return Text(status, style=STATUS_STYLES.get(status, ""))
+
+
+def parse_json(text: Any) -> Any:
+    """The JSON value of `text`, or None when it is not JSON (or too large to pretty-print)."""
+    if isinstance(text, (dict, list)):
+        return text
+    if not isinstance(text, str) or len(text) > MAX_JSON:
+        return None
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return None
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        return None
+
+
+def json_block(value: Any) -> RenderableType:
+    """Pretty, highlighted JSON for a value (or for text that holds JSON)."""
+    data = parse_json(value) if isinstance(value, str) else value
+    if data is None:
+        return Text(clip(value))
+    try:
+        return JSON.from_data(data, indent=2, default=str)
+    except (TypeError, ValueError):
+        return Text(clip(value))
+
+
+def message_body(content: Any, react_tags: bool = True) -> RenderableType:
+    """A message's content: ReAct tags as labelled parts (the model's own replies only), JSON
+    highlighted, the rest as text."""
+    if isinstance(content, list):
+        content = "\n".join(str(part.get("text", part)) if isinstance(part, dict) else str(part) for part in content)
+    text = clip(content)
+    if parse_json(text) is not None:
+        return json_block(text)
+    if not react_tags:
+        if text.startswith("Observation:") and parse_json(text[12:]) is not None:
+            return Group(Text("Observation:", style="bold"), json_block(text[12:]))
+        return Text(text)
+    parts: list[RenderableType] = []
+    last = 0
+    for match in _TAGS.finditer(text):
+        if text[last:match.start()].strip():
+            parts.append(Text(text[last:match.start()].strip()))
+        tag, body = match.group(1).lower(), match.group(2).strip()
+        label, style = _TAG_LABELS[tag]
+        if tag == "action_input" and parse_json(body) is not None:
+            parts.append(Group(Text(f"{label}:", style="bold"), json_block(body)))
+        else:
+            parts.append(Text.assemble((f"{label}: ", "bold"), (body, style)))
+        last = match.end()
+    rest = text[last:].strip()
+    if rest.startswith("Observation:") and parse_json(rest[12:]) is not None:
+        parts.append(Group(Text("Observation:", style="bold"), json_block(rest[12:])))
+    elif rest:
+        parts.append(Text(rest))
+    return Group(*parts) if parts else Text("(empty)", style="dim")
+
+
+def message_block(data: dict[str, Any]) -> RenderableType:
+    role = str(data.get("role", "?"))
+    header = Text.assemble((f"{role}", f"bold {ROLE_STYLES.get(role, '')}"),
+                           (f" ({data['name']})" if data.get("name") else "", "dim"))
+    parts: list[RenderableType] = [header]
+    if data.get("content"):
+        parts.append(message_body(data["content"], react_tags=role == "assistant"))
+    for call in data.get("tool_calls") or []:
+        function = call.get("function", call) if isinstance(call, dict) else {}
+        parts.append(Text.assemble(("→ call ", "bold yellow"), (str(function.get("name", "?")), "yellow")))
+        parts.append(json_block(function.get("arguments", "")))
+    return Group(*parts)
+
+
+def tool_result(result: Any, render: str | None) -> RenderableType:
+    """A tool's result drawn by its render hint: table, json, code or text."""
+    if result is None or result == "":
+        return Text("(no result)", style="dim")
+    hint = (render or "text").lower()
+    if hint == "table":
+        table = rows_table(parse_json(result))
+        if table is not None:
+            return table
+    if hint in ("json", "table") and parse_json(result) is not None:
+        return json_block(result)
+    if hint == "code":
+        return Syntax(clip(result), "python", theme="ansi_dark", word_wrap=True)
+    return Text(clip(result))
+
+
+def rows_table(data: Any) -> Table | None:
+    """A rich Table from JSON rows: a list of objects (or {"rows": [...]}); None if not that shape."""
+    if isinstance(data, dict):
+        data = data.get("rows") or data.get("items") or data.get("results")
+    if not isinstance(data, list) or not data or not all(isinstance(row, dict) for row in data):
+        return None
+    columns = list(dict.fromkeys(key for row in data[:MAX_ROWS] for key in row))
+    table = Table(*columns, show_edge=False, header_style="bold")
+    for row in data[:MAX_ROWS]:
+        table.add_row(*(clip(row.get(col, ""), 80) for col in columns))
+    if len(data) > MAX_ROWS:
+        table.caption = f"{len(data) - MAX_ROWS} more rows"
+    return table
+
+
+def tool_call_block(data: dict[str, Any], redact: Redactor) -> RenderableType:
+    """One tool call: tool, status, duration, risk and approval, its arguments and its result."""
+    status = str(data.get("status", "?"))
+    header = Text.assemble(
+        (str(data.get("tool_name", "?")), "bold"), "  ", status_text(status),
+        ("  " + redact.duration(data.get("duration")), "dim"),
+        (f"  risk {data.get('risk', 'safe')}", "yellow" if data.get("risk") == "confirm" else "dim"),
+        (f"  {data['approval']}" if data.get("approval") else "", "dim"),
+    )
+    parts: list[RenderableType] = [header, json_block(data.get("arguments") or {})]
+    if data.get("error_message"):
+        parts.append(Text(clip(data["error_message"]), style="red"))
+    if data.get("result") is not None:
+        parts.append(tool_result(data.get("result"), data.get("render")))
+    return Group(*parts)
+
+
+def hook_line(event: Event) -> Text | None:
+    """The hooks pane's line for an event, or None when it is not a hook-type event."""
+    data = event.data
+    kind = event.kind
+    if kind == EventKind.HOOK_FIRED:
+        flags = [name for name in ("skip_current_step",) if data.get(name)]
+        if data.get("should_continue") is False:
+            flags.append("stop")
+        return Text.assemble(("hook ", "dim"), (str(data.get("hook")), "bold"),
+                             f" at {data.get('point')} (iteration {data.get('iteration')})",
+                             (f" [{', '.join(flags)}]" if flags else "", "yellow"))
+    if kind == EventKind.HOOK_ERROR:
+        return Text(f"hook {data.get('hook')} failed at {data.get('point')}: {data.get('error')}", style="red")
+    if kind == EventKind.INTERVENTION_APPLIED:
+        return Text(f"intervention ({data.get('source')}) before iteration {data.get('iteration')}: "
+                    f"{clip(data.get('text'), 200)}", style="bold magenta")
+    if kind == EventKind.CONTROL_STATE:
+        return Text(f"control: {data.get('state')} at iteration {data.get('iteration')}", style="yellow")
+    if kind == EventKind.APPROVAL_ASKED:
+        return Text(f"approval asked for {data.get('tool_name')} (risk {data.get('risk')})", style="yellow")
+    if kind == EventKind.APPROVAL_DECIDED:
+        verdict = "approved" if data.get("approved") else "rejected"
+        return Text.assemble("approval: ", status_text(verdict),
+                             f" {data.get('tool_name')} by {data.get('decided_by')}",
+                             (f" ({data.get('reason')})" if data.get("reason") else "", "dim"))
+    return None
+
+
+def iteration_item(event: Event, redact: Redactor) -> RenderableType | None:
+    """The iterations pane's item for an event: iteration rules, messages, interventions, the end."""
+    data = event.data
+    kind = event.kind
+    if kind == EventKind.ITERATION_STARTED:
+        who = f" ({data['agent']})" if data.get("agent") else ""
+        return Rule(f"iteration {data.get('iteration')}{who}", style="dim")
+    if kind == EventKind.MESSAGE:
+        return message_block(data)
+    if kind == EventKind.INTERVENTION_APPLIED:
+        return Text(f"intervention: {clip(data.get('text'), 500)}", style="bold magenta")
+    if kind == EventKind.LLM_RESPONSE:
+        usage = data.get("usage") or {}
+        return Text(f"llm {data.get('role', '')} turn {data.get('turn')}: {usage.get('total_tokens', 0)} tokens, "
+                    f"{redact.duration(data.get('duration'))}", style="dim")
+    if kind == EventKind.AGENT_FINISHED:
+        return Text.assemble(("finished: ", "bold"), status_text(str(data.get("status"))),
+                             f"  answer {clip(data.get('answer'), 200)!r}" if data.get("answer") else "",
+                             (f"  {clip(data.get('error'), 200)}" if data.get("error") else "", "red"))
+    if kind == EventKind.TRIAL_FINISHED:
+        return Text.assemble(("trial ", "bold"), status_text(str(data.get("status"))),
+                             f"  score {format_score(data.get('score'))}")
+    return None
+
+
+def format_score(value: Any) -> str:
+    return "-" if value is None else f"{float(value):.2f}"
+
+
+def timeline_item(kind: str, summary: str, data: dict[str, Any], redact: Redactor) -> RenderableType:
+    """A stored timeline entry, drawn like the live panes draw the same thing."""
+    if kind == "message":
+        return message_block(data)
+    if kind == "tool_call":
+        return tool_call_block(data, redact)
+    try:
+        event_kind = EventKind(kind)
+    except ValueError:
+        event_kind = None
+    if event_kind is not None:
+        line = hook_line(Event(event_kind, data=data))
+        if line is not None:
+            return line
+    return Text(summary, style="dim" if kind == "llm_call" else "bold")

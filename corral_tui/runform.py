@@ -1,0 +1,73 @@
+"""The run form's values as plain data, and the benchmark spec mapping they stand for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+AGENT_TYPES = ("react", "tool_calling", "planner", "reflection")
+APPROVAL_POLICIES = ("ask", "approve", "reject")
+VERBOSITY_LEVELS = ("minimal", "brief", "detailed", "procedural", "contextual", "workflow", "syntactical",
+                    "comprehensive", "full")
+
+
+@dataclass
+class RunRequest:
+    """What a person asked for in the run form."""
+
+    suite: str  # suite name
+    tasks: list[str] | None = None  # None: every task of the suite
+    agent: str = "react"
+    max_iterations: int = 10
+    model: str | None = None  # None: the suite's scripted model
+    verbosities: list[str] = field(default_factory=lambda: ["full"])
+    trials: int = 1
+    parallel: int = 1
+    surrender: bool = False
+    approval: str = "ask"
+    start_paused: bool = False
+
+    def spec_data(self, suite_path: Path, approval_timeout: float) -> dict[str, Any]:
+        """The benchmark spec mapping (validated by corral_core.spec.spec_from_dict)."""
+        data: dict[str, Any] = {
+            "name": f"workbench-{self.suite}",
+            "suite": str(suite_path),
+            "agent": {"type": self.agent, "max_iterations": self.max_iterations},
+            "arms": [{"name": level, "verbosity": level} for level in self.verbosities],
+            "trials_per_task": self.trials,
+            "parallel": self.parallel,
+            "surrender": self.surrender,
+            "approval": self.approval,
+            "timeouts": {"approval": approval_timeout},
+        }
+        if self.model:
+            data["model"] = self.model
+        if self.tasks:
+            data["tasks"] = list(self.tasks)
+        return data
+
+
+def split_list(text: str) -> list[str]:
+    """'a, b  c' -> ['a', 'b', 'c'] (commas or spaces), without duplicates."""
+    parts = [part.strip() for part in text.replace(",", " ").split()]
+    return list(dict.fromkeys(part for part in parts if part))
+
+
+def parse_verbosities(text: str) -> list[str]:
+    """The arms' verbosity levels from a comma list; unknown levels raise ValueError naming them."""
+    levels = [level.lower() for level in split_list(text)] or ["full"]
+    unknown = [level for level in levels if level not in VERBOSITY_LEVELS]
+    if unknown:
+        raise ValueError(f"unknown verbosity level {', '.join(unknown)}; use: {', '.join(VERBOSITY_LEVELS)}")
+    return levels
+
+
+def parse_count(text: str, what: str, minimum: int = 1, maximum: int = 10_000) -> int:
+    try:
+        value = int(text.strip() or minimum)
+    except ValueError:
+        raise ValueError(f"{what} must be a whole number, not {text!r}") from None
+    if not minimum <= value <= maximum:
+        raise ValueError(f"{what} must be between {minimum} and {maximum}, not {value}")
+    return value

@@ -1,0 +1,124 @@
+"""A benchmark's arms side by side: scores with CIs, rates, pass@k / pass^k, resources, paired tests,
+the task x arm matrix and a bar chart of score by arm."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Label, Static
+
+from corral_tui.analysis import CompareView, Estimate
+from corral_tui.messages import DataLoaded
+from corral_tui.widgets.bars import Bar, BarChart
+
+if TYPE_CHECKING:
+    from corral_tui.app import WorkbenchApp
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+def _estimate(estimate: Estimate, percent: bool = False) -> str:
+    if estimate.value is None:
+        return "-"
+    fmt = _pct if percent else (lambda v: f"{v:.2f}")
+    ci = f" [{fmt(estimate.ci[0])}, {fmt(estimate.ci[1])}]" if estimate.ci else ""
+    return fmt(estimate.value) + ci
+
+
+def arms_table(view: CompareView, redact: Any) -> Table:
+    """One column per arm, one row per metric."""
+    table = Table(show_edge=False, header_style="bold", expand=False)
+    table.add_column("metric", style="dim")
+    for arm in view.arms:
+        table.add_column(arm.name, justify="right")
+    rows: list[tuple[str, list[str]]] = [
+        ("trials analysed", [str(a.n_trials) for a in view.arms]),
+        ("score ± 95% CI", [_estimate(a.score) for a in view.arms]),
+        ("success rate", [_estimate(a.success, percent=True) for a in view.arms]),
+    ]
+    for k in view.k_values:
+        rows.append((f"pass@{k}", [_pct(a.pass_k[k][0]) if k in a.pass_k else "-" for a in view.arms]))
+        rows.append((f"pass^{k}", [_pct(a.pass_k[k][1]) if k in a.pass_k else "-" for a in view.arms]))
+    rows += [
+        ("surrender rate", [_estimate(a.surrender, percent=True) for a in view.arms]),
+        ("tokens", [str(a.tokens) for a in view.arms]),
+        ("duration (mean)", [redact.duration(a.duration_mean) for a in view.arms]),
+        ("assisted (apart)", [str(a.n_assisted) for a in view.arms]),
+    ]
+    for name, values in rows:
+        table.add_row(name, *values)
+    return table
+
+
+def matrix_table(view: CompareView) -> Table:
+    """Mean score per task (rows) and arm (columns)."""
+    table = Table(show_edge=False, header_style="bold")
+    table.add_column("task")
+    for arm in view.arms:
+        table.add_column(arm.name, justify="right")
+    for task in view.tasks:
+        cells = []
+        for arm in view.arms:
+            value = arm.task_scores.get(task)
+            style = "dim" if value is None else "green" if value >= 0.999 else "red" if value <= 0.001 else "yellow"
+            cells.append(Text("-" if value is None else f"{value:.2f}", style=style))
+        table.add_row(task, *cells)
+    return table
+
+
+class CompareScreen(Screen):
+    """Compare the arms of one benchmark."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare.back")]
+    app: WorkbenchApp
+    key = "compare"
+
+    def __init__(self, benchmark_id: str) -> None:
+        super().__init__()
+        self.benchmark_id = benchmark_id
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Label(Text("Loading…", style="dim"), id="compare-title", classes="screen-title")
+        with VerticalScroll(id="compare-body"):
+            yield Static("", id="compare-arms")
+            yield Label("Paired tests (each arm against the first)", classes="section")
+            yield Static("", id="compare-tests")
+            yield Label("Score by arm (95% CI)", classes="section")
+            yield BarChart(id="compare-chart")
+            yield Label("Mean score per task", classes="section")
+            yield Static("", id="compare-matrix")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#compare-body").focus()
+        self.app.request_compare(self, self.benchmark_id)
+
+    @on(DataLoaded)
+    def _loaded(self, message: DataLoaded) -> None:
+        if message.key != self.key:
+            return
+        view: CompareView = message.data
+        redact = self.app.config.redact
+        b = view.benchmark
+        self.query_one("#compare-title", Label).update(Text.assemble(
+            ("Compare ", "bold"), (b.spec_name, "bold cyan"), f"  {redact.ident(b.id)}  ",
+            (f"{b.finished_count}/{b.trial_count} trials", "dim"), f"  {b.status}",
+            ("  (stored metrics)" if view.stored else "  (computed from the trials so far)", "dim")))
+        self.query_one("#compare-arms", Static).update(arms_table(view, redact) if view.arms
+                                                       else Text("No finished trials yet.", style="dim"))
+        tests = [Text.assemble((f"{arm_b} vs {arm_a}: ", "bold"), summary) for arm_a, arm_b, summary in view.comparisons]
+        self.query_one("#compare-tests", Static).update(
+            Text("\n").join(tests) if tests else Text("Only one arm: nothing to pair.", style="dim"))
+        bars = [Bar(arm.name, arm.score.value, arm.score.ci) for arm in view.arms]
+        self.query_one(BarChart).set_bars(bars, width=48)
+        self.query_one("#compare-matrix", Static).update(matrix_table(view))

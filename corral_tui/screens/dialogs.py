@@ -1,0 +1,107 @@
+"""Small modal dialogs: send an intervention, show an error, list the key bindings."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static, TextArea
+
+
+class InterventionScreen(ModalScreen[str | None]):
+    """Write a message for a running trial; it reaches the model before its next LLM call."""
+
+    BINDINGS = [
+        Binding("ctrl+s", "send", "Send", id="intervention.send"),
+        Binding("escape", "cancel", "Cancel", id="intervention.cancel"),
+    ]
+
+    def __init__(self, trial_label: str, text: str = "") -> None:
+        super().__init__()
+        self.trial_label = trial_label
+        self.initial = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="intervention-dialog", classes="dialog"):
+            yield Label(Text.assemble(("Intervene in ", "bold"), (self.trial_label, "bold cyan")))
+            yield Static(Text("The message reaches the agent before its next LLM call; the trial is marked "
+                              "assisted.", style="dim"))
+            yield TextArea(self.initial, id="intervention-text", soft_wrap=True, show_line_numbers=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Send (ctrl+s)", id="send", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_send() if event.button.id == "send" else self.action_cancel()
+
+    def action_send(self) -> None:
+        text = self.query_one(TextArea).text.strip()
+        if not text:
+            self.notify("Write a message first (or press escape).", severity="warning")
+            return
+        self.dismiss(text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ErrorScreen(ModalScreen[None]):
+    """A problem in words (a user mistake) or a bug report (an unexpected exception)."""
+
+    BINDINGS = [Binding("escape,enter", "close", "Close", key_display="esc / enter", id="error.close")]
+
+    def __init__(self, title: str, message: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.message = message
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="error-dialog", classes="dialog"):
+            yield Label(Text(self.title_text, style="bold red"))
+            with VerticalScroll():
+                yield Static(Text(self.message))
+            with Horizontal(classes="buttons"):
+                yield Button("Close", id="close", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one(Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(None)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key binding of the app and of the screen below, with its id (for keymaps)."""
+
+    BINDINGS = [Binding("escape,f1,question_mark,q", "close", "Close", key_display="esc / F1 / ? / q",
+                        id="help.close")]
+
+    def __init__(self, rows: list[tuple[str, str, str, str]]) -> None:
+        super().__init__()
+        self.rows = rows  # (where, key, description, id)
+
+    def compose(self) -> ComposeResult:
+        table = Table(title="Key bindings", expand=True, header_style="bold", show_edge=False)
+        for column in ("Where", "Key", "Action", "Binding id"):
+            table.add_column(column)
+        for where, key, description, binding_id in self.rows:
+            table.add_row(where, Text(key, style="bold cyan"), description, Text(binding_id, style="dim"))
+        with Vertical(id="help-dialog", classes="dialog"):
+            with VerticalScroll():
+                yield Static(table, id="help-table")
+            yield Label(Text("ctrl+p opens the command palette with every action.  escape closes this.",
+                             style="dim"))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

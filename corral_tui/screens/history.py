@@ -1,0 +1,204 @@
+"""History: past benchmarks, then one benchmark's trials (filtered, paged), then a trial's timeline.
+
+Each screen shows one page (100 rows) of a query the app runs in a thread worker; totals come from
+COUNT queries, so the screens open at once on a store with 100,000 trials.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Label, Select
+
+from corral_tui.analysis import TRIAL_FILTER_STATUSES, Page, TrialFilter, arm_label
+from corral_tui.messages import DataLoaded
+from corral_tui.render import format_score, status_text
+
+if TYPE_CHECKING:
+    from corral_tui.app import WorkbenchApp
+
+ATTEMPT_STYLES = {"improved": "green", "baseline": "cyan", "regressed": "red", "crashed": "red"}
+PAGE_BINDINGS = [
+    Binding("n,pagedown", "page(1)", "Next page", id="history.next_page"),
+    Binding("b,pageup", "page(-1)", "Prev page", id="history.prev_page"),
+    Binding("escape", "app.pop_screen", "Back", id="history.back"),
+]
+
+
+class PagedScreen(Screen):
+    """A screen with one paged DataTable filled by `DataLoaded` replies."""
+
+    app: WorkbenchApp
+    key = "page"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.start = 0
+        self.page: Page | None = None
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one("#rows", DataTable)
+
+    def on_mount(self) -> None:
+        self.load()
+
+    def load(self) -> None:
+        self.query_one("#page-info", Label).update(Text("Loading…", style="dim"))
+        self.request(self.start)
+
+    def request(self, offset: int) -> None:
+        raise NotImplementedError
+
+    def query_now(self) -> Any:
+        """What the screen asks for now (filters); a reply for anything else is stale."""
+        return None
+
+    def action_page(self, delta: int) -> None:
+        if self.page is None:
+            return
+        offset = self.start + delta * self.app.config.page_size
+        if offset < 0 or offset >= max(self.page.total, 1):
+            self.notify("No more pages that way.", severity="information")
+            return
+        self.start = offset
+        self.load()
+
+    @on(DataLoaded)
+    def _loaded(self, message: DataLoaded) -> None:
+        if message.key != self.key:
+            return
+        page: Page = message.data
+        if page.offset != self.start or page.query != self.query_now():
+            return  # a reply to an earlier request (keys pressed faster than the store answers)
+        self.page = page
+        table = self.table
+        table.clear()
+        for key, cells in self.rows(page.items):
+            table.add_row(*cells, key=key)
+        last = min(page.offset + len(page.items), page.total)
+        self.query_one("#page-info", Label).update(
+            f"Page {page.number} of {page.pages}  ·  rows {page.offset + 1 if page.items else 0}–{last} "
+            f"of {page.total}")
+
+    def rows(self, items: list[Any]) -> list[tuple[str, tuple[Any, ...]]]:
+        raise NotImplementedError
+
+
+class HistoryScreen(PagedScreen):
+    """Past benchmarks, newest first."""
+
+    BINDINGS = [*PAGE_BINDINGS, Binding("m", "compare", "Compare arms", id="history.compare")]
+    key = "benchmarks"
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Label("Benchmarks", classes="screen-title")
+        yield DataTable(id="rows", cursor_type="row", zebra_stripes=True)
+        yield Label("", id="page-info")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.table.add_columns("Benchmark", "Date", "Spec", "Arms", "Trials", "Status", "Score", "Attempt")
+        self.table.focus()
+        super().on_mount()
+
+    def request(self, offset: int) -> None:
+        self.app.request_benchmarks(self, offset)
+
+    def rows(self, items: list[Any]) -> list[tuple[str, tuple[Any, ...]]]:
+        redact = self.app.config.redact
+        return [(b.id, (redact.ident(b.id), redact.timestamp(b.created_at), b.spec_name, arm_label(b),
+                        f"{b.finished_count}/{b.trial_count}", status_text(b.status),
+                        format_score(b.headline_score),
+                        Text(b.attempt_status or "-", style=ATTEMPT_STYLES.get(b.attempt_status or "", "dim"))))
+                for b in items]
+
+    def _selected(self) -> Any:
+        if self.page is None or not self.page.items:
+            return None
+        row = self.table.cursor_row
+        return self.page.items[row] if 0 <= row < len(self.page.items) else None
+
+    @on(DataTable.RowSelected, "#rows")
+    def _open(self) -> None:
+        benchmark = self._selected()
+        if benchmark is not None:
+            self.app.push_screen(TrialsScreen(benchmark))
+
+    def action_compare(self) -> None:
+        benchmark = self._selected()
+        if benchmark is not None:
+            self.app.open_compare(benchmark.id)
+
+
+class TrialsScreen(PagedScreen):
+    """One benchmark's trials, filtered by task, arm and status."""
+
+    BINDINGS = [*PAGE_BINDINGS, Binding("m", "compare", "Compare arms", id="trials.compare")]
+    key = "trials"
+
+    def __init__(self, benchmark: Any) -> None:
+        super().__init__()
+        self.benchmark = benchmark
+        self.filters = TrialFilter()
+
+    def compose(self) -> ComposeResult:
+        tasks, arms = self.app.filter_choices(self.benchmark)
+        yield Header()
+        yield Label(f"Trials of {self.benchmark.spec_name} ({self.app.config.redact.ident(self.benchmark.id)})",
+                    classes="screen-title")
+        with Horizontal(id="filters"):
+            yield Select([(t, t) for t in tasks], prompt="any task", id="filter-task", compact=True)
+            yield Select([(a, a) for a in arms], prompt="any arm", id="filter-arm", compact=True)
+            yield Select([(s, s) for s in TRIAL_FILTER_STATUSES], prompt="any status", id="filter-status",
+                         compact=True)
+        yield DataTable(id="rows", cursor_type="row", zebra_stripes=True)
+        yield Label("", id="page-info")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.table.add_columns("Trial", "Task", "Arm", "#", "Status", "Score", "Iter", "Tokens", "Duration",
+                               "Assisted")
+        self.table.focus()
+        super().on_mount()
+
+    def request(self, offset: int) -> None:
+        self.app.request_trials(self, self.benchmark.id, dataclasses.replace(self.filters), offset)
+
+    def query_now(self) -> Any:
+        return self.filters
+
+    def rows(self, items: list[Any]) -> list[tuple[str, tuple[Any, ...]]]:
+        redact = self.app.config.redact
+        return [(t.id, (redact.ident(t.id), t.task_id, t.arm, str(t.trial_index), status_text(t.status),
+                        format_score(t.score), str(t.iterations), str(t.total_tokens), redact.duration(t.duration),
+                        "yes" if t.assisted else "")) for t in items]
+
+    @on(Select.Changed)
+    def _filter(self, event: Select.Changed) -> None:
+        value = None if event.value is Select.NULL else str(event.value)
+        name = str(event.select.id).removeprefix("filter-")
+        setattr(self.filters, name, value)
+        self.start = 0
+        self.load()
+
+    @on(DataTable.RowSelected, "#rows")
+    def _open(self) -> None:
+        if self.page is None or not self.page.items:
+            return
+        row = self.table.cursor_row
+        if 0 <= row < len(self.page.items):
+            from corral_tui.screens.timeline import TimelineScreen
+
+            self.app.push_screen(TimelineScreen(self.page.items[row]))
+
+    def action_compare(self) -> None:
+        self.app.open_compare(self.benchmark.id)

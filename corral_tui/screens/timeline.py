@@ -1,0 +1,69 @@
+"""One trial's full timeline: messages, tool calls, hook events, approvals and interventions in time order."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Label, RichLog
+
+from corral_tui.messages import DataLoaded
+from corral_tui.render import format_score, timeline_item
+
+if TYPE_CHECKING:
+    from corral_tui.app import WorkbenchApp
+
+MAX_ENTRIES = 2_000  # a trial longer than this shows its last entries (the export has them all)
+KIND_STYLES = {"message": "green", "tool_call": "yellow", "llm_call": "dim", "approval_asked": "bold yellow",
+               "approval_decided": "bold yellow", "intervention_applied": "bold magenta", "hook_fired": "cyan",
+               "hook_error": "red", "trial_started": "bold", "trial_finished": "bold"}
+
+
+class TimelineScreen(Screen):
+    """The stored timeline of one trial."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="timeline.back")]
+    app: WorkbenchApp
+    key = "timeline"
+
+    def __init__(self, trial: Any) -> None:
+        super().__init__()
+        self.trial = trial
+
+    def compose(self) -> ComposeResult:
+        trial = self.trial
+        redact = self.app.config.redact
+        yield Header()
+        yield Label(Text.assemble(("Trial ", "bold"), (redact.ident(trial.id), "bold cyan"),
+                                  f"  {trial.task_id} #{trial.trial_index}  arm {trial.arm}  ",
+                                  (trial.status, "bold"), f"  score {format_score(trial.score)}",
+                                  ("  assisted" if trial.assisted else "", "magenta")), classes="screen-title")
+        yield RichLog(id="timeline", wrap=True, markup=False, highlight=False, max_lines=MAX_ENTRIES * 8)
+        yield Label(Text("Loading…", style="dim"), id="page-info")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(RichLog).focus()
+        self.app.request_timeline(self, self.trial.id)
+
+    @on(DataLoaded)
+    def _loaded(self, message: DataLoaded) -> None:
+        if message.key != self.key:
+            return
+        entries = message.data
+        log = self.query_one(RichLog)
+        log.clear()
+        redact = self.app.config.redact
+        shown = entries[-MAX_ENTRIES:]
+        if len(entries) > len(shown):
+            log.write(Text(f"… {len(entries) - len(shown)} earlier entries not shown", style="dim"))
+        for entry in shown:
+            stamp = Text.assemble((redact.timestamp(entry.ts)[11:], "dim"), "  ",
+                                  (entry.kind.replace("_", " "), KIND_STYLES.get(entry.kind, "")))
+            log.write(Group(stamp, timeline_item(entry.kind, entry.summary, entry.data, redact)))
+        self.query_one("#page-info", Label).update(f"{len(entries)} entries")

@@ -1,0 +1,231 @@
+"""The workbench: suites and tasks, the run form, the running trials and the selected trial's panes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Select, Static, Tree
+
+from corral_tui.facade import SuiteView
+from corral_tui.live import Changes, LiveRun
+from corral_tui.runform import VERBOSITY_LEVELS
+from corral_tui.widgets.run_form import RunForm
+from corral_tui.widgets.status import Info, InfoBar, StatusLine
+from corral_tui.widgets.task_tree import TaskRef, TaskTree
+from corral_tui.widgets.trial_panes import TrialPanes
+from corral_tui.widgets.trials_table import TrialsTable
+
+if TYPE_CHECKING:
+    from corral_tui.app import WorkbenchApp
+
+
+class WorkbenchScreen(Screen):
+    """The main screen. Everything it needs from the engine it asks the app for."""
+
+    BINDINGS = [
+        Binding("r", "start_run", "Run", id="workbench.run"),
+        Binding("x", "stop_run", "Stop run", id="workbench.stop"),
+        Binding("p", "control('pause')", "Pause", id="workbench.pause"),
+        Binding("s", "control('step')", "Step", id="workbench.step"),
+        Binding("c", "control('resume')", "Continue", id="workbench.continue"),
+        Binding("P,shift+p", "control_all('pause')", "Pause all", key_display="P", id="workbench.pause_all",
+                show=False),
+        Binding("S,shift+s", "control_all('step')", "Step all", key_display="S", id="workbench.step_all",
+                show=False),
+        Binding("C,shift+c", "control_all('resume')", "Continue all", key_display="C",
+                id="workbench.continue_all", show=False),
+        Binding("i", "intervene", "Intervene", id="workbench.intervene"),
+        Binding("a", "approvals", "Approvals", id="workbench.approvals", show=False),
+        Binding("m", "compare_last", "Compare", id="workbench.compare"),
+    ]
+
+    app: WorkbenchApp
+
+    def __init__(self) -> None:
+        super().__init__(id="workbench")
+        self.selected: TaskRef | None = None
+        self.shown_task: tuple[str, str, str] | None = None  # (suite, task, verbosity) on display
+        self.suites: dict[str, SuiteView] = {}
+
+    def compose(self) -> ComposeResult:
+        config = self.app.config
+        yield Header()
+        yield InfoBar(id="info")
+        with Horizontal(id="top"):
+            yield TaskTree(id="tasks")
+            with Vertical(id="task-view"):
+                yield Select([(level, level) for level in VERBOSITY_LEVELS], value="full", allow_blank=False,
+                             id="verbosity", compact=True, prompt="verbosity")
+                with VerticalScroll(id="task-scroll"):
+                    yield Static(Text("Loading suites…", style="dim"), id="task-text")
+            yield RunForm(model=config.model, id="run-form")
+        with Horizontal(id="bottom"):
+            yield TrialsTable(config.redact, id="trials")
+            yield TrialPanes(config.redact, max_lines=config.pane_lines, id="panes")
+        yield StatusLine("Starting the environment server…", id="status")
+        yield Footer()
+
+    @property
+    def live(self) -> bool:
+        """True while the widgets exist (not before compose, not while the app shuts down)."""
+        return self.is_mounted and bool(self.query(InfoBar))
+
+    def on_mount(self) -> None:
+        self.query_one("#task-view").border_title = "Task"
+        self.query_one(TaskTree).border_title = "Suites"
+        self.query_one(TrialPanes).border_title = "Selected trial"
+
+    # --- what the app tells the screen --------------------------------------------------------
+
+    def show_suites(self, suites: list[SuiteView]) -> None:
+        self.suites = {suite.name: suite for suite in suites}
+        tree = self.query_one(TaskTree)
+        tree.show_suites(suites)
+        tree.focus()
+        self.call_after_refresh(tree.select_first_task)
+
+    def show_info(self, info: Info) -> None:
+        self.query_one(InfoBar).show(info)
+
+    def say(self, message: str, style: str = "") -> None:
+        self.query_one(StatusLine).say(message, style)
+
+    def reset_run(self) -> None:
+        self.query_one(TrialsTable).reset()
+        self.query_one(TrialPanes).show(None)
+
+    def apply_changes(self, live: LiveRun, changes: Changes) -> None:
+        """Redraw what one drained batch changed: table rows, the selected trial's panes."""
+        table = self.query_one(TrialsTable)
+        was_empty = table.row_count == 0
+        table.sync(live, changes)
+        panes = self.query_one(TrialPanes)
+        if was_empty and table.row_count:
+            self._select_trial(table.selected_trial())
+        elif panes.trial_id in changes.events:
+            panes.append(changes.events[panes.trial_id])
+        if panes.trial_id in changes.rows:
+            self._describe_selected()
+
+    def show_task_text(self, suite: str, task_id: str, verbosity: str, prompt: str, guide: str) -> None:
+        if self.selected != TaskRef(suite, task_id):
+            return
+        task = next((t for t in self.suites[suite].tasks if t.id == task_id), None) if suite in self.suites else None
+        notes = []
+        if task is not None and task.depends_on:
+            notes.append(Text(f"Chain link: gets the outputs of {', '.join(task.depends_on)}.", style="magenta"))
+        if task is not None and not task.solvable:
+            notes.append(Text("⊘ Declared unsolvable: surrendering is the right outcome.", style="yellow"))
+        text = Group(*notes, Text("Prompt", style="bold underline"), Text(prompt), Text(""),
+                     Text(f"Tools guide at verbosity {verbosity}", style="bold underline"), Text(guide))
+        self.query_one("#task-text", Static).update(text)
+        self.shown_task = (suite, task_id, verbosity)
+
+    # --- reacting to the widgets ----------------------------------------------------------------
+
+    @on(Tree.NodeHighlighted, "#tasks")
+    def _task_highlighted(self, event: Tree.NodeHighlighted) -> None:
+        ref = event.node.data
+        if ref is None:
+            return
+        self.selected = ref
+        self.query_one(RunForm).set_suite(ref.suite)
+        if ref.task_id is None:
+            suite = self.suites.get(ref.suite)
+            if suite is not None:
+                chain = " → ".join(t.id for t in suite.tasks) if suite.chained else ""
+                self.query_one("#task-text", Static).update(Group(
+                    Text(suite.name, style="bold"), Text(suite.description or ""),
+                    Text(f"{len(suite.tasks)} tasks; model scripted/{suite.script}" if suite.script
+                         else f"{len(suite.tasks)} tasks"),
+                    Text(f"chain: {chain}", style="magenta") if chain else Text("")))
+            return
+        self._request_task_text()
+
+    @on(Select.Changed, "#verbosity")
+    def _verbosity_changed(self) -> None:
+        self._request_task_text()
+
+    def _request_task_text(self) -> None:
+        if self.selected is None or self.selected.task_id is None:
+            return
+        verbosity = str(self.query_one("#verbosity", Select).value)
+        self.app.load_task_text(self.selected.suite, self.selected.task_id, verbosity)
+
+    @on(RunForm.Submitted)
+    def _submitted(self, event: RunForm.Submitted) -> None:
+        self.app.start_run(event.request)
+
+    @on(RunForm.Invalid)
+    def _invalid(self, event: RunForm.Invalid) -> None:
+        self.say(f"Cannot start: {event.problem}.", "bold red")
+        self.notify(event.problem, title="Run form", severity="error")
+
+    @on(DataTable.RowHighlighted, "#trials")
+    def _trial_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._select_trial(event.row_key.value)
+
+    def _select_trial(self, trial_id: str | None) -> None:
+        panes = self.query_one(TrialPanes)
+        if trial_id == panes.trial_id:
+            return
+        panes.show(self.app.live.trials.get(trial_id) if trial_id else None)
+        self._describe_selected()
+
+    def _describe_selected(self) -> None:
+        trial = self.app.live.trials.get(self.query_one(TrialPanes).trial_id or "")
+        if trial is None:
+            return
+        redact = self.app.config.redact
+        where = f"at iteration {trial.iteration}" if not trial.finished else f"after {trial.iteration} iterations"
+        assisted = "  (assisted)" if trial.assisted else ""
+        self.say(f"Trial {redact.ident(trial.trial_id)}: {trial.task_id} #{trial.index} arm {trial.arm or '-'} — "
+                 f"{trial.status} {where}{assisted}")
+
+    def selected_trial(self) -> str | None:
+        return self.query_one(TrialPanes).trial_id
+
+    # --- actions ------------------------------------------------------------------------------
+
+    def action_start_run(self) -> None:
+        self.query_one(RunForm).submit()
+
+    def action_stop_run(self) -> None:
+        self.app.stop_run()
+
+    def action_control(self, command: str) -> None:
+        trial_id = self.selected_trial()
+        if trial_id is None:
+            self.notify("Select a running trial first (or use the shift key for all trials).", severity="warning")
+            return
+        self.app.control(command, trial_id)
+
+    def action_control_all(self, command: str) -> None:
+        self.app.control(command, None)
+
+    def action_intervene(self) -> None:
+        trial = self.app.live.trials.get(self.selected_trial() or "")
+        if trial is None or trial.finished:
+            self.notify("Select a running trial to intervene in.", severity="warning")
+            return
+        self.app.ask_intervention(trial.trial_id)
+
+    def action_approvals(self) -> None:
+        self.app.show_next_approval()
+
+    def action_compare_last(self) -> None:
+        if self.app.last_benchmark_id is None:
+            self.notify("No finished run yet: the history screen (h) has the earlier ones.", severity="warning")
+            return
+        self.app.open_compare(self.app.last_benchmark_id)
+
+    def current(self) -> dict[str, Any]:
+        """For tests: the selected tree node and trial."""
+        return {"selected": self.selected, "trial": self.selected_trial()}

@@ -1,0 +1,115 @@
+"""The selected trial's live panes: iterations, tool calls and hook events.
+
+Only the pane on screen is drawn. A hidden `RichLog` cannot render (its size is unknown) and would
+queue every write without bound, so a tick writes the newest `PER_TICK` items to the visible pane
+only, and switching trials or tabs replays the newest `REPLAY` items of that pane from the trial's
+bounded event buffer. Drawing cost never grows with the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import RichLog, TabbedContent, TabPane
+
+from corral_core.events import Event, EventKind
+from corral_tui.config import Redactor
+from corral_tui.live import TrialLive
+from corral_tui.render import hook_line, iteration_item, tool_call_block
+
+PER_TICK = 40
+REPLAY = 300
+APPROVALS = (EventKind.APPROVAL_ASKED, EventKind.APPROVAL_DECIDED)
+
+
+@dataclass(frozen=True)
+class Pane:
+    title: str
+    kinds: frozenset[EventKind]
+    render: Callable[[Event, Redactor], RenderableType | None]
+
+
+def _tool_item(event: Event, redact: Redactor) -> RenderableType | None:
+    return tool_call_block(event.data, redact) if event.kind == EventKind.TOOL_CALL else hook_line(event)
+
+
+PANES = {
+    "pane-iterations": Pane("Iterations", frozenset({
+        EventKind.ITERATION_STARTED, EventKind.MESSAGE, EventKind.INTERVENTION_APPLIED, EventKind.LLM_RESPONSE,
+        EventKind.AGENT_FINISHED, EventKind.TRIAL_FINISHED}), iteration_item),
+    "pane-tools": Pane("Tool calls", frozenset({EventKind.TOOL_CALL, *APPROVALS}), _tool_item),
+    "pane-hooks": Pane("Hooks", frozenset({
+        EventKind.HOOK_FIRED, EventKind.HOOK_ERROR, EventKind.INTERVENTION_APPLIED, EventKind.CONTROL_STATE,
+        *APPROVALS}), lambda event, _redact: hook_line(event)),
+}
+
+
+class TrialPanes(Vertical):
+    """Iterations / Tool calls / Hooks of one trial, as tabs."""
+
+    def __init__(self, redact: Redactor, max_lines: int = 1_000, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.redact = redact
+        self.max_lines = max_lines
+        self.trial: TrialLive | None = None
+
+    @property
+    def trial_id(self) -> str | None:
+        return self.trial.trial_id if self.trial is not None else None
+
+    def compose(self) -> ComposeResult:
+        with TabbedContent(id="pane-tabs"):
+            for pane_id, pane in PANES.items():
+                with TabPane(pane.title, id=pane_id):
+                    yield RichLog(max_lines=self.max_lines, wrap=True, markup=False, highlight=False,
+                                  id=f"{pane_id}-log")
+
+    @property
+    def active(self) -> str:
+        return self.query_one(TabbedContent).active or "pane-iterations"
+
+    def log_for(self, pane_id: str) -> RichLog:
+        return self.query_one(f"#{pane_id}-log", RichLog)
+
+    def show(self, trial: TrialLive | None) -> None:
+        """Switch to `trial` (None: nothing selected) and draw the visible pane."""
+        self.trial = trial
+        for pane_id in PANES:
+            self.log_for(pane_id).clear()
+        self._replay(self.active)
+
+    def append(self, events: Iterable[Event]) -> None:
+        """Draw new events of the shown trial in the visible pane (its newest `PER_TICK` items)."""
+        self._write(self.active, events, PER_TICK)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
+        event.stop()
+        if event.pane.id in PANES:
+            self._replay(event.pane.id)
+
+    def _replay(self, pane_id: str) -> None:
+        log = self.log_for(pane_id)
+        log.clear()
+        if self.trial is None:
+            log.write(Text("No trial selected.", style="dim"))
+            return
+        self._write(pane_id, self.trial.events, REPLAY, note="(older ones are in the history screen)")
+
+    def _write(self, pane_id: str, events: Iterable[Event], limit: int, note: str = "in this burst") -> None:
+        pane = PANES[pane_id]
+        wanted = [event for event in events if event.kind in pane.kinds]
+        if len(wanted) > limit:
+            self.log_for(pane_id).write(Text(f"… {len(wanted) - limit} earlier items not drawn {note}", style="dim"))
+            wanted = wanted[-limit:]
+        log = self.log_for(pane_id)
+        for event in wanted:
+            item = pane.render(event, self.redact)
+            if item is not None:
+                log.write(item)

@@ -1,0 +1,158 @@
+"""Snapshots of every screen and dialog at 120 x 40 (they double as the README's screenshots).
+
+Ports, times, durations and ids are hidden by the test config (StableRedactor), the model is
+scripted and the clock is fixed, so a second run draws the same pixels. Update the baselines with
+`pytest tests/snapshots --snapshot-update` and look at them before committing.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets import DataTable, RichLog
+
+from corral_core.env.approval import ApprovalRequest
+from corral_tui.config import FIXED_NOW
+from corral_tui.messages import ApprovalRequested
+from corral_tui.screens.approval import ApprovalScreen
+from corral_tui.screens.compare import CompareScreen
+from corral_tui.screens.dialogs import HelpScreen, InterventionScreen
+from corral_tui.screens.history import HistoryScreen, TrialsScreen
+from corral_tui.screens.timeline import TimelineScreen
+from tests.tui.helpers import (
+    SAMPLEMATH,
+    SIZE,
+    fake_trial_events,
+    make_app,
+    run_done,
+    start_run,
+    wait_for,
+    wait_ready,
+)
+
+
+async def _idle(pilot: Pilot) -> None:
+    await wait_ready(pilot)
+    await wait_for(pilot, lambda: pilot.app.workbench_screen.shown_task is not None, "the task's prompt and guide")
+
+
+def test_workbench_idle(snap_compare, tmp_path: Path) -> None:
+    """The workbench at start-up on the sample suites: tasks, the selected task's guide, the run form."""
+    app = make_app(tmp_path, suites=None)
+    assert snap_compare(app, terminal_size=SIZE, run_before=_idle)
+
+
+def test_workbench_after_a_run(snap_compare, tmp_path: Path) -> None:
+    """samplemath at two verbosity levels, finished; the first trial's iterations on the right."""
+
+    async def run(pilot: Pilot) -> None:
+        await _idle(pilot)
+        await start_run(pilot, "samplemath", arms="minimal, full", trials="1")
+        await wait_for(pilot, lambda: run_done(pilot.app), "the run to finish", timeout=40)
+
+    app = make_app(tmp_path, suites=[SAMPLEMATH])
+    assert snap_compare(app, terminal_size=SIZE, run_before=run)
+
+
+def _history_app(tmp_path: Path, store: Path):
+    db = tmp_path / "corral.db"
+    shutil.copy(store, db)
+    return make_app(tmp_path, suites=[SAMPLEMATH], db_url=str(db))
+
+
+def _rows(pilot: Pilot) -> int:
+    return pilot.app.screen.query_one("#rows", DataTable).row_count
+
+
+async def _open_history(pilot: Pilot) -> None:
+    await _idle(pilot)
+    await pilot.press("h")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, HistoryScreen) and _rows(pilot) == 2, "benchmarks")
+
+
+async def _open_trials(pilot: Pilot) -> None:
+    await _open_history(pilot)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, TrialsScreen) and _rows(pilot) == 8, "trials")
+
+
+def test_history(snap_compare, tmp_path: Path, recorded_store: Path) -> None:
+    """Past benchmarks with their headline score and attempt status."""
+    assert snap_compare(_history_app(tmp_path, recorded_store), terminal_size=SIZE, run_before=_open_history)
+
+
+def test_trials(snap_compare, tmp_path: Path, recorded_store: Path) -> None:
+    """One benchmark's trials, filterable by task, arm and status."""
+    assert snap_compare(_history_app(tmp_path, recorded_store), terminal_size=SIZE, run_before=_open_trials)
+
+
+def test_trial_timeline(snap_compare, tmp_path: Path, recorded_store: Path) -> None:
+    """One trial's stored timeline: messages, LLM calls, hooks and tool calls in time order."""
+
+    async def open_timeline(pilot: Pilot) -> None:
+        await _open_trials(pilot)
+        await pilot.press("down", "enter")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, TimelineScreen)
+                       and pilot.app.screen.query_one(RichLog).lines, "the timeline")
+        await pilot.press("end")
+
+    assert snap_compare(_history_app(tmp_path, recorded_store), terminal_size=SIZE, run_before=open_timeline)
+
+
+def test_compare(snap_compare, tmp_path: Path, recorded_store: Path) -> None:
+    """Two verbosity arms side by side: metrics, paired test, bar chart, per-task matrix."""
+
+    async def open_compare(pilot: Pilot) -> None:
+        await _open_history(pilot)
+        await pilot.press("m")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, CompareScreen)
+                       and pilot.app.screen.query_one("#compare-chart").bars, "the comparison")
+
+    assert snap_compare(_history_app(tmp_path, recorded_store), terminal_size=SIZE, run_before=open_compare)
+
+
+def test_help(snap_compare, tmp_path: Path) -> None:
+    """Every key binding with its id."""
+
+    async def open_help(pilot: Pilot) -> None:
+        await _idle(pilot)
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, HelpScreen), "the help screen")
+
+    assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH]), terminal_size=SIZE, run_before=open_help)
+
+
+def test_approval_dialog(snap_compare, tmp_path: Path) -> None:
+    """A confirm-level call waiting for a person, with a second one queued behind it."""
+
+    async def ask(pilot: Pilot) -> None:
+        await _idle(pilot)
+        for index, name in enumerate(("scratch.tmp", "notes.txt")):
+            request = ApprovalRequest(task_id="sh_cleanup", trial_id=f"tr_demo000{index}", tool_name="delete_file",
+                                      arguments={"path": name}, timeout=120.0, id=f"ap_demo{index}",
+                                      created_at=FIXED_NOW - 15)
+            pilot.app.post_message(ApprovalRequested(request))
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen) and len(pilot.app.approvals) == 2,
+                       "the approval dialog")
+        pilot.app.screen.refresh_pending()
+
+    assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH]), terminal_size=SIZE, run_before=ask)
+
+
+def test_intervention_dialog(snap_compare, tmp_path: Path) -> None:
+    """Writing a message for a paused trial."""
+
+    async def intervene(pilot: Pilot) -> None:
+        await _idle(pilot)
+        app = pilot.app
+        for event in fake_trial_events():
+            app.workbench.queue.emit(event)
+        await wait_for(pilot, lambda: app.live.trials, "the trial row")
+        app.workbench_screen.query_one("#trials").focus()
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, InterventionScreen), "the intervention dialog")
+        await pilot.press(*"Round to two digits before answering.")
+
+    assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH]), terminal_size=SIZE, run_before=intervene)

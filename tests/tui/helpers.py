@@ -1,0 +1,116 @@
+"""Shared helpers for the pilot and snapshot tests: app factory, waiting, a recorded benchmark."""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+from textual.widgets import RichLog, TabbedContent
+
+from corral_core.events import Event, EventKind
+from corral_tui.app import WorkbenchApp, create_app
+from corral_tui.config import test_config
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).resolve().parent / "data"
+SAMPLEMATH = ROOT / "sample_tasks" / "samplemath.yaml"
+TUITEST = DATA / "tuitest.yaml"
+SIZE = (120, 40)
+
+
+def make_app(tmp_path: Path, suites: Iterable[Path] | None = (SAMPLEMATH,), **overrides: Any) -> WorkbenchApp:
+    """The real app through the one factory, on a fresh SQLite file, with the deterministic config.
+    `suites=None` opens the repository's sample suites, as `corral-tui` without arguments does."""
+    overrides.setdefault("db_url", str(tmp_path / "corral.db"))
+    overrides.setdefault("work_dir", tmp_path / "work")
+    return create_app(test_config(None if suites is None else list(suites), **overrides))
+
+
+async def wait_for(pilot: Pilot, predicate: Callable[[], Any], what: str, timeout: float = 20.0) -> None:
+    """Let the app run until `predicate()` is true; fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for: {what}")
+        await pilot.pause(0.05)
+
+
+async def wait_ready(pilot: Pilot) -> None:
+    app = pilot.app
+    await wait_for(pilot, lambda: app.ready, "the embedded servers and the store")
+    await wait_for(pilot, lambda: app.workbench_screen.selected is not None, "the task tree")
+
+
+async def start_run(pilot: Pilot, suite: str, **form: Any) -> None:
+    """Fill the run form for `suite` and press r (focus on the task tree, where r is a binding)."""
+    screen = pilot.app.workbench_screen
+    run_form = screen.query_one("#run-form")
+    run_form.set_suite(suite)
+    run_form.set_values(**form)
+    screen.query_one("#tasks").focus()
+    await pilot.pause()
+    await pilot.press("r")
+
+
+def run_done(app: WorkbenchApp) -> bool:
+    """The run ended and its last events are drawn."""
+    return (app.run_state in ("finished", "interrupted", "failed") and app.live.total > 0
+            and app.live.done >= app.live.total and len(app.workbench.queue) == 0)
+
+
+async def pane_text(pilot: Pilot, pane_id: str) -> str:
+    """Show a live pane (pane-iterations, pane-tools, pane-hooks) as a person would, and return its text."""
+    screen = pilot.app.workbench_screen
+    screen.query_one("#pane-tabs", TabbedContent).active = pane_id
+    await pilot.pause(0.1)
+    log = screen.query_one(f"#{pane_id}-log", RichLog)
+    return "\n".join(strip.text for strip in log.lines)
+
+
+def static_text(widget: Any, width: int = 120) -> str:
+    """The plain text of a Static's content (a rich renderable or a string)."""
+    from rich.console import Console
+
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+    console.print(widget.content)
+    return console.export_text()
+
+
+def trial_events(app: WorkbenchApp, trial_id: str, *kinds: EventKind) -> list[Event]:
+    events = list(app.live.trials[trial_id].events)
+    return [e for e in events if e.kind in kinds] if kinds else events
+
+
+def only_trial(app: WorkbenchApp) -> str:
+    assert len(app.live.trials) == 1, f"expected one trial, got {list(app.live.trials)}"
+    return next(iter(app.live.trials))
+
+
+def record_benchmark(db_path: Path, work_dir: Path) -> str:
+    """Run a small two-arm samplemath benchmark straight through the engine into `db_path`."""
+    from corral_core.runner import BenchmarkRunner
+    from corral_core.spec import spec_from_dict
+    from corral_core.store import Repository, StoreWriter, init_db, make_engine
+
+    engine = make_engine(db_path)
+    init_db(engine)
+    data = {"name": "history-demo", "suite": str(SAMPLEMATH), "agent": {"type": "react", "max_iterations": 4},
+            "arms": [{"name": "minimal", "verbosity": "minimal"}, {"name": "full", "verbosity": "full"}],
+            "tasks": ["add", "power"], "trials_per_task": 2, "parallel": 1}
+    spec = spec_from_dict(data, SAMPLEMATH.parent)
+    with StoreWriter(engine) as writer:
+        result = BenchmarkRunner(spec, repository=Repository(engine), writer_sink=writer).run()
+    engine.dispose()
+    return result.benchmark_id
+
+
+def fake_trial_events(trial_id: str = "tr_demo0001", task_id: str = "count") -> list[Event]:
+    """Events of a trial that started and is paused at its first iteration (for dialogs' snapshots)."""
+    return [
+        Event(EventKind.TRIAL_STARTED, trial_id, task_id, {"arm": "full", "trial_index": 0}, ts=0.0),
+        Event(EventKind.CONTROL_STATE, trial_id, task_id, {"state": "paused", "iteration": 0}, ts=0.0),
+    ]

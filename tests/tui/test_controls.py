@@ -1,0 +1,142 @@
+"""A person in the loop: approving and rejecting confirm-level calls, intervening, stepping."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from corral_core.events import EventKind
+from corral_tui.screens.approval import ApprovalScreen
+from corral_tui.screens.dialogs import InterventionScreen
+from tests.tui.helpers import SIZE, TUITEST, make_app, only_trial, run_done, start_run, trial_events, wait_for, \
+    wait_ready
+
+pytestmark = pytest.mark.anyio
+
+
+def _stored_trial(app, trial_id):
+    app.workbench.writer.flush(5.0)
+    return app.workbench.repository.trial(trial_id)
+
+
+@pytest.mark.parametrize("key", ["a", "r"])
+async def test_a_confirm_level_call_runs_only_after_approval(tmp_path: Path, tui_env: Path, key: str) -> None:
+    marker = tui_env / "marker.txt"
+    app = make_app(tmp_path, suites=[TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "tuitest", tasks="mark", approval="ask")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the approval dialog")
+        request = app.screen.request
+        assert (request.tool_name, request.task_id, request.arguments) == ("write_marker", "mark",
+                                                                             {"name": "marker.txt"})
+        await pilot.pause(0.3)
+        assert not marker.exists(), "the tool ran before anyone approved it"
+
+        await pilot.press(key)
+        await wait_for(pilot, lambda: run_done(app), "the run to finish")
+        trial_id = only_trial(app)
+        (call,) = [e.data for e in trial_events(app, trial_id, EventKind.TOOL_CALL)]
+        decided = trial_events(app, trial_id, EventKind.APPROVAL_DECIDED)
+        assert [(d.data["approved"], d.data["decided_by"]) for d in decided] == [(key == "a", "user")]
+        if key == "a":
+            assert marker.exists()
+            assert (call["status"], call["approval"]) == ("success", "approved")
+        else:
+            assert not marker.exists()
+            assert call["status"] == "rejected"
+        assert app.live.trials[trial_id].assisted
+        stored = _stored_trial(app, trial_id)
+        assert stored.assisted
+        kinds = [entry.kind for entry in app.workbench.repository.timeline(trial_id)]
+        assert "approval_asked" in kinds and "approval_decided" in kinds
+
+
+async def test_an_unanswered_approval_times_out_rejected_and_its_dialog_closes(tmp_path: Path,
+                                                                               tui_env: Path) -> None:
+    app = make_app(tmp_path, suites=[TUITEST], approval_timeout=1.0)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "tuitest", tasks="mark", approval="ask")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the approval dialog")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalScreen), "the dialog to close by itself")
+        await wait_for(pilot, lambda: run_done(app), "the run to finish")
+        trial_id = only_trial(app)
+        (decided,) = trial_events(app, trial_id, EventKind.APPROVAL_DECIDED)
+        assert (decided.data["approved"], decided.data["decided_by"]) == (False, "timeout")
+        (call,) = trial_events(app, trial_id, EventKind.TOOL_CALL)
+        assert call.data["status"] != "success" and not (tui_env / "marker.txt").exists()
+        assert not app.approvals and not app.live.trials[trial_id].assisted
+
+
+async def test_pending_approvals_queue_with_a_visible_count(tmp_path: Path) -> None:
+    app = make_app(tmp_path, suites=[TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "tuitest", tasks="mark", trials="3", parallel="3", approval="ask")
+        await wait_for(pilot, lambda: len(app.approvals) == 3, "three pending approvals")
+        assert isinstance(app.screen, ApprovalScreen)
+        assert "2 more pending" in str(app.screen.query_one("#approval-countdown").render())
+        assert "approvals pending: 3" in str(app.workbench_screen.query_one("#info").render())
+        await pilot.press("A")  # this tool for the rest of the run: the other two go through too
+        await wait_for(pilot, lambda: run_done(app), "the run to finish")
+        assert not app.approvals and not isinstance(app.screen, ApprovalScreen)
+        assert sorted(t.status for t in app.live.trials.values()) == ["completed"] * 3
+
+
+async def test_an_intervention_reaches_the_agent_before_its_next_llm_call(tmp_path: Path) -> None:
+    app = make_app(tmp_path, suites=[TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "tuitest", tasks="count", paused=True)
+        await wait_for(pilot, lambda: app.live.trials and next(iter(app.live.trials.values())).control == "paused",
+                       "the trial to start paused")
+        trial_id = only_trial(app)
+        app.workbench_screen.query_one("#trials").focus()
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, InterventionScreen), "the intervention dialog")
+        await pilot.press(*"Use bigger steps")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, InterventionScreen), "the dialog to close")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: run_done(app), "the run to finish")
+
+        events = trial_events(app, trial_id, EventKind.INTERVENTION_APPLIED, EventKind.MESSAGE, EventKind.LLM_RESPONSE)
+        applied = next(i for i, e in enumerate(events) if e.kind == EventKind.INTERVENTION_APPLIED)
+        assert events[applied].data["text"] == "Use bigger steps"
+        message = next(i for i, e in enumerate(events) if e.kind == EventKind.MESSAGE
+                       and e.data["content"] == "Intervention from the operator: Use bigger steps")
+        first_llm = next(i for i, e in enumerate(events) if e.kind == EventKind.LLM_RESPONSE)
+        assert message < first_llm, "the intervention must reach the conversation before the next LLM call"
+        assert _stored_trial(app, trial_id).assisted
+        stored = [e.summary for e in app.workbench.repository.timeline(trial_id) if e.kind == "intervention_applied"]
+        assert stored == ["intervention (inbox): Use bigger steps"]
+
+
+async def test_step_advances_exactly_one_iteration_per_key_press(tmp_path: Path) -> None:
+    app = make_app(tmp_path, suites=[TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "tuitest", tasks="count", paused=True)
+        await wait_for(pilot, lambda: len(app.live.trials) == 1, "the trial to start")
+        trial_id = only_trial(app)
+        controller = app.workbench.active.controls.controller(trial_id)
+        await wait_for(pilot, lambda: controller.blocked, "the agent to wait at its first iteration")
+        app.workbench_screen.query_one("#trials").focus()
+
+        def iterations() -> int:
+            return len(trial_events(app, trial_id, EventKind.ITERATION_STARTED))
+
+        assert iterations() == 0
+        for expected in (1, 2, 3):
+            await pilot.press("s")
+            await wait_for(pilot, lambda: iterations() == expected and controller.blocked,
+                           f"iteration {expected} to run and the agent to pause again")
+            await pilot.pause(0.3)
+            assert iterations() == expected, "one key press ran more than one iteration"
+            assert app.live.trials[trial_id].status == "paused"
+        assert "paused" in str(app.workbench_screen.query_one("#status").render())
+        await pilot.press("C")  # shift+c: continue every trial
+        await wait_for(pilot, lambda: run_done(app), "the run to finish")
+        assert app.live.trials[trial_id].status == "completed" and iterations() == 6

@@ -1,0 +1,93 @@
+"""The workbench's plain-Python parts: live state bounds, render hints, the run form's spec, bars."""
+
+from __future__ import annotations
+
+import pytest
+from rich.json import JSON
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from corral_core.events import Event, EventKind
+from corral_core.spec import spec_from_dict
+from corral_tui.config import StableRedactor
+from corral_tui.live import LiveRun
+from corral_tui.render import tool_result
+from corral_tui.runform import RunRequest, parse_count, parse_verbosities
+from corral_tui.widgets.bars import bar_line
+from tests.tui.helpers import SAMPLEMATH
+
+
+def _events(trial_id: str, n: int, finished: bool = False) -> list[Event]:
+    events = [Event(EventKind.TRIAL_STARTED, trial_id, "add", {"arm": "full", "trial_index": 0})]
+    events += [Event(EventKind.ITERATION_STARTED, trial_id, "add", {"iteration": i}) for i in range(n)]
+    if finished:
+        events.append(Event(EventKind.TRIAL_FINISHED, trial_id, "add", {"status": "completed", "score": 1.0}))
+    return events
+
+
+def test_live_run_keeps_a_bounded_buffer_per_trial_and_drops_old_finished_ones() -> None:
+    live = LiveRun(buffer=50, buffered_trials=3)
+    for index in range(5):
+        live.apply(_events(f"tr_{index}", 100, finished=True))
+    running = live.apply(_events("tr_running", 10))
+    assert running.new_rows == ["tr_running"] and live.trials["tr_running"].status == "running"
+    assert all(len(t.events) <= 50 for t in live.trials.values())
+    buffered = [tid for tid, t in live.trials.items() if t.events]
+    assert len(buffered) == 3 and "tr_running" in buffered  # the oldest finished trials gave theirs up
+    assert len(live.trials) == 6 and live.done == 5  # rows stay
+
+
+def test_control_and_finish_events_update_the_row() -> None:
+    live = LiveRun()
+    live.apply(_events("tr_1", 2))
+    changes = live.apply([Event(EventKind.CONTROL_STATE, "tr_1", "add", {"state": "paused", "iteration": 2}),
+                          Event(EventKind.APPROVAL_DECIDED, "tr_1", "add",
+                                {"approval_id": "ap_1", "approved": True, "decided_by": "user"})])
+    trial = live.trials["tr_1"]
+    assert changes.rows == {"tr_1"} and changes.decided == {"ap_1"}
+    assert (trial.status, trial.iteration, trial.assisted) == ("paused", 1, True)
+    live.apply([Event(EventKind.TRIAL_FINISHED, "tr_1", "add", {"status": "completed", "score": 0.5,
+                                                               "iterations": 3})])
+    assert (trial.status, trial.score, trial.iteration) == ("completed", 0.5, 3)
+
+
+def test_tool_results_are_drawn_by_their_render_hint() -> None:
+    rows = '[{"material": "steel", "density": 7.85}, {"material": "oak", "density": 0.75}]'
+    assert isinstance(tool_result(rows, "table"), Table)
+    assert isinstance(tool_result('{"a": 1}', "json"), JSON)
+    assert isinstance(tool_result("print('hi')", "code"), Syntax)
+    assert isinstance(tool_result("plain words", "text"), Text)
+    assert isinstance(tool_result("not json", "table"), Text)  # a wrong hint falls back to text
+
+
+def test_the_run_form_makes_a_valid_spec() -> None:
+    request = RunRequest(suite="samplemath", tasks=["add"], verbosities=parse_verbosities("Minimal, full"),
+                         trials=parse_count("2", "trials"), parallel=2, approval="ask")
+    spec = spec_from_dict(request.spec_data(SAMPLEMATH, 30.0), SAMPLEMATH.parent)
+    assert [arm.name for arm in spec.arms] == ["minimal", "full"]
+    assert (spec.task_ids, spec.trials_per_task, spec.total_trials, spec.approval) == (["add"], 2, 4, "ask")
+    assert spec.model.id == "scripted/samplemath" and spec.timeouts.approval == 30.0
+
+
+@pytest.mark.parametrize(("parse", "text", "problem"), [
+    (parse_verbosities, "full, loud", "unknown verbosity level loud"),
+    (lambda text: parse_count(text, "trials"), "two", "trials must be a whole number"),
+    (lambda text: parse_count(text, "parallel", 1, 64), "100", "parallel must be between 1 and 64"),
+])
+def test_bad_form_values_are_named(parse, text: str, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        parse(text)
+
+
+def test_bars_have_eighth_cell_resolution() -> None:
+    assert bar_line(0.5, 4) == "██  "
+    assert bar_line(1 / 16, 2) == "▏ "
+    assert bar_line(1.5, 3) == "███"
+
+
+def test_the_stable_redactor_names_ids_in_order_of_appearance() -> None:
+    redact = StableRedactor()
+    assert [redact.ident(i) for i in ("tr_9f", "bm_x", "tr_11", "tr_9f")] == ["tr_0001", "bm_0001", "tr_0002",
+                                                                             "tr_0001"]
+    assert redact.url("http://127.0.0.1:41234") == "http://127.0.0.1:PORT"
