@@ -19,6 +19,7 @@ from corral_core.events import Event, EventKind, EventSink
 from corral_core.llm.types import CallContext, LLMError, LLMResult, ModelSettings, Usage, request_digest
 
 from .hooks import AgentHooks, CriticalHookError, HookContext, HookPoint, TrialCancelled
+from .options import flag, positive_int
 from .outcome import SURRENDER_SENTINEL, AgentOutcome, StepResult, TrialLedger
 from .prompts import EXTRACTOR_PROMPT, SYSTEM_PROMPT, render
 
@@ -67,15 +68,16 @@ class BaseAgent(ABC):
         extract_answer: bool = False,
         **kwargs: Any,
     ) -> None:
-        if int(max_iterations) < 1:
-            raise ValueError(f"max_iterations must be at least 1, got {max_iterations!r}")
+        max_iterations = positive_int("max_iterations", max_iterations)
+        enable_surrender = flag("enable_surrender", enable_surrender)
+        extract_answer = flag("extract_answer", extract_answer)
         self.settings = settings or ModelSettings(
             model=model, api_base=api_endpoint, api_key_env=api_key_env, temperature=temperature,
             timeout=timeout, max_retries=max_retries, extra=dict(kwargs))
         self.model = self.settings.model
         self.api_endpoint = self.settings.api_base
         self.temperature = self.settings.temperature
-        self.max_iterations = int(max_iterations)
+        self.max_iterations = max_iterations
         self.system_prompt = system_prompt
         self.user_prompt = user_prompt
         self.extractor_prompt = extractor_prompt
@@ -168,6 +170,11 @@ class BaseAgent(ABC):
         if status == "answered":
             return answer or ""
         return SURRENDER_SENTINEL if status == "surrendered" else ""
+
+    def on_trial_result(self, task_id: str, outcome: Any) -> None:
+        """How the trial this agent just ran ended (a `TrialOutcome`: status, score, answer,
+        explanation); `run_trial` calls it after submitting or surrendering. Agents that learn
+        across trials keep it; the default ignores it."""
 
     # ----------------------------------------------------------------- for subclasses
     @abstractmethod

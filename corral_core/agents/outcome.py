@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -12,6 +13,30 @@ AGENT_STATUSES: tuple[str, ...] = ("answered", "surrendered", "iteration_limit",
 
 SURRENDER_SENTINEL = "GIVE UP"
 """What `run()` returns when the agent surrendered deliberately (Corral's sentinel)."""
+
+FINAL_ANSWER = re.compile(r"Final Answer:\s*(.*)", re.IGNORECASE | re.DOTALL)
+"""A text reply's final answer (tool-calling and planner agents): everything after "Final Answer:"."""
+
+# Surrender is a deliberate act: the whole reply, or the whole final answer, is the sentinel;
+# prose that merely mentions giving up never counts.
+_BARE_SURRENDER = re.compile(r"\s*GIVE UP\s*\.?\s*", re.IGNORECASE)
+_SURRENDER_ANSWER = re.compile(r"(?:GIVE UP|SURRENDER)\s*\.?", re.IGNORECASE)
+
+
+def final_answer(text: str) -> str | None:
+    """The non-empty answer after "Final Answer:" in a text reply, or None when there is none."""
+    match = FINAL_ANSWER.search(text or "")
+    answer = match.group(1).strip() if match else ""
+    return answer or None
+
+
+def is_surrender_reply(text: str) -> bool:
+    """True when a text reply surrenders deliberately: the reply is exactly "GIVE UP", or its final
+    answer is exactly "GIVE UP" (or "SURRENDER"), as in a plan followed by "Final Answer: GIVE UP"."""
+    if _BARE_SURRENDER.fullmatch(text or ""):
+        return True
+    answer = final_answer(text)
+    return answer is not None and _SURRENDER_ANSWER.fullmatch(answer) is not None
 
 
 @dataclass

@@ -3,26 +3,32 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any
 
 from .base import BaseAgent
 from .hooks import AgentHooks
-from .outcome import StepResult
-from .prompts import EXECUTOR_TASK, PLANNER_PROMPT, PLANNER_SURRENDER, clean_guide, format_examples, render
+from .options import positive_int
+from .outcome import StepResult, final_answer, is_surrender_reply
+from .prompts import (
+    EXECUTOR_TASK,
+    PLANNER_PROMPT,
+    PLANNER_SURRENDER,
+    SURRENDER_REFUSED,
+    clean_guide,
+    format_examples,
+    render,
+)
 from .react import ReActAgent
-
-_FINAL_ANSWER = re.compile(r"Final Answer:\s*(.*)", re.IGNORECASE | re.DOTALL)
-_SURRENDER_REPLY = re.compile(r"^\s*(?:GIVE UP|Final Answer:\s*(?:GIVE UP|SURRENDER))\s*\.?\s*$", re.IGNORECASE)
 
 
 class LLMPlanner(BaseAgent):
     """Hierarchical agent (Corral's LLMPlanner, with the documented planner_model/executor_model).
 
-    Each iteration the planner (role "planner") writes a plan, or ends the task with "Final Answer: X".
-    A plan is run by a ReActAgent executor with its own `executor_max_iterations`; the executor shares
-    the trial's token accounting, events and iteration-level hooks, and its answer is reported back to
-    the planner.
+    Each iteration the planner (role "planner") writes a plan, or ends the task with "Final Answer: X";
+    with surrender enabled, "Final Answer: GIVE UP" gives the task up deliberately (as for the
+    tool-calling agent). A plan is run by a ReActAgent executor with its own `executor_max_iterations`;
+    the executor shares the trial's token accounting, events and iteration-level hooks, and its answer
+    is reported back to the planner.
     """
 
     llm_role = "planner"
@@ -35,6 +41,8 @@ class LLMPlanner(BaseAgent):
             if kwargs.get("settings") is not None:
                 kwargs["settings"] = dataclasses.replace(kwargs["settings"], model=planner_model)
         super().__init__(**kwargs)
+        if executor_max_iterations is not None:
+            executor_max_iterations = positive_int("executor_max_iterations", executor_max_iterations)
         self.planner_model = self.model
         if executor is None:
             settings = self.settings
@@ -69,13 +77,16 @@ class LLMPlanner(BaseAgent):
         plan = (result.content or "").strip()
         self.add_message({"role": "assistant", "content": plan})
         data: dict[str, Any] = {"llm_response": plan, "plan": plan}
-        if _SURRENDER_REPLY.match(plan) and self.enable_surrender:
-            data["surrender_reason"] = plan
-            return StepResult(status="surrendered", data=data)
-        final = _FINAL_ANSWER.search(plan)
-        if final and final.group(1).strip():
-            data["final_answer"] = final.group(1).strip()
-            return StepResult(status="answered", answer=data["final_answer"], data=data)
+        if is_surrender_reply(plan):
+            if self.enable_surrender:
+                data["surrender_reason"] = plan
+                return StepResult(status="surrendered", data=data)
+            self.add_message({"role": "user", "content": SURRENDER_REFUSED})
+            return StepResult(data=data)
+        answer = final_answer(plan)
+        if answer is not None:
+            data["final_answer"] = answer
+            return StepResult(status="answered", answer=answer, data=data)
         if not plan:
             self.add_message({"role": "user", "content": "Your reply was empty. Write a plan, or "
                                                          "\"Final Answer: <answer>\" when you know it."})

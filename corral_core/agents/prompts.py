@@ -58,6 +58,9 @@ TOOL_CALLING_SURRENDER = (
     "the `{{surrender_tool}}` tool, or by replying with exactly \"Final Answer: GIVE UP\"."
 )
 
+SURRENDER_REFUSED = ("Surrender is not available in this run; give your best answer as "
+                     "\"Final Answer: <answer>\".")
+
 PLANNER_PROMPT = """You are the planner of a two-level agent. An executor agent carries out your plans \
 step by step with the tools below; you never call tools yourself.
 

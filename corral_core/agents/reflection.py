@@ -1,9 +1,13 @@
 """ReflectionAgent: learns from its own earlier attempts at the same task (Corral's Reflexion).
 
-Before each run it asks the server for the task's last score. When there was an earlier trial and
-this agent holds the actor's trajectory from its previous run of the same task, a reflection call
-(role "reflection") turns that trajectory into a lesson. Up to `max_reflections` lessons per task are
-injected as a system message. Memory is keyed by task id: lessons never leak across tasks.
+After each trial `run_trial` hands the agent the trial's result (`on_trial_result`), which it keeps
+next to the actor's trajectory. Before the next run of the same task, a reflection call (role
+"reflection") turns that trajectory and its own score into a lesson. It never reads the score from
+the server's task history when it has its own: with parallel arms or benchmarks on one server, the
+task's latest trial is often someone else's. Only an agent driven by `run()` alone (no `run_trial`)
+falls back to the server's `get_last_score`. Up to `max_reflections` lessons per task are injected as
+a system message; memory is keyed by task id, so lessons never leak across tasks. A failed
+reflection call costs the lesson, not the trial.
 """
 
 from __future__ import annotations
@@ -14,8 +18,12 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from corral_core.events import EventKind
+from corral_core.llm.types import LLMError
+
 from .base import BaseAgent, _as_text
-from .hooks import AgentHooks
+from .hooks import AgentHooks, HookPoint
+from .options import positive_int
 from .outcome import StepResult
 from .prompts import LESSONS_HEADER, REFLECTION_PROMPT, render
 from .react import ReActAgent
@@ -24,6 +32,7 @@ log = logging.getLogger(__name__)
 
 _MAX_TRAJECTORY_CHARS = 8000
 _MAX_MESSAGE_CHARS = 400
+_PROMPT_VARIABLES = ("task_id", "trial_id", "score", "trajectory")
 
 
 @dataclass
@@ -35,8 +44,12 @@ class Lesson:
 
 @dataclass
 class _Attempt:
+    """The actor's last run of a task, and (once run_trial reports it) how that trial ended."""
+
     messages: list[dict[str, Any]]
-    status: str
+    status: str  # the actor's own outcome status
+    trial_id: str | None
+    result: Any = None  # the TrialOutcome run_trial reported
 
 
 class ReflectionAgent(BaseAgent):
@@ -48,15 +61,18 @@ class ReflectionAgent(BaseAgent):
                  reflection_model: str | None = None, *, reflection_prompt: str | None = None,
                  reflection_temperature: float = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        if max_reflections < 1:
-            raise ValueError(f"max_reflections must be at least 1, got {max_reflections!r}")
+        max_reflections = positive_int("max_reflections", max_reflections)
+        if isinstance(reflection_temperature, bool) or not isinstance(reflection_temperature, (int, float)):
+            raise ValueError(f"reflection_temperature must be a number, got {reflection_temperature!r}")
+        if reflection_prompt is not None:  # a placeholder typo fails here, not at the second trial
+            render(reflection_prompt, **dict.fromkeys(_PROMPT_VARIABLES, ""))
         self.actor = actor or ReActAgent(max_iterations=self.max_iterations, settings=self.settings,
                                          system_prompt=self.system_prompt, hooks=AgentHooks())
         self.actor.label = "actor"
         self.max_reflections = max_reflections
         self.reflection_prompt = reflection_prompt
         self.reflection_settings = dataclasses.replace(
-            self.settings, model=reflection_model or self.settings.model, temperature=reflection_temperature)
+            self.settings, model=reflection_model or self.settings.model, temperature=float(reflection_temperature))
         self.memory: dict[str, deque[Lesson]] = {}
         self._actor_ran = False
         self._attempts: dict[str, _Attempt] = {}
@@ -64,6 +80,12 @@ class ReflectionAgent(BaseAgent):
     def lessons(self, task_id: str) -> list[Lesson]:
         """The lessons kept for `task_id`, oldest first."""
         return list(self.memory.get(task_id, ()))
+
+    def on_trial_result(self, task_id: str, outcome: Any) -> None:
+        """Keep the result of this agent's own trial of `task_id` for the next reflection."""
+        attempt = self._attempts.get(task_id)
+        if attempt is not None:
+            attempt.result = outcome
 
     def _flush_messages(self) -> None:
         if self._actor_ran:  # before that, messages hooks add are handed to the actor, which emits them
@@ -89,7 +111,7 @@ class ReflectionAgent(BaseAgent):
                   _parent_hooks=self._active_hooks, _extra_messages=list(self.messages), **args)
         outcome = actor.outcome
         assert outcome is not None
-        self._attempts[task_id] = _Attempt(list(actor.messages), outcome.status)
+        self._attempts[task_id] = _Attempt(list(actor.messages), outcome.status, self.trial_id)
         self.messages = actor.messages  # AFTER_TASK hooks see the real conversation
         self._emitted = len(self.messages)
         self._actor_ran = True
@@ -98,25 +120,50 @@ class ReflectionAgent(BaseAgent):
                           data={"lessons": len(lessons)})
 
     def _reflect_on_previous(self, task_id: str) -> None:
-        attempt = self._attempts.get(task_id)
+        attempt = self._attempts.pop(task_id, None)
         if attempt is None:
             return
-        last = _last_score(self._interface, task_id)
-        if last is None:
+        scored = _own_score(attempt) if attempt.result is not None else _server_score(self._interface, task_id,
+                                                                                         attempt)
+        if scored is None:
             return
-        trial_id, score = last
-        scored = attempt.status in ("answered", "surrendered")
-        score_text = f"{score:.2f}" if scored and score is not None else \
-            f"nothing (it ended without submitting: {attempt.status.replace('_', ' ')})"
+        trial_id, score, ended = scored
+        score_text = f"{score:.2f}" if score is not None else \
+            f"nothing (it ended without a score: {ended.replace('_', ' ')})"
         prompt = render(self.reflection_prompt or REFLECTION_PROMPT, task_id=task_id, trial_id=trial_id or "?",
                         score=score_text, trajectory=_summarise(attempt.messages))
-        result = self.call_llm([{"role": "user", "content": prompt}], role="reflection",
-                               settings=self.reflection_settings)
+        try:
+            result = self.call_llm([{"role": "user", "content": prompt}], role="reflection",
+                                   settings=self.reflection_settings)
+        except LLMError as exc:  # the actor can still try without a new lesson
+            log.warning("reflection on task %s failed, running without a new lesson: %s", task_id, exc.message)
+            self.emit(EventKind.HOOK_ERROR, point=HookPoint.BEFORE_TASK.value, hook="reflection",
+                      error=f"the reflection call failed, so this attempt has no new lesson: {exc.message}")
+            return
         text = (result.content or "").strip()
-        del self._attempts[task_id]
         if text:
             memory = self.memory.setdefault(task_id, deque(maxlen=self.max_reflections))
-            memory.append(Lesson(trial_id, score if scored else None, text))
+            memory.append(Lesson(trial_id, score, text))
+
+
+def _own_score(attempt: _Attempt) -> tuple[str | None, float | None, str]:
+    """(trial_id, score, how it ended) from the result run_trial reported for this agent's attempt."""
+    result = attempt.result
+    score = getattr(result, "score", None)
+    trial_id = getattr(result, "trial_id", None) or attempt.trial_id
+    ended = str(getattr(result, "status", None) or attempt.status)
+    return trial_id, float(score) if score is not None else None, ended
+
+
+def _server_score(interface: Any, task_id: str, attempt: _Attempt) -> tuple[str | None, float | None, str] | None:
+    """The fallback without a reported result: the server's last score of the task, which is this
+    agent's only when nothing else runs the task on that server."""
+    last = _last_score(interface, task_id)
+    if last is None:
+        return None
+    trial_id, score = last
+    scored = attempt.status in ("answered", "surrendered")
+    return trial_id, score if scored else None, attempt.status
 
 
 def _last_score(interface: Any, task_id: str) -> tuple[str | None, float | None] | None:

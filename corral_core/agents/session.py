@@ -39,8 +39,9 @@ class TrialOutcome:
 
 
 def run_trial(agent: BaseAgent, interface: Any, task_id: str, **run_kwargs: Any) -> TrialOutcome:
-    """Run `agent` on `task_id`, then submit or surrender as its outcome says; never raises for a
-    failed run or a failed submission (those end as status "error")."""
+    """Run `agent` on `task_id`, then submit or surrender as its outcome says, and hand the result
+    to `agent.on_trial_result` (when it has one); never raises for a failed run or a failed
+    submission (those end as status "error")."""
     started = time.perf_counter()
     agent.run(interface, task_id, **run_kwargs)
     outcome = agent.outcome
@@ -68,7 +69,20 @@ def run_trial(agent: BaseAgent, interface: Any, task_id: str, **run_kwargs: Any)
         trial.status, trial.error = "error", f"{verb} failed: {exc}"
     wait = getattr(agent, "wait_seconds", 0.0) or 0.0
     trial.duration = max(0.0, time.perf_counter() - started - wait)
+    _report_result(agent, task_id, trial)
     return trial
+
+
+def _report_result(agent: Any, task_id: str, trial: TrialOutcome) -> None:
+    """Tell the agent how its own trial ended, so it never has to ask the server (whose task
+    history mixes every arm and benchmark running on it)."""
+    report = getattr(agent, "on_trial_result", None)
+    if report is None:
+        return
+    try:
+        report(task_id, trial)
+    except Exception:  # the trial is finished and scored: an agent's bookkeeping cannot undo that
+        log.warning("agent %s failed to take the result of task %s", type(agent).__name__, task_id, exc_info=True)
 
 
 def _copy_result(trial: TrialOutcome, result: Any) -> None:

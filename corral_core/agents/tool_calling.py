@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from .base import BaseAgent
-from .outcome import StepResult
-from .prompts import TOOL_CALLING_SURRENDER, TOOL_CALLING_USER_PROMPT, format_examples, render
-
-# Surrender is a deliberate act: the whole reply must be one of these forms, never a word in prose.
-_SURRENDER_REPLY = re.compile(r"^\s*(?:GIVE UP|Final Answer:\s*(?:GIVE UP|SURRENDER))\s*\.?\s*$", re.IGNORECASE)
-_FINAL_ANSWER = re.compile(r"Final Answer:\s*(.*)", re.IGNORECASE | re.DOTALL)
+from .outcome import StepResult, final_answer, is_surrender_reply
+from .prompts import SURRENDER_REFUSED, TOOL_CALLING_SURRENDER, TOOL_CALLING_USER_PROMPT, format_examples, render
 
 NUDGE = ("Your reply had neither a tool call nor a final answer. Call one of the tools, or reply "
          "\"Final Answer: <the answer>\" when you know it.")
@@ -74,16 +69,14 @@ class ToolCallingAgent(BaseAgent):
                 self.add_message({"role": "tool", "tool_call_id": call.id, "content": text})
         else:
             self.add_message({"role": "assistant", "content": content})
-        if _SURRENDER_REPLY.match(content):
+        if is_surrender_reply(content):
             if self.enable_surrender:
                 data["surrender_reason"] = content.strip()
                 return StepResult(status="surrendered", data=data)
-            self.add_message({"role": "user", "content": "Surrender is not available in this run; "
-                                                         "give your best answer as \"Final Answer: <answer>\"."})
+            self.add_message({"role": "user", "content": SURRENDER_REFUSED})
             return StepResult(data=data)
-        final = _FINAL_ANSWER.search(content)
-        if final and final.group(1).strip():
-            answer = final.group(1).strip()
+        answer = final_answer(content)
+        if answer is not None:
             data["final_answer"] = answer
             return StepResult(status="answered", answer=answer, data=data)
         if not result.tool_calls:

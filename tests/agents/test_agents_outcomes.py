@@ -50,6 +50,9 @@ def test_tool_calling_recovers_from_broken_arguments(test_scripts, open_trial) -
     (ReActAgent, "add"),  # <surrender> tag
     (ToolCallingAgent, "add"),  # "Final Answer: GIVE UP"
     (ToolCallingAgent, "multiply"),  # the virtual surrender tool
+    (ToolCallingAgent, "compound"),  # reasoning, then "Final Answer: GIVE UP"
+    (LLMPlanner, "add"),  # "Final Answer: GIVE UP" instead of a plan
+    (LLMPlanner, "compound"),  # reasoning, then "Final Answer: GIVE UP"
 ])
 def test_deliberate_surrender_is_recorded(agent_class, task_id, test_scripts, open_trial) -> None:
     trial = open_trial(task_id)
@@ -65,17 +68,23 @@ def test_run_returns_the_surrender_sentinel(test_scripts, open_trial) -> None:
     assert agent.run(open_trial("add"), "add") == "GIVE UP"
 
 
-@pytest.mark.parametrize("agent_class", [ReActAgent, ToolCallingAgent])
+@pytest.mark.parametrize("agent_class", [ReActAgent, ToolCallingAgent, LLMPlanner])
 def test_prose_mentioning_surrender_is_not_surrender(agent_class, test_scripts, open_trial) -> None:
     outcome = run_trial(agent_class(model="scripted/surrender", enable_surrender=True), open_trial("divide"), "divide")
     assert (outcome.status, outcome.surrendered, outcome.score, outcome.answer) == ("completed", False, 1.0, "12")
 
 
-def test_surrender_when_not_enabled_is_refused(test_scripts, open_trial) -> None:
-    agent = ReActAgent(model="scripted/surrender", max_iterations=2)
-    outcome = run_trial(agent, open_trial("add"), "add")
-    assert outcome.status == "iteration_limit" and not outcome.surrendered
-    assert "surrender is not available" in _contents(agent, "user")[-1]
+@pytest.mark.parametrize("agent_class, task_id", [
+    (ReActAgent, "add"), (ToolCallingAgent, "add"), (ToolCallingAgent, "compound"), (LLMPlanner, "add"),
+    (LLMPlanner, "compound"),
+])
+def test_surrender_when_not_enabled_is_refused(agent_class, task_id, test_scripts, open_trial) -> None:
+    trial = open_trial(task_id)
+    agent = agent_class(model="scripted/surrender", max_iterations=2)
+    outcome = run_trial(agent, trial, task_id)
+    assert (outcome.status, outcome.surrendered, outcome.answer) == ("iteration_limit", False, None)
+    assert "surrender is not available" in _contents(agent, "user")[-1].lower()
+    assert trial.get_task_status(task_id)["submitted_answer"] is None  # "GIVE UP" is never scored as an answer
 
 
 @pytest.mark.parametrize("agent_class", [ReActAgent, ToolCallingAgent, LLMPlanner])

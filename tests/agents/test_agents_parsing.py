@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from corral_core.agents import ReActAgent, ToolCallingAgent
+from corral_core.agents.outcome import final_answer, is_surrender_reply
 from corral_core.agents.prompts import render
 from corral_core.agents.react_parsing import parse_arguments, parse_react
 
@@ -150,3 +151,22 @@ def test_observations_say_when_a_tool_failed() -> None:
         assert outcome.text == expected and outcome.ok is (expected == "3.0")
         event = sink.of_kind(EventKind.TOOL_CALL)[0]
         assert event.trial_id == "tr_1" and event.data["tool_name"] == "calc" and event.data["iteration"] == 0
+
+
+@pytest.mark.parametrize("reply, surrenders", [
+    ("GIVE UP", True),
+    ("Final Answer: give up.", True),
+    ("Final Answer: SURRENDER", True),
+    ("No tool can do this.\nFinal Answer: GIVE UP", True),
+    ("I will not give up. Final Answer: 12", False),
+    ("Final Answer: GIVE UP is not an option; 12", False),
+    ("Never GIVE UP", False),
+    ("SURRENDER", False),  # bare SURRENDER was never a form the prompts offer
+])
+def test_surrender_reply_is_the_sentinel_never_prose(reply, surrenders) -> None:
+    assert is_surrender_reply(reply) is surrenders
+
+
+def test_final_answer_needs_text_after_the_marker() -> None:
+    assert final_answer("Plan done.\nFinal Answer:  42 ") == "42"
+    assert final_answer("Final Answer:   ") is None and final_answer("no marker") is None
