@@ -11,6 +11,7 @@ can be resumed with --resume ID).
 from __future__ import annotations
 
 import argparse
+import shlex
 import signal
 import sys
 import threading
@@ -24,6 +25,7 @@ from corral_core.errors import UserError
 from corral_core.events import Event, EventKind
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+MAX_HISTORY_LIMIT = 10_000
 
 
 class BatchProgress:
@@ -91,13 +93,41 @@ class BatchProgress:
                 self._progress = None
 
 
-def open_store(db: str | None) -> tuple[Any, Any, Any]:
-    """(engine, Repository, started StoreWriter) for --db, or the default store."""
-    from corral_core.store import Repository, StoreWriter, default_db_path, init_db, make_engine
+class LiveRunNotice:
+    """An event sink saying on stderr (even with --quiet) why a run did not resume a live one."""
 
-    engine = make_engine(db if db else default_db_path())
-    init_db(engine)
-    return engine, Repository(engine), StoreWriter(engine).start()
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def emit(self, event: Event) -> None:
+        if event.kind is not EventKind.BENCHMARK_STARTED:
+            return
+        for live in event.data.get("live_elsewhere") or []:
+            self.console.print(f"benchmark {live['benchmark_id']} of this spec is running right now in process "
+                               f"{live['pid']} on {live['host']}; starting a new benchmark "
+                               f"{event.benchmark_id} instead of resuming it.", highlight=False)
+
+
+def open_store(db: str | None) -> tuple[Any, Any, Any]:
+    """(engine, Repository, started StoreWriter) for --db, or the default store (created if missing)."""
+    from corral_core.store import StoreWriter
+
+    engine, repository = open_repository(db)
+    return engine, repository, StoreWriter(engine).start()
+
+
+def open_repository(db: str | None, *, create: bool = True) -> tuple[Any, Any]:
+    """(engine, Repository) for --db or the default store. create=False (read commands): a missing
+    store is a UserError and nothing is created."""
+    from corral_core.store import Repository, default_db_path, init_db, make_engine
+
+    engine = make_engine(db if db else default_db_path(), create=create)
+    try:
+        init_db(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    return engine, Repository(engine)
 
 
 def batch_main(args: argparse.Namespace) -> int:
@@ -115,7 +145,8 @@ def batch_main(args: argparse.Namespace) -> int:
         err = Console(stderr=True, soft_wrap=True, no_color=True, highlight=False)
     progress = None if args.quiet else BatchProgress(err)
     engine, repository, writer = open_store(args.db)
-    runner = BenchmarkRunner(spec, repository=repository, writer_sink=writer, sink=progress,
+    sinks = [LiveRunNotice(err), *([progress] if progress is not None else [])]
+    runner = BenchmarkRunner(spec, repository=repository, writer_sink=writer, sink=sinks,
                              server_url=args.server, token=args.token)
     cancel = threading.Event()
     previous = _on_interrupt(cancel, err)
@@ -135,7 +166,7 @@ def batch_main(args: argparse.Namespace) -> int:
     if args.junit:
         report.write_text(args.junit, report.junit_xml(spec.name, document["trials"], [a.name for a in spec.arms],
                                                          spec.task_ids))
-    return _exit_code(result, args.fail_under, args.batch, err)
+    return _exit_code(result, args.fail_under, _resume_command(args, result.benchmark_id), err)
 
 
 def _on_interrupt(cancel: threading.Event, err: Console) -> Any:
@@ -152,10 +183,18 @@ def _on_interrupt(cancel: threading.Event, err: Console) -> Any:
     return signal.signal(signal.SIGINT, handler)
 
 
-def _exit_code(result: Any, fail_under: float | None, spec_path: str, err: Console) -> int:
+def _resume_command(args: argparse.Namespace, benchmark_id: str) -> str:
+    """The command line that resumes this run: the same spec, store and server."""
+    parts = ["corral-tui", "--batch", args.batch]
+    for flag, value in (("--db", args.db), ("--server", args.server), ("--model", getattr(args, "model", None))):
+        if value:
+            parts += [flag, value]
+    return shlex.join([*parts, "--resume", benchmark_id])
+
+
+def _exit_code(result: Any, fail_under: float | None, resume_command: str, err: Console) -> int:
     if result.interrupted:
-        err.print(f"interrupted. Resume with: corral-tui --batch {spec_path} --resume {result.benchmark_id}",
-                  highlight=False)
+        err.print(f"interrupted. Resume with: {resume_command}", highlight=False)
         return EXIT_INTERRUPTED
     code = EXIT_OK
     if result.errored:
@@ -188,51 +227,56 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
                         fix=f"run `{parser.prog} --help`.") from None
 
 
-def _open_repository(db: str | None) -> tuple[Any, Any]:
-    from corral_core.store import Repository, default_db_path, init_db, make_engine
-
-    engine = make_engine(db if db else default_db_path())
-    init_db(engine)
-    return engine, Repository(engine)
-
-
 def history_main(argv: list[str]) -> int:
     """`corral-tui history [--db URL] [--limit N]`: the newest benchmarks as a table."""
     parser = _store_parser("corral-tui history", "List recorded benchmarks, newest first.")
-    parser.add_argument("--limit", type=int, default=20, metavar="N", help="how many to show (default 20)")
+    parser.add_argument("--limit", type=int, default=20, metavar="N",
+                        help=f"how many to show (default 20, at most {MAX_HISTORY_LIMIT})")
     args = _parse(parser, argv)
-    if args.limit < 1:
-        raise UserError(f"--limit must be at least 1, not {args.limit}.", where="--limit")
-    engine, repository = _open_repository(args.db)
+    if not 1 <= args.limit <= MAX_HISTORY_LIMIT:
+        raise UserError(f"--limit must be between 1 and {MAX_HISTORY_LIMIT}, not {args.limit}.", where="--limit")
+    console = report.plain_console(sys.stdout)
+    if args.db is None and not _default_store_exists():
+        console.print("no benchmarks recorded yet; run one with `corral-tui --batch SPEC.yaml`.")
+        return EXIT_OK
+    engine, repository = open_repository(args.db, create=False)
     try:
         page = repository.list_benchmarks(limit=args.limit)
     finally:
         engine.dispose()
-    console = report.plain_console(sys.stdout)
     if not page.items:
         console.print("no benchmarks recorded yet; run one with `corral-tui --batch SPEC.yaml`.")
         return EXIT_OK
     console.print(report.history_table(page.items))
     if page.has_more:
-        console.print(f"(more with --limit {args.limit * 2})")
+        console.print(f"(more with --limit {min(args.limit * 2, MAX_HISTORY_LIMIT)})")
     return EXIT_OK
+
+
+def _default_store_exists() -> bool:
+    from corral_core.store import default_db_path
+
+    return default_db_path().is_file()
 
 
 def export_main(argv: list[str]) -> int:
     """`corral-tui export ID --format json|csv [--db URL] [--output FILE]`."""
+    from corral_core.runner.results import stored_trial_rows
+
     parser = _store_parser("corral-tui export", "Write a recorded benchmark's results as JSON or its trials as CSV.")
     parser.add_argument("benchmark_id", metavar="BENCHMARK_ID")
     parser.add_argument("--format", choices=("json", "csv"), default="json")
     parser.add_argument("--output", "-o", metavar="FILE", default="-", help="file to write (default: stdout)")
     args = _parse(parser, argv)
     report.check_writable(args.output, "--output")
-    engine, repository = _open_repository(args.db)
+    engine, repository = open_repository(args.db, create=False)
     try:
         info = repository.get_benchmark(args.benchmark_id)
         if info is None:
             raise UserError(f"no benchmark {args.benchmark_id!r} in the store.", where="export",
                             fix="list benchmarks with `corral-tui history` (with the same --db).")
-        rows = _all_rows(repository, args.benchmark_id, info)
+        threshold = float(((info.metrics or {}).get("spec") or {}).get("pass_threshold") or 0.0)
+        rows = stored_trial_rows(repository, args.benchmark_id, threshold)
     finally:
         engine.dispose()
     if args.format == "csv":
@@ -248,20 +292,6 @@ def export_main(argv: list[str]) -> int:
         document["note"] = "the benchmark never finished, so it has no metrics; resume it to compute them."
     report.write_text(args.output, report.to_json(document))
     return EXIT_OK
-
-
-def _all_rows(repository: Any, benchmark_id: str, info: Any) -> list[dict[str, Any]]:
-    from corral_core.runner.results import trial_row
-
-    threshold = float(((info.metrics or {}).get("spec") or {}).get("pass_threshold") or 0.0)
-    rows: list[dict[str, Any]] = []
-    offset = 0
-    while True:
-        page = repository.trials(benchmark_id, offset=offset, limit=1000)
-        rows.extend(trial_row(t, threshold) for t in page.items)
-        if not page.has_more:
-            return rows
-        offset += 1000
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,10 @@ The runner registers every trial it starts (its `TrialController` and `Intervent
 TUI can reach a trial by id while it runs. The registry also enforces the trial time limit: one
 watchdog thread cancels a trial through its controller once its running time (time spent paused
 is not counted) passes the limit, and the runner then reports it as `timeout`.
+
+Paused time: the agent adds a pause to its `wait_seconds` only when the pause ends, so the watchdog
+also counts the pause in progress itself, from when it first sees the controller `blocked` until
+the agent has added that pause.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 from corral_core.agents import InterventionInbox, TrialController
 
 WATCHDOG_INTERVAL = 0.05  # seconds between time-limit checks
+CREDIT_GRACE = 1.0  # seconds after a pause ends within which the agent adds it to wait_seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +51,31 @@ class _Entry:
     started: float
     time_limit: float | None
     timed_out: bool = False
+    pause_started: float | None = None  # when the watchdog first saw the current pause
+    wait_at_pause: float = 0.0  # the agent's wait_seconds then
+    last_blocked: float = 0.0  # when the watchdog last saw the agent blocked
+    own_wait: float = 0.0  # pauses the agent never added itself
+
+    def running_time(self, now: float, waited: float, blocked: bool) -> float:
+        """Seconds the trial has run, without its pauses (the current one included)."""
+        return now - self.started - waited - self.own_wait - self._current_pause(now, waited, blocked)
+
+    def _current_pause(self, now: float, waited: float, blocked: bool) -> float:
+        if blocked:
+            if self.pause_started is None or waited > self.wait_at_pause:  # a new pause
+                self.pause_started, self.wait_at_pause = now, waited
+            self.last_blocked = now
+            return now - self.pause_started
+        if self.pause_started is None:
+            return 0.0
+        if waited > self.wait_at_pause:  # the agent has added the pause to wait_seconds
+            self.pause_started = None
+            return 0.0
+        if now - self.last_blocked > CREDIT_GRACE:  # it never will: count the pause here
+            self.own_wait += self.last_blocked - self.pause_started
+            self.pause_started = None
+            return 0.0
+        return now - self.pause_started  # resumed a moment ago; the agent is adding the pause
 
 
 class ControlRegistry:
@@ -176,7 +206,8 @@ class ControlRegistry:
                 entries = [e for e in self._entries.values() if e.time_limit is not None and not e.timed_out]
             for entry in entries:
                 waited = float(getattr(entry.agent, "wait_seconds", 0.0) or 0.0)
+                blocked = bool(getattr(entry.controller, "blocked", False))
                 assert entry.time_limit is not None
-                if now - entry.started - waited > entry.time_limit:
+                if entry.running_time(now, waited, blocked) > entry.time_limit:
                     entry.timed_out = True
                     entry.controller.cancel()

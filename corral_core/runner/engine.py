@@ -7,14 +7,18 @@ earlier run of the same spec, and closes the benchmark. Every step is an event o
 
 Resume: the trials already finished in the store (any status but running or cancelled) are never
 run again; the rest are. Trials left `running` by a dead process are deleted first, so nothing is
-duplicated; `cancelled` ones are replaced when re-run.
+duplicated; `cancelled` ones are replaced when re-run. A benchmark that another live process is
+running is never resumed (see lineage.py).
+
+A job that fails unexpectedly reports its trials that had not finished as errors, so a broken run
+exits as errored, never as a silent success.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import logging
-import secrets
+import os
 import threading
 import time
 from collections import Counter
@@ -26,24 +30,37 @@ from corral_core.events import EventBus, EventKind, EventSink, emit_event
 from corral_core.llm import preload as preload_llm
 from corral_core.metrics import TrialRecord, attempt_status, success
 from corral_core.runner.controls import ControlRegistry
+from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
-from corral_core.runner.results import BenchmarkResult, compute_metrics, metrics_records, trial_row
+from corral_core.runner.results import BenchmarkResult, compute_metrics, metrics_records, stored_trial_rows
 from corral_core.runner.trial import (
     AssistTracker,
     NoPersonGate,
     RunContext,
     build_agent,
     execute_trial,
+    fail_trial,
     record_of,
     skip_trial,
 )
 from corral_core.spec import BenchmarkSpec
+from corral_core.spec.model import Timeouts
+from corral_core.store.ownership import Owner
 
 log = logging.getLogger(__name__)
 
 RERUN_STATUSES = frozenset({"running", "cancelled"})  # resume runs these again
 WAIT_SLICE = 0.1
-ROW_PAGE = 1000
+HTTP_MARGIN = 30.0  # seconds the environment client waits beyond the server's own limits
+UNLIMITED_HTTP_PART = 300.0  # stands in for a spec timeout of null: the client never waits forever
+
+
+def client_timeout(timeouts: Timeouts) -> float:
+    """How long one request to the environment server may take: its limits plus a margin, always finite."""
+    def finite(value: float | None) -> float:
+        return UNLIMITED_HTTP_PART if value is None else value
+
+    return max(finite(timeouts.tool) + finite(timeouts.approval), finite(timeouts.grader)) + HTTP_MARGIN
 
 
 class BenchmarkRunner:
@@ -73,6 +90,7 @@ class BenchmarkRunner:
         self.controls = controls if controls is not None else ControlRegistry()
         self.auto_resume = auto_resume
         self.benchmark_id: str | None = None
+        self.owner = Owner.current()
         self._no_person = NoPersonGate() if gate is None and spec.approval == "ask" else None
         self._sinks = [s for s in (writer_sink, *extra) if s is not None]
         self._stop = threading.Event()
@@ -98,20 +116,25 @@ class BenchmarkRunner:
         started = time.perf_counter()
         spec = self.spec
         self._install_replay()
+        self._check_api_keys()
         assists = AssistTracker()
         bus = EventBus(*self._sinks, assists)
         status = "interrupted"
         servers: list[Any] = []
         routers: list[Any] = []
         benchmark_id: str | None = None
+        heartbeat: Heartbeat | None = None
         try:
             router_for = self._connect(bus, servers, routers)  # first: a server that fails records nothing
-            benchmark_id, resumed = self._open_benchmark(resume_id)
+            opened = open_benchmark(spec, self.repository, self.owner, resume_id, self.auto_resume)
+            benchmark_id, resumed = opened.benchmark_id, opened.resumed
             self.benchmark_id = benchmark_id
+            if self.repository is not None:
+                heartbeat = Heartbeat(self.repository, benchmark_id, self.owner).start()
             done = self._finished_trials(benchmark_id) if resumed else {}
             jobs = plan_jobs(spec, benchmark_id, done)
             ctx = RunContext(spec, benchmark_id, bus, self.controls, router_for, self._stop, self._no_person, assists)
-            self._emit_started(bus, benchmark_id, resumed, done, jobs)
+            self._emit_started(bus, opened, done, jobs)
             if jobs:
                 preload_llm()  # the import takes seconds: keep it out of the first trial's duration
             finished = self._execute(ctx, jobs, cancel_event)
@@ -124,6 +147,8 @@ class BenchmarkRunner:
                     log.exception("could not mark benchmark %s interrupted", benchmark_id)
             raise
         finally:
+            if heartbeat is not None:
+                heartbeat.stop()
             self.controls.cancel_all()
             for router in routers:
                 router.close()
@@ -152,38 +177,17 @@ class BenchmarkRunner:
         if self.repository is not None:  # replay reads the store this run records into
             from corral_core.store import StoreReplaySource
 
-            engine = getattr(self.repository, "engine", None) or self.repository._engine
-            set_replay_source(StoreReplaySource(engine))
+            set_replay_source(StoreReplaySource(self.repository.engine))
 
-    def _open_benchmark(self, resume_id: str | None) -> tuple[str, bool]:
-        spec, repo = self.spec, self.repository
-        digest = spec.digest
-        if resume_id is not None:
-            if repo is None:
-                raise UserError("resuming needs the store the benchmark was recorded in.", where="--resume",
-                                fix="pass the same --db as the interrupted run.")
-            info = repo.get_benchmark(resume_id)
-            if info is None:
-                raise UserError(f"no benchmark {resume_id!r} in the store.", where="--resume",
-                                fix="list benchmarks with `corral-tui history` (and the same --db).")
-            if info.spec_digest != digest:
-                raise UserError(f"benchmark {resume_id} was started from a different spec "
-                                f"({info.spec_name!r}, digest {info.spec_digest[:12]}, this spec {digest[:12]}).",
-                                file=spec.source, where="--resume",
-                                fix="resume with the spec it was started with, or drop --resume to start anew.")
-            return resume_id, True
-        if repo is None:
-            return "bm_" + secrets.token_hex(6), False
-        if self.auto_resume:
-            info = repo.find_unfinished_benchmark(digest)
-            if info is not None:
-                return info.id, True
-        info = repo.create_benchmark(
-            spec_name=spec.name, spec_digest=digest, spec_yaml=spec.text, suites=[str(p) for p in spec.suite_paths],
-            agent=spec.agent.type, model=spec.model.id, trials_per_task=spec.trials_per_task,
-            arms=[{"name": a.name, "verbosity": a.verbosity, "model": a.model.id, "agent": a.agent.type}
-                  for a in spec.arms])
-        return info.id, False
+    def _check_api_keys(self) -> None:
+        """An arm whose API key variable is unset would fail every trial: refuse before anything runs."""
+        for arm in self.spec.arms:
+            variable = arm.model.api_key_env
+            if variable and not os.environ.get(variable):
+                raise UserError(f"model {arm.model.id} (arm {arm.name!r}) reads its API key from the environment "
+                                f"variable {variable}, which is not set.", file=self.spec.source,
+                                where="model.api_key_env",
+                                fix=f"set it (`export {variable}=...`) before the run, or change `api_key_env`.")
 
     def _finished_trials(self, benchmark_id: str) -> dict[TrialKey, TrialRecord]:
         """Trials of an earlier session that count (running ones are deleted, cancelled re-run)."""
@@ -200,9 +204,7 @@ class BenchmarkRunner:
 
         spec = self.spec
         timeouts = spec.timeouts
-        http_timeout = None
-        if None not in (timeouts.tool, timeouts.grader, timeouts.approval):
-            http_timeout = max(timeouts.tool + timeouts.approval, timeouts.grader) + 30.0
+        http_timeout = client_timeout(timeouts)
         if self.server_url is not None:
             router = CorralRouter(self.server_url, default_verbosity=None, token=self.token, timeout=http_timeout)
             routers.append(router)
@@ -235,7 +237,7 @@ class BenchmarkRunner:
             raise UserError(f"the server at {self.server_url} does not have tasks {missing[:5]}.", where="--server",
                             fix="serve the spec's suite there, or drop --server to use an embedded server.")
 
-    def _emit_started(self, bus: EventSink, benchmark_id: str, resumed: bool, done: dict[TrialKey, TrialRecord],
+    def _emit_started(self, bus: EventSink, opened: OpenedBenchmark, done: dict[TrialKey, TrialRecord],
                       jobs: list[Job]) -> None:
         spec = self.spec
         per_arm = len(spec.task_ids) * spec.trials_per_task
@@ -243,8 +245,9 @@ class BenchmarkRunner:
         score_by_arm: dict[str, float] = {}
         for (arm, _task, _index), record in done.items():
             score_by_arm[arm] = score_by_arm.get(arm, 0.0) + (record.score or 0.0)
-        emit_event(bus, EventKind.BENCHMARK_STARTED, benchmark_id=benchmark_id, name=spec.name,
-                   spec_digest=spec.digest, resumed=resumed, parallel=spec.parallel, tasks=spec.task_ids,
+        emit_event(bus, EventKind.BENCHMARK_STARTED, benchmark_id=opened.benchmark_id, name=spec.name,
+                   spec_digest=spec.digest, resumed=opened.resumed, live_elsewhere=opened.live_summary(),
+                   parallel=spec.parallel, tasks=spec.task_ids,
                    trials_per_task=spec.trials_per_task, total_trials=spec.total_trials,
                    pending_trials=sum(job.size for job in jobs),
                    arms=[{"name": a.name, "verbosity": a.verbosity, "model": a.model.id, "agent": a.agent.type,
@@ -279,45 +282,64 @@ class BenchmarkRunner:
     # --- jobs (worker threads) ---------------------------------------------------------------------
 
     def _run_job(self, ctx: RunContext, job: Job) -> None:
+        """Run one job; if it fails, its trials that had not finished are reported as errors."""
+        reported: set[tuple[str, int]] = set()
+        try:
+            if job.kind == "episode":
+                self._run_episode(ctx, job, reported)
+            else:
+                self._run_links(ctx, job, reported)
+        except Exception as exc:
+            log.exception("a %s job of arm %s failed", job.kind, job.arm.name)
+            error = f"the trial could not run: {type(exc).__name__}: {exc}"
+            for task_id, index in job.links:
+                if (task_id, index) not in reported:
+                    trial_id, data = fail_trial(ctx, job.arm, task_id, index, job.episode_id, error)
+                    self._keep(trial_id, task_id, data)
+
+    def _run_links(self, ctx: RunContext, job: Job, reported: set[tuple[str, int]]) -> None:
         if self._stop.is_set():
-            return
-        if job.kind == "episode":
-            self._run_episode(ctx, job)
             return
         agent = build_agent(job.arm, self.spec, None, ctx.sink) if job.kind == "series" else None
         for task_id, index in job.links:
             if self._stop.is_set():
                 return
             trial_id, data = execute_trial(ctx, job.arm, task_id, index, agent=agent)
+            reported.add((task_id, index))
             self._keep(trial_id, task_id, data)
 
-    def _run_episode(self, ctx: RunContext, job: Job) -> None:
+    def _run_episode(self, ctx: RunContext, job: Job, reported: set[tuple[str, int]]) -> None:
         assert job.suite is not None and job.episode_id is not None
         outcomes: dict[str, TrialRecord] = dict(job.finished)
-        inputs = self._stored_outputs(job) if job.finished else None
         threshold = self.spec.pass_threshold
         router = None
-        for task_id, index in job.links:
+        try:
             if self._stop.is_set():
                 return
-            deps = job.suite.tasks[task_id].depends_on
-            failed = [d for d in deps if d in outcomes and not success(outcomes[d], threshold)]
-            if failed:
-                trial_id, data = skip_trial(ctx, job.arm, task_id, index, job.episode_id, failed)
-            else:
-                router = ctx.router_for(task_id)
-                trial_id, data = execute_trial(ctx, job.arm, task_id, index, episode_id=job.episode_id,
-                                               inputs=inputs)
-                if data["status"] == "completed" and self.repository is not None:
+            inputs = self._stored_outputs(job) if job.finished else None
+            for task_id, index in job.links:
+                if self._stop.is_set():
+                    return
+                deps = job.suite.tasks[task_id].depends_on
+                failed = [d for d in deps if d in outcomes and not success(outcomes[d], threshold)]
+                if failed:
+                    trial_id, data = skip_trial(ctx, job.arm, task_id, index, job.episode_id, failed)
+                else:
+                    router = ctx.router_for(task_id)
+                    trial_id, data = execute_trial(ctx, job.arm, task_id, index, episode_id=job.episode_id,
+                                                   inputs=inputs)
+                reported.add((task_id, index))
+                self._keep(trial_id, task_id, data)
+                outcomes[task_id] = record_of(task_id, data)
+                if not failed and data["status"] == "completed" and self.repository is not None:
                     self.repository.record_chain_output(ctx.benchmark_id, job.episode_id, task_id, data["answer"],
                                                         data["score"], trial_id)
-            outcomes[task_id] = record_of(task_id, data)
-            self._keep(trial_id, task_id, data)
-        if router is not None:
-            try:
-                router.close_episode(job.episode_id)
-            except Exception as exc:  # the episode is gone with the server anyway
-                log.debug("closing episode %s failed: %s", job.episode_id, exc)
+        finally:
+            if router is not None:
+                try:
+                    router.close_episode(job.episode_id)
+                except Exception as exc:  # the episode is gone with the server anyway
+                    log.debug("closing episode %s failed: %s", job.episode_id, exc)
 
     def _stored_outputs(self, job: Job) -> dict[str, str] | None:
         """Outputs of the round's links finished in an earlier session (resume of a cut round)."""
@@ -340,7 +362,7 @@ class BenchmarkRunner:
             if flush is not None and not flush(30.0):
                 log.warning("the store writer did not flush within 30 s; metrics may miss trials")
             records = metrics_records(spec, repo.trial_records(benchmark_id))
-            rows = self._stored_rows(benchmark_id)
+            rows = stored_trial_rows(repo, benchmark_id, spec.pass_threshold)
         else:
             records = [record_of(task_id, data) for _, task_id, data in self._rows]
             rows = [{"trial_id": tid, "task_id": task_id, **data} for tid, task_id, data in self._rows]
@@ -358,13 +380,3 @@ class BenchmarkRunner:
             repo.finish_benchmark(benchmark_id, status=status, headline_score=headline, attempt_status=attempt,
                                   metrics_json=result.to_dict(include_trials=False))
         return result
-
-    def _stored_rows(self, benchmark_id: str) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = []
-        offset = 0
-        while True:
-            page = self.repository.trials(benchmark_id, offset=offset, limit=ROW_PAGE)
-            rows.extend(trial_row(t, self.spec.pass_threshold) for t in page.items)
-            if not page.has_more:
-                return rows
-            offset += ROW_PAGE

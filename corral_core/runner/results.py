@@ -29,6 +29,7 @@ from corral_core.runner.plan import chained_tasks
 from corral_core.spec import BenchmarkSpec
 
 ERRORED_STATUSES = frozenset({"error", "timeout"})
+ROW_PAGE = 1000
 
 
 @dataclass
@@ -142,6 +143,18 @@ def trial_row(trial: Any, pass_threshold: float) -> dict[str, Any]:
     record = TrialRecord.from_mapping(row)
     row["success"] = success(record, pass_threshold)
     return row
+
+
+def stored_trial_rows(repository: Any, benchmark_id: str, pass_threshold: float) -> list[dict[str, Any]]:
+    """Every stored trial of a benchmark as a report row, read page by page (start order)."""
+    rows: list[dict[str, Any]] = []
+    offset = 0
+    while True:
+        page = repository.trials(benchmark_id, offset=offset, limit=ROW_PAGE)
+        rows.extend(trial_row(t, pass_threshold) for t in page.items)
+        if not page.has_more:
+            return rows
+        offset += ROW_PAGE
 
 
 def _jsonable_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -180,11 +180,7 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
     try:
         client = ctx.router_for(task_id).open_trial(task_id, episode_id, **meta)
     except Exception as exc:  # the server refused or is gone: a failed trial, not a crashed run
-        trial_id = "er_" + secrets.token_hex(8)
-        ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
-        data = _finished_data(arm, index, episode_id, error=f"could not open a trial on the server: {exc}")
-        ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
-        return trial_id, data
+        return fail_trial(ctx, arm, task_id, index, episode_id, f"could not open a trial on the server: {exc}")
     trial_id = client.trial_id
     ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
     started = time.perf_counter()
@@ -242,6 +238,16 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
                                           "and `approval: ask` has no person to ask in a batch run (use "
                                           "`approval: approve` or `reject`, or run it in the TUI)")
     return data
+
+
+def fail_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_id: str | None,
+               error: str) -> tuple[str, dict[str, Any]]:
+    """Report a trial that could not run at all as an error (a synthetic id, `er_...`)."""
+    trial_id = "er_" + secrets.token_hex(8)
+    ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
+    data = _finished_data(arm, index, episode_id, error=error)
+    ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
+    return trial_id, data
 
 
 def skip_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_id: str | None,

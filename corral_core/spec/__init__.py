@@ -6,8 +6,10 @@ agent variants), plus how many trials each task gets and the run's policies. Eve
 for a commented example.
 
 `spec_digest` is the sha256 of the normalized spec (everything that changes results; not
-`parallel`, `description` or comments): two runs of the "same spec" share it, which is how resume
-finds an unfinished run and how a run is compared with the best earlier one.
+`parallel`, `description` or comments) and of the content of the files it runs (suite files, their
+environment modules, scripted models' scripts): two runs of the "same spec" share it, which is how
+resume finds an unfinished run and how a run is compared with the best earlier one. Editing a suite
+or a script starts a new lineage.
 """
 
 from __future__ import annotations

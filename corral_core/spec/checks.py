@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,6 +50,10 @@ class _Checker:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(at, f"`{_name(at)}` must be a number, not {_kind(value)}.",
+                            f"write a number such as `{_name(at)}: 30`" + (" or `null` for no limit." if optional
+                                                                          else "."))
+        if not math.isfinite(value):
+            raise self.fail(at, f"`{_name(at)}` must be a finite number, not {value}.",
                             f"write a number such as `{_name(at)}: 30`" + (" or `null` for no limit." if optional
                                                                           else "."))
         if positive and value <= 0:

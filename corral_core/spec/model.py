@@ -127,6 +127,7 @@ class BenchmarkSpec:
     text: str = ""  # the YAML text as written (for the store and `export`)
     data: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # the raw mapping
     suites: tuple[Suite, ...] = field(default=(), compare=False, repr=False)
+    content_hashes: tuple[tuple[str, str], ...] = ()  # (file, sha256) of suites, modules, scripts
 
     @property
     def task_ids(self) -> list[str]:
@@ -154,6 +155,7 @@ class BenchmarkSpec:
             "timeouts": self.timeouts.to_dict(),
             "approval": self.approval,
             "hooks": self.hooks.to_dict(),
+            "content": dict(self.content_hashes),
         }
 
     @property

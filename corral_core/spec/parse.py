@@ -28,6 +28,7 @@ from corral_core.spec.model import (
     ModelSpec,
     Timeouts,
 )
+from corral_core.spec.preflight import check_agent_builds, check_scripted_model, content_hashes, scripted_default
 from corral_core.tools.verbosity import VALID_LEVELS
 from corral_core.yamlfile import KeyPath, YamlDocument
 
@@ -42,10 +43,13 @@ def parse_spec(doc: YamlDocument, base_dir: Path, text: str) -> BenchmarkSpec:
     name = check.text(("name",), str(name) if isinstance(name, (int, float)) else name)
     suite_paths, suites = _suites(check, data, base_dir)
     agent = _agent(check, ("agent",), data.get("agent"), AgentSpec())
-    model = _model(check, ("model",), data.get("model"), suites, base_dir)
+    model = None
+    if data.get("model") is not None or not _every_arm_sets_model(data.get("arms")):
+        model = _model(check, ("model",), data.get("model"), suites, base_dir)
     trials = check.integer(("trials_per_task",), data.get("trials_per_task", 1), 1)
     k_values = _k_values(check, data.get("k_values"), trials)
     arms = _arms(check, data.get("arms"), agent, model, suites, base_dir)
+    model = model or arms[0].model
     tasks = _tasks(check, data.get("tasks"), suites)
     return BenchmarkSpec(
         name=name, source=str(doc.path), base_dir=base_dir, suite_paths=suite_paths, agent=agent, model=model,
@@ -57,6 +61,7 @@ def parse_spec(doc: YamlDocument, base_dir: Path, text: str) -> BenchmarkSpec:
         approval=check.choice(("approval",), data.get("approval", "reject"), APPROVAL_POLICIES, "approval policy"),
         hooks=_hooks(check, data.get("hooks"), suites), description=str(data.get("description") or ""),
         text=text, data=dict(data), suites=suites,
+        content_hashes=content_hashes(suite_paths, [arm.model.id for arm in arms]),
     )
 
 
@@ -104,7 +109,7 @@ def _agent(check: _Checker, at: KeyPath, value: Any, base: AgentSpec) -> AgentSp
     if "options" in raw:
         options.update(check.mapping((*at, "options"), raw["options"], "`options: {executor_max_iterations: 5}`"))
     _check_agent_options(check, (*at, "options"), agent_type, options)
-    return AgentSpec(
+    agent = AgentSpec(
         type=agent_type,
         max_iterations=check.integer((*at, "max_iterations"), raw["max_iterations"], 1)
         if "max_iterations" in raw else base.max_iterations,
@@ -114,6 +119,18 @@ def _agent(check: _Checker, at: KeyPath, value: Any, base: AgentSpec) -> AgentSp
         if "system_prompt" in raw else base.system_prompt,
         options=options,
     )
+    check_agent_builds(check, at, agent)
+    return agent
+
+
+def _every_arm_sets_model(arms: Any) -> bool:
+    """True when the arms name their own models, so no spec-wide model is needed."""
+    if isinstance(arms, Mapping):
+        models = arms.get("model")
+        models = models if isinstance(models, list) else [models]
+        return bool(models) and all(m is not None for m in models)
+    return (isinstance(arms, list) and bool(arms)
+            and all(isinstance(a, Mapping) and a.get("model") is not None for a in arms))
 
 
 def _check_agent_options(check: _Checker, at: KeyPath, agent_type: str, options: Mapping[str, Any]) -> None:
@@ -139,18 +156,23 @@ def _check_agent_options(check: _Checker, at: KeyPath, agent_type: str, options:
 
 def _model(check: _Checker, at: KeyPath, value: Any, suites: tuple[Suite, ...], base_dir: Path) -> ModelSpec:
     if value is None:
-        script = next((s.script for s in suites if s.script), None)
-        if script is None:
+        default = scripted_default(check, suites)
+        if default is None:
             raise check.fail((), "missing `model`.", "add `model: openai/gpt-4o-mini` (any litellm model id) or "
                                                      "`model: scripted/<script>` for an offline run.")
-        return ModelSpec(id=f"scripted/{script}")
+        check_scripted_model(check, (), default)
+        return ModelSpec(id=default)
+    id_at = at
     if isinstance(value, str):
         value = {"id": value}
+    else:
+        id_at = (*at, "id")
     raw = check.mapping(at, value, "`model: {id: openai/gpt-4o-mini, temperature: 0}` or a plain model id")
     check.keys(at, raw, MODEL_KEYS)
     if "id" not in raw:
         raise check.fail(at, "the model mapping has no `id`.", "add `id: openai/gpt-4o-mini` (a litellm model id).")
     model_id = _resolve_script_path(check.text((*at, "id"), raw["id"]), base_dir)
+    check_scripted_model(check, id_at, model_id)
     extra = check.mapping((*at, "extra"), raw.get("extra") or {}, "`extra: {top_p: 0.9}`")
     return ModelSpec(
         id=model_id,
@@ -207,7 +229,7 @@ def _threshold(check: _Checker, value: Any) -> float:
     return threshold
 
 
-def _arms(check: _Checker, value: Any, agent: AgentSpec, model: ModelSpec, suites: tuple[Suite, ...],
+def _arms(check: _Checker, value: Any, agent: AgentSpec, model: ModelSpec | None, suites: tuple[Suite, ...],
           base_dir: Path) -> tuple[ArmSpec, ...]:
     if value is None:
         return (ArmSpec("default", "full", model, agent),)
@@ -233,7 +255,7 @@ def _arms(check: _Checker, value: Any, agent: AgentSpec, model: ModelSpec, suite
     return tuple(arms)
 
 
-def _sweep(check: _Checker, raw: dict[str, Any], agent: AgentSpec, model: ModelSpec, suites: tuple[Suite, ...],
+def _sweep(check: _Checker, raw: dict[str, Any], agent: AgentSpec, model: ModelSpec | None, suites: tuple[Suite, ...],
            base_dir: Path) -> tuple[ArmSpec, ...]:
     check.keys(("arms",), raw, ("verbosity", "model"))
     levels = raw.get("verbosity", ["full"])

@@ -17,6 +17,7 @@ from corral_core.store.models import (
     TrialPage,
     TrialRecord,
 )
+from corral_core.store.ownership import Owner
 from corral_core.store.replay import StoreReplaySource
 from corral_core.store.repository import Repository, compute_spec_digest, new_benchmark_id
 from corral_core.store.writer import StoreWriter
@@ -27,6 +28,7 @@ __all__ = [
     "BenchmarkPage",
     "ChainOutputInfo",
     "LLMCallInfo",
+    "Owner",
     "Repository",
     "StoreReplaySource",
     "StoreWriter",

@@ -76,6 +76,9 @@ def benchmark_from_row(row: Mapping[str, Any], trial_count: int = 0, finished_co
         metrics=loads(row["metrics_json"], None),
         trial_count=trial_count,
         finished_count=finished_count,
+        owner_pid=row.get("owner_pid"),
+        owner_host=row.get("owner_host"),
+        heartbeat_at=row.get("heartbeat_at"),
     )
 
 

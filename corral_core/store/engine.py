@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
 from corral_core.errors import UserError
-from corral_core.store.tables import ALL_TABLES, metadata
+from corral_core.store.tables import ADDED_COLUMNS, ALL_TABLES, metadata
 
 log = logging.getLogger(__name__)
 
@@ -28,12 +28,13 @@ def default_db_path() -> Path:
     return Path(platformdirs.user_data_dir("corral-tui", appauthor=False)) / "corral.db"
 
 
-def make_engine(url: str | Path, *, echo: bool = False) -> Engine:
+def make_engine(url: str | Path, *, echo: bool = False, create: bool = True) -> Engine:
     """Build an engine from a file path, a ``sqlite:///`` URL or any other SQLAlchemy URL.
 
     SQLite connections get WAL, ``synchronous=NORMAL``, a busy timeout and foreign keys, so the
     one writer thread and the readers (TUI, export) never trip over each other. The parent
-    directory of a SQLite file is created. Other databases are used as given.
+    directory of a SQLite file is created; with ``create=False`` (read commands) a missing file
+    is a UserError instead, and nothing is created. Other databases are used as given.
     """
     text = str(url)
     if isinstance(url, Path) or "://" not in text:
@@ -49,7 +50,7 @@ def make_engine(url: str | Path, *, echo: bool = False) -> Engine:
         ) from None
     if parsed.get_backend_name() != "sqlite":
         return _create(parsed, echo=echo)
-    return _sqlite_engine(parsed, echo=echo)
+    return _sqlite_engine(parsed, echo=echo, create=create)
 
 
 def _create(url: URL, **kwargs: Any) -> Engine:
@@ -64,7 +65,7 @@ def _create(url: URL, **kwargs: Any) -> Engine:
         ) from None
 
 
-def _sqlite_engine(url: URL, *, echo: bool) -> Engine:
+def _sqlite_engine(url: URL, *, echo: bool, create: bool) -> Engine:
     database = url.database or ""
     in_memory = database in ("", ":memory:") or "mode=memory" in str(url)
     kwargs: dict[str, Any] = {
@@ -74,6 +75,13 @@ def _sqlite_engine(url: URL, *, echo: bool) -> Engine:
     if in_memory:
         # One shared connection, or every thread would see its own empty database.
         kwargs["poolclass"] = StaticPool
+    elif not create:
+        if not Path(database).expanduser().is_file():
+            raise UserError(
+                f"no store at {database}.",
+                where="--db",
+                fix="check the path (the workbench and `corral-tui --batch` create the store on their first run)",
+            )
     else:
         folder = Path(database).expanduser().parent
         try:
@@ -101,5 +109,40 @@ def _set_sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def init_db(engine: Engine) -> None:
-    """Create the store's tables and indexes if they are missing (safe to call every start)."""
-    metadata.create_all(engine, tables=ALL_TABLES)
+    """Create the store's tables and indexes if they are missing (safe to call every start).
+
+    Columns added since a store was made are added to it. A database that cannot be opened or
+    is not a database (a folder, a text file) is a UserError naming --db."""
+    try:
+        metadata.create_all(engine, tables=ALL_TABLES)
+        _add_missing_columns(engine)
+    except DatabaseError as exc:
+        where = engine.url.render_as_string(hide_password=True)
+        if engine.url.get_backend_name() == "sqlite" and engine.url.database:
+            where = engine.url.database
+        reason = getattr(exc.orig, "args", [None])[0] or exc.orig or exc
+        raise UserError(
+            f"cannot use {where} as the store: {reason}.",
+            where="--db",
+            fix="pass --db the path of a SQLite file (it is created if missing) that is not used for anything else",
+        ) from None
+
+
+def _add_missing_columns(engine: Engine) -> None:
+    tables = {table.name: table for table in ALL_TABLES}
+    for name, columns in ADDED_COLUMNS.items():
+        for column_name in columns:
+            if column_name in _columns(engine, name):
+                continue
+            kind = tables[name].c[column_name].type.compile(dialect=engine.dialect)
+            log.info("store: adding column %s.%s", name, column_name)
+            try:
+                with engine.begin() as conn:
+                    conn.execute(text(f'ALTER TABLE "{name}" ADD COLUMN "{column_name}" {kind}'))
+            except DatabaseError:
+                if column_name not in _columns(engine, name):  # else another process added it first
+                    raise
+
+
+def _columns(engine: Engine, table: str) -> set[str]:
+    return {column["name"] for column in inspect(engine).get_columns(table)}

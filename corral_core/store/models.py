@@ -39,6 +39,9 @@ class BenchmarkInfo:
     metrics: dict[str, Any] | None
     trial_count: int = 0  # filled by list_benchmarks / get_benchmark
     finished_count: int = 0  # trials whose status is not "running"
+    owner_pid: int | None = None  # the process running (or last running) it
+    owner_host: str | None = None
+    heartbeat_at: datetime | None = None  # its owner's last sign of life
 
 
 @dataclass(slots=True)

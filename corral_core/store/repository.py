@@ -30,6 +30,7 @@ from corral_core.store.models import (
     TrialPage,
     TrialRecord,
 )
+from corral_core.store.ownership import Owner, owner_alive
 from corral_core.store.tables import (
     TRIAL_CHILD_TABLES,
     benchmark_table,
@@ -70,6 +71,11 @@ class Repository:
         self._clock = clock
         self._new_id = id_factory
 
+    @property
+    def engine(self) -> Engine:
+        """The engine this repository reads (replay and the writer share it)."""
+        return self._engine
+
     @contextmanager
     def _read(self) -> Iterator[Connection]:
         with self._engine.connect() as conn:
@@ -89,8 +95,9 @@ class Repository:
         arms: Iterable[ArmInfo | Mapping[str, Any]] = (),
         trials_per_task: int = 1,
         benchmark_id: str | None = None,
+        owner: Owner | None = None,
     ) -> BenchmarkInfo:
-        """Record a new benchmark in status `running` and return it."""
+        """Record a new benchmark in status `running` (run by `owner`, if given) and return it."""
         arm_dicts = [a.to_dict() if isinstance(a, ArmInfo) else dict(a) for a in arms]
         values = {
             "id": benchmark_id or self._new_id(),
@@ -108,7 +115,10 @@ class Repository:
             "created_at": self._clock(),
             "finished_at": None,
             "metrics_json": None,
+            "owner_pid": owner.pid if owner else None,
+            "owner_host": owner.host if owner else None,
         }
+        values["heartbeat_at"] = values["created_at"] if owner else None
         with self._engine.begin() as conn:
             conn.execute(insert(benchmark_table).values(**values))
         return convert.benchmark_from_row(values)
@@ -138,6 +148,7 @@ class Repository:
                     attempt_status=attempt_status,
                     metrics_json=metrics,
                     finished_at=self._clock(),
+                    heartbeat_at=self._clock(),
                 )
             )
         if result.rowcount == 0:
@@ -180,17 +191,66 @@ class Repository:
         ).all()
         return {row[0]: (row[1], int(row[2] or 0)) for row in rows}
 
-    def find_unfinished_benchmark(self, spec_digest: str) -> BenchmarkInfo | None:
-        """The newest running or interrupted benchmark of this spec: what auto-resume continues."""
+    def unfinished_benchmarks(self, spec_digest: str, limit: int = 20) -> list[BenchmarkInfo]:
+        """Running or interrupted benchmarks of this spec, newest first (live ones included)."""
         b = benchmark_table
         with self._read() as conn:
-            row = conn.execute(
-                select(b.c.id)
+            rows = conn.execute(
+                select(b)
                 .where(b.c.spec_digest == spec_digest, b.c.status.in_(UNFINISHED_BENCHMARK))
                 .order_by(b.c.created_at.desc(), b.c.id.desc())
-                .limit(1)
-            ).first()
-        return self.get_benchmark(row.id) if row else None
+                .limit(limit)
+            ).all()
+        return [convert.benchmark_from_row(row._mapping) for row in rows]
+
+    def is_live(self, info: BenchmarkInfo, here: Owner | None = None) -> bool:
+        """True when a live process runs this benchmark now (`here`: the asking process)."""
+        return owner_alive(info, self._clock(), here=here)
+
+    def live_benchmarks(self, spec_digest: str, here: Owner | None = None) -> list[BenchmarkInfo]:
+        """Benchmarks of this spec that a live process is running now, newest first."""
+        return [b for b in self.unfinished_benchmarks(spec_digest) if self.is_live(b, here)]
+
+    def find_unfinished_benchmark(self, spec_digest: str, here: Owner | None = None) -> BenchmarkInfo | None:
+        """The newest benchmark of this spec that nobody runs any more: what auto-resume continues.
+
+        Interrupted ones, and running ones whose owner died or went silent (see ownership.py)."""
+        for info in self.unfinished_benchmarks(spec_digest):
+            if not self.is_live(info, here):
+                return self.get_benchmark(info.id)
+        return None
+
+    def claim_benchmark(self, seen: BenchmarkInfo, owner: Owner) -> bool:
+        """Make `owner` run `seen` (status running, fresh heartbeat) if it is still as seen.
+
+        A compare-and-set: of two processes resuming the same benchmark at once, one wins."""
+        b = benchmark_table
+        with self._engine.begin() as conn:
+            result = conn.execute(
+                update(b)
+                .where(
+                    b.c.id == seen.id,
+                    b.c.status == seen.status,
+                    b.c.owner_pid.is_not_distinct_from(seen.owner_pid),
+                    b.c.owner_host.is_not_distinct_from(seen.owner_host),
+                    b.c.heartbeat_at.is_not_distinct_from(seen.heartbeat_at),
+                )
+                .values(status="running", owner_pid=owner.pid, owner_host=owner.host, heartbeat_at=self._clock(),
+                        finished_at=None)
+            )
+        return result.rowcount == 1
+
+    def heartbeat(self, benchmark_id: str, owner: Owner) -> bool:
+        """Note that `owner` is still running the benchmark; False when it no longer owns it."""
+        b = benchmark_table
+        with self._engine.begin() as conn:
+            result = conn.execute(
+                update(b)
+                .where(b.c.id == benchmark_id, b.c.status == "running", b.c.owner_pid == owner.pid,
+                       b.c.owner_host == owner.host)
+                .values(heartbeat_at=self._clock())
+            )
+        return result.rowcount == 1
 
     def best_previous_score(self, spec_digest: str, exclude_id: str | None = None) -> float | None:
         """The best headline score among finished benchmarks of the same spec (None if none)."""

@@ -75,6 +75,10 @@ class BenchmarkRow(SQLModel, table=True):
     created_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
     finished_at: datetime | None = _ts(nullable=True)
     metrics_json: str | None = _text()
+    # Who runs it (see ownership.py): auto-resume never takes over a run whose owner is alive.
+    owner_pid: int | None = None
+    owner_host: str | None = None
+    heartbeat_at: datetime | None = _ts(nullable=True)
 
 
 class TrialRow(SQLModel, table=True):
@@ -237,5 +241,7 @@ ALL_TABLES = [
     llm_call_table,
     chain_output_table,
 ]
+# Columns added after the first release: init_db adds them to older stores.
+ADDED_COLUMNS = {"benchmark": ("owner_pid", "owner_host", "heartbeat_at")}
 # Tables keyed by trial_id whose rows belong to one trial (deleted with it on resume).
 TRIAL_CHILD_TABLES = [message_table, tool_call_table, hook_event_table, llm_call_table]

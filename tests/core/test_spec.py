@@ -129,7 +129,8 @@ def test_task_subset_must_exist_and_be_dependency_closed(tmp_path: Path) -> None
     assert "unknown task 'multiplyy'" in unknown and "Did you mean `multiply`?" in unknown
     chain = DATA / "chain.yaml"
     with pytest.raises(UserError) as info:
-        spec_from_dict({"suite": str(chain), "model": "scripted/x", "tasks": ["double"]}, DATA)
+        spec_from_dict({"suite": str(chain), "model": f"scripted/{DATA / 'chain.script.yaml'}", "tasks": ["double"]},
+                       DATA)
     assert "not dependency-closed" in str(info.value) and "'seed'" in str(info.value)
 
 

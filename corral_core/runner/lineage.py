@@ -1,0 +1,123 @@
+"""Which benchmark a run records into (new, resumed or refused), and the heartbeat that marks it live.
+
+The TUI and batch mode share one store, so a spec may be running in another process right now. A
+run never takes over a benchmark whose owner is alive (corral_core.store.ownership): auto-resume
+continues only abandoned ones, an explicit resume of a live one is refused, and a run that finds a
+live one starts a fresh benchmark and says so (BENCHMARK_STARTED `live_elsewhere`).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from corral_core.errors import UserError
+from corral_core.spec import BenchmarkSpec
+from corral_core.store.ownership import HEARTBEAT_INTERVAL, Owner, owner_of
+
+log = logging.getLogger(__name__)
+
+CLAIM_ATTEMPTS = 5  # another process may claim the same abandoned benchmark first; try the next one
+
+
+@dataclass
+class OpenedBenchmark:
+    benchmark_id: str
+    resumed: bool
+    live_elsewhere: list[Any] = field(default_factory=list)  # BenchmarkInfo of live runs of this spec
+
+    def live_summary(self) -> list[dict[str, Any]]:
+        return [{"benchmark_id": b.id, "pid": b.owner_pid, "host": b.owner_host} for b in self.live_elsewhere]
+
+
+def open_benchmark(spec: BenchmarkSpec, repo: Any, owner: Owner, resume_id: str | None,
+                   auto_resume: bool) -> OpenedBenchmark:
+    """Claim the benchmark to resume, or record a new one owned by `owner`. User mistakes raise UserError."""
+    if resume_id is not None:
+        return OpenedBenchmark(_resume_explicitly(spec, repo, owner, resume_id), True)
+    if repo is None:
+        return OpenedBenchmark("bm_" + secrets.token_hex(6), False)
+    live: list[Any] = []
+    if auto_resume:
+        for _ in range(CLAIM_ATTEMPTS):
+            info = repo.find_unfinished_benchmark(spec.digest, here=owner)
+            if info is None:
+                break
+            if repo.claim_benchmark(info, owner):
+                return OpenedBenchmark(info.id, True)
+        live = repo.live_benchmarks(spec.digest, here=owner)
+    info = repo.create_benchmark(
+        spec_name=spec.name, spec_digest=spec.digest, spec_yaml=spec.text, suites=[str(p) for p in spec.suite_paths],
+        agent=spec.agent.type, model=spec.model.id, trials_per_task=spec.trials_per_task,
+        arms=[{"name": a.name, "verbosity": a.verbosity, "model": a.model.id, "agent": a.agent.type}
+              for a in spec.arms], owner=owner)
+    return OpenedBenchmark(info.id, False, live)
+
+
+def _resume_explicitly(spec: BenchmarkSpec, repo: Any, owner: Owner, resume_id: str) -> str:
+    if repo is None:
+        raise UserError("resuming needs the store the benchmark was recorded in.", where="--resume",
+                        fix="pass the same --db as the interrupted run.")
+    info = repo.get_benchmark(resume_id)
+    if info is None:
+        raise UserError(f"no benchmark {resume_id!r} in the store.", where="--resume",
+                        fix="list benchmarks with `corral-tui history` (and the same --db).")
+    if info.spec_digest != spec.digest:
+        raise UserError(f"benchmark {resume_id} was started from a different spec "
+                        f"({info.spec_name!r}, digest {info.spec_digest[:12]}, this spec {spec.digest[:12]}).",
+                        file=spec.source, where="--resume",
+                        fix="resume with the spec it was started with (unchanged, suite and scripts included), "
+                            "or drop --resume to start anew.")
+    for _ in range(CLAIM_ATTEMPTS):
+        if repo.is_live(info, here=owner):
+            _refuse_live(info)
+        if repo.claim_benchmark(info, owner):
+            return resume_id
+        info = repo.get_benchmark(resume_id)  # changed under us: look again
+    _refuse_live(info)
+    raise AssertionError("unreachable")
+
+
+def _refuse_live(info: Any) -> None:
+    running = owner_of(info)
+    who = running.describe() if running else "another process"
+    raise UserError(f"benchmark {info.id} is being run right now by {who}; resuming it would run its trials "
+                    "twice.", where="--resume",
+                    fix="wait for that run to finish (or stop it), or drop --resume to start a new benchmark.")
+
+
+class Heartbeat:
+    """Refreshes the owner's heartbeat on a daemon thread while its benchmark runs."""
+
+    def __init__(self, repo: Any, benchmark_id: str, owner: Owner, interval: float = HEARTBEAT_INTERVAL) -> None:
+        self._repo = repo
+        self._benchmark_id = benchmark_id
+        self._owner = owner
+        self._interval = interval
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="corral-heartbeat", daemon=True)
+
+    def start(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(2.0)
+
+    def _beat(self) -> None:
+        warned = False
+        while not self._stop.wait(self._interval):
+            try:
+                owned = self._repo.heartbeat(self._benchmark_id, self._owner)
+            except Exception as exc:  # a busy store: the next beat will do
+                log.warning("heartbeat of benchmark %s failed: %s", self._benchmark_id, exc)
+                continue
+            if not owned and not warned:
+                warned = True
+                log.warning("benchmark %s is no longer owned by this process (its heartbeat went stale and "
+                            "another process resumed it)", self._benchmark_id)

@@ -1,0 +1,94 @@
+"""Spec checks that need the agent and LLM layers, run when a spec loads so nothing is recorded for a
+spec that cannot run: each arm's agent is built once, scripted models must have a script, and the
+files a run depends on are hashed into the spec digest."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from corral_core.env import Suite
+from corral_core.spec.checks import _Checker
+from corral_core.spec.model import AgentSpec
+from corral_core.yamlfile import KeyPath
+
+SCRIPTED = "scripted/"
+
+
+def check_agent_builds(check: _Checker, at: KeyPath, agent: AgentSpec) -> None:
+    """Build the agent once, as the runner will, so options it refuses fail here (not per trial)."""
+    from corral_core.agents import AGENT_TYPES as CLASSES
+
+    try:
+        CLASSES[agent.type](max_iterations=agent.max_iterations, system_prompt=agent.system_prompt,
+                            **agent.options)
+    except Exception as exc:  # any refusal is about the options the user wrote
+        where = (*at, "options") if agent.options else at
+        raise check.fail(where, f"agent type {agent.type!r} cannot be built with these settings: {exc}.",
+                         "correct the option values (see the agent's documentation).") from None
+
+
+def check_scripted_model(check: _Checker, at: KeyPath, model_id: str) -> None:
+    """A `scripted/<name>` model must name a script that exists and parses (other ids pass)."""
+    if not model_id.startswith(SCRIPTED):
+        return
+    from corral_core.llm import LLMError
+    from corral_core.llm.scripted import load_script
+
+    try:
+        load_script(script_path(model_id))
+    except LLMError as exc:
+        raise check.fail(at, exc.message) from None
+
+
+def script_path(model_id: str) -> Path:
+    """The script file of a `scripted/<name>` model (LLMError when there is none)."""
+    from corral_core.llm import find_script
+
+    return find_script(model_id[len(SCRIPTED):])
+
+
+def scripted_default(check: _Checker, suites: tuple[Suite, ...]) -> str | None:
+    """The model of a spec without `model:`: the suites' scripted model, when they agree on one."""
+    scripts = {suite.name: suite.script for suite in suites if suite.script}
+    distinct = sorted(set(scripts.values()))
+    if len(distinct) > 1:
+        named = ", ".join(f"{suite}: {script}" for suite, script in scripts.items())
+        raise check.fail((), f"these suites have different scripted models ({named}), and one model runs "
+                             "every task.", "set `model:` (e.g. `model: scripted/<one of them>`), or run the "
+                                            "suites in separate specs.")
+    return f"{SCRIPTED}{distinct[0]}" if distinct else None
+
+
+def content_hashes(suite_paths: Iterable[Path], model_ids: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """sha256 of each suite file, its environment module and each scripted model's script, by path.
+
+    In the digest, so editing a task, a tool or a script starts a new lineage instead of resuming
+    into a run that would mix old and new results."""
+    files: dict[str, Path] = {}
+    for path in suite_paths:
+        files[str(path)] = path
+        module = _environment_module(path)
+        if module is not None:
+            files[str(module)] = module
+    for model_id in sorted(set(model_ids)):
+        if model_id.startswith(SCRIPTED):
+            script = script_path(model_id).resolve()
+            files[str(script)] = script
+    return tuple((name, hashlib.sha256(path.read_bytes()).hexdigest()) for name, path in sorted(files.items()))
+
+
+def _environment_module(suite_path: Path) -> Path | None:
+    try:
+        data: Any = yaml.safe_load(suite_path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    module = data.get("environment") if isinstance(data, dict) else None
+    if not isinstance(module, str):
+        return None
+    path = (suite_path.parent / module).resolve()
+    return path if path.is_file() else None
