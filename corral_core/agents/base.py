@@ -20,8 +20,8 @@ from corral_core.llm.types import CallContext, LLMError, LLMResult, ModelSetting
 
 from .hooks import AgentHooks, CriticalHookError, HookContext, HookPoint, TrialCancelled
 from .options import flag, positive_int
-from .outcome import SURRENDER_SENTINEL, AgentOutcome, StepResult, TrialLedger
-from .prompts import EXTRACTOR_PROMPT, SYSTEM_PROMPT, render
+from .outcome import SURRENDER_SENTINEL, AgentOutcome, StepResult, TrialLedger, final_answer, is_surrender_reply
+from .prompts import EXTRACTOR_PROMPT, SURRENDER_REFUSED, SYSTEM_PROMPT, render
 
 log = logging.getLogger(__name__)
 
@@ -207,6 +207,23 @@ class BaseAgent(ABC):
         return {"role": "system", "content": self.system_prompt or SYSTEM_PROMPT}
 
     # ----------------------------------------------------------------- conversation and events
+    def conclude(self, reply: str, data: dict[str, Any]) -> StepResult | None:
+        """End the run on a deliberate surrender or a "Final Answer:" in a text reply; None: go on.
+
+        A surrender while surrender is off is refused in a message to the model (the run goes on).
+        """
+        if is_surrender_reply(reply):
+            if self.enable_surrender:
+                data["surrender_reason"] = reply.strip()
+                return StepResult(status="surrendered", data=data)
+            self.add_message({"role": "user", "content": SURRENDER_REFUSED})
+            return StepResult(data=data)
+        answer = final_answer(reply)
+        if answer is not None:
+            data["final_answer"] = answer
+            return StepResult(status="answered", answer=answer, data=data)
+        return None
+
     def add_message(self, message: dict[str, Any]) -> None:
         """Append to the conversation and emit its MESSAGE event."""
         self.messages.append(message)

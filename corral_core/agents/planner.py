@@ -8,12 +8,11 @@ from typing import Any
 from .base import BaseAgent
 from .hooks import AgentHooks
 from .options import positive_int
-from .outcome import StepResult, final_answer, is_surrender_reply
+from .outcome import StepResult
 from .prompts import (
     EXECUTOR_TASK,
     PLANNER_PROMPT,
     PLANNER_SURRENDER,
-    SURRENDER_REFUSED,
     clean_guide,
     format_examples,
     render,
@@ -77,16 +76,9 @@ class LLMPlanner(BaseAgent):
         plan = (result.content or "").strip()
         self.add_message({"role": "assistant", "content": plan})
         data: dict[str, Any] = {"llm_response": plan, "plan": plan}
-        if is_surrender_reply(plan):
-            if self.enable_surrender:
-                data["surrender_reason"] = plan
-                return StepResult(status="surrendered", data=data)
-            self.add_message({"role": "user", "content": SURRENDER_REFUSED})
-            return StepResult(data=data)
-        answer = final_answer(plan)
-        if answer is not None:
-            data["final_answer"] = answer
-            return StepResult(status="answered", answer=answer, data=data)
+        concluded = self.conclude(plan, data)
+        if concluded is not None:
+            return concluded
         if not plan:
             self.add_message({"role": "user", "content": "Your reply was empty. Write a plan, or "
                                                          "\"Final Answer: <answer>\" when you know it."})

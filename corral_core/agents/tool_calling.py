@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from .base import BaseAgent
-from .outcome import StepResult, final_answer, is_surrender_reply
-from .prompts import SURRENDER_REFUSED, TOOL_CALLING_SURRENDER, TOOL_CALLING_USER_PROMPT, format_examples, render
+from .outcome import StepResult
+from .prompts import TOOL_CALLING_SURRENDER, TOOL_CALLING_USER_PROMPT, format_examples, render
 
 NUDGE = ("Your reply had neither a tool call nor a final answer. Call one of the tools, or reply "
          "\"Final Answer: <the answer>\" when you know it.")
@@ -69,16 +69,9 @@ class ToolCallingAgent(BaseAgent):
                 self.add_message({"role": "tool", "tool_call_id": call.id, "content": text})
         else:
             self.add_message({"role": "assistant", "content": content})
-        if is_surrender_reply(content):
-            if self.enable_surrender:
-                data["surrender_reason"] = content.strip()
-                return StepResult(status="surrendered", data=data)
-            self.add_message({"role": "user", "content": SURRENDER_REFUSED})
-            return StepResult(data=data)
-        answer = final_answer(content)
-        if answer is not None:
-            data["final_answer"] = answer
-            return StepResult(status="answered", answer=answer, data=data)
+        concluded = self.conclude(content, data)
+        if concluded is not None:
+            return concluded
         if not result.tool_calls:
             self.add_message({"role": "user", "content": NUDGE})
         return StepResult(data=data)

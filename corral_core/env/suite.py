@@ -26,7 +26,6 @@ from typing import Any
 from corral_core.env.chains import DependencyError, EpisodeStore, topological_order
 from corral_core.env.environment import Environment, ScoreResult
 from corral_core.env.scoring import Scorer, ScoringContext, build_scorer
-from corral_core.errors import UserError
 from corral_core.pyfile import load_python_file
 from corral_core.tools import Tool
 from corral_core.yamlfile import YamlDocument, load_yaml_document
