@@ -121,6 +121,7 @@ class TrialController:
                 ctx.agent.add_wait_time(time.monotonic() - started)
 
     hook.hook_name = "trial_controller"  # type: ignore[attr-defined]
+    hook.quiet = True  # type: ignore[attr-defined]  # reports itself through CONTROL_STATE
 
     def _on_start(self, ctx: HookContext) -> None:
         self._agent = ctx.agent
@@ -129,6 +130,7 @@ class TrialController:
         self._emit_state()
 
     _on_start.hook_name = "trial_controller"  # type: ignore[attr-defined]
+    _on_start.quiet = True  # type: ignore[attr-defined]
 
     def _on_finish(self, ctx: HookContext) -> None:
         with self._cond:
@@ -136,6 +138,7 @@ class TrialController:
             self._cond.notify_all()
 
     _on_finish.hook_name = "trial_controller"  # type: ignore[attr-defined]
+    _on_finish.quiet = True  # type: ignore[attr-defined]
 
     # ----------------------------------------------------------------- internals
     def _set(self, state: ControlState, *, permits: int) -> None:

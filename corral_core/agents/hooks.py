@@ -123,7 +123,9 @@ class AgentHooks:
 
         The chain stops after a callback sets `should_continue=False`. `CriticalHookError` and
         `TrialCancelled` propagate; any other exception is logged, reported to `on_error`, and the
-        next callback still runs.
+        next callback still runs. A callback marked `quiet` (the run controller, the intervention
+        inbox: they report what they do in events of their own) is not reported to `on_fired`
+        unless it changed the flow.
         """
         hook_point = _as_point(point)
         context.point = hook_point
@@ -140,7 +142,8 @@ class AgentHooks:
                 if on_error is not None:
                     on_error(hook_point, name, exc)
                 continue
-            if on_fired is not None:
+            changed_flow = not context.should_continue or context.skip_current_step
+            if on_fired is not None and (changed_flow or not getattr(callback, "quiet", False)):
                 on_fired(hook_point, name, context)
             if not context.should_continue:
                 break

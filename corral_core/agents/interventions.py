@@ -140,6 +140,7 @@ class InterventionInbox:
             self.delivered.append(text)
 
     hook.hook_name = "intervention_inbox"  # type: ignore[attr-defined]
+    hook.quiet = True  # type: ignore[attr-defined]  # reports itself through INTERVENTION_APPLIED
 
     def attach(self, hooks: AgentHooks, priority: int = 500) -> None:
         """Register at BEFORE_ITERATION; below a TrialController's gate (1000) so posts made while

@@ -195,3 +195,21 @@ def test_hooks_see_the_live_conversation_and_after_iteration_data(open_trial) ->
     assert [m["content"] for m in agent.messages if str(m["content"]).startswith("note")] == ["note 0", "note 1"]
     assert data[0]["parsed_actions"][0]["name"] == "calculator" and data[0]["tool_results"][0]["status"] == "success"
     assert data[1]["final_answer"] == "42"
+
+
+def test_internal_hooks_do_not_flood_the_event_log(open_trial):
+    """The controller and the inbox report through their own events; user hooks still fire."""
+    from corral_core.agents import AgentHooks, HookPoint, InterventionInbox, ReActAgent, TrialController, run_trial
+    from corral_core.events import EventKind, ListSink
+
+    sink = ListSink()
+    hooks = AgentHooks()
+    TrialController().attach(hooks)
+    InterventionInbox().attach(hooks)
+    seen = []
+    hooks.register(HookPoint.BEFORE_ITERATION, lambda ctx: seen.append(ctx.iteration))
+    agent = ReActAgent(model="scripted/samplemath", hooks=hooks, sink=sink)
+    assert run_trial(agent, open_trial("add"), "add", verbosity="full").score == 1.0
+    fired = [e.data["hook"] for e in sink.of_kind(EventKind.HOOK_FIRED)]
+    assert len(seen) == 2 and len(fired) == 2
+    assert not any(name in ("trial_controller", "intervention_inbox") for name in fired)
