@@ -19,12 +19,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import httpx  # noqa: E402
+import httpx
 
-from corral_core.client import nodelay_transport  # noqa: E402
-from corral_core.env import Suite, TaskSpec  # noqa: E402
-from corral_core.server import EmbeddedServer, create_app  # noqa: E402
-from corral_core.tools import tool  # noqa: E402
+from corral_core.client import nodelay_transport
+from corral_core.env import Suite, TaskSpec
+from corral_core.server import EmbeddedServer, create_app
+from corral_core.tools import tool
 
 TARGET_RATIO = 1.5
 

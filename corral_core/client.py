@@ -19,16 +19,16 @@ from urllib.parse import quote
 import httpx
 
 __all__ = [
-    "CorralRouter",
-    "TrialClient",
-    "ToolResponse",
-    "TaskTrialResult",
-    "CorralHTTPError",
-    "NotFound",
     "Conflict",
+    "ConnectionFailed",
+    "CorralHTTPError",
+    "CorralRouter",
+    "NotFound",
+    "TaskTrialResult",
+    "ToolResponse",
+    "TrialClient",
     "Unauthorized",
     "ValidationFailed",
-    "ConnectionFailed",
 ]
 
 

@@ -39,7 +39,7 @@ def call_with_timeout(function: Callable[[], T], timeout: float | None, name: st
     def run() -> None:
         try:
             outcome.value = function()
-        except BaseException as exc:  # noqa: BLE001 - reported to the caller, see the docstring
+        except BaseException as exc:
             outcome.error = exc
 
     if timeout is None:

@@ -39,7 +39,7 @@ from corral_tui.messages import (
     SuitesLoaded,
     TaskTextLoaded,
 )
-from corral_tui.runform import RunRequest
+from corral_tui.run_request import RunRequest
 from corral_tui.screens.approval import ApprovalScreen, Verdict
 from corral_tui.screens.dialogs import ErrorScreen, HelpScreen, InterventionScreen
 from corral_tui.screens.workbench import WorkbenchScreen

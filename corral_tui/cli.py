@@ -72,7 +72,7 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from corral_core.server.serve import serve_main
 
         return serve_main(rest)
-    from corral_core.batch import history_main, export_main
+    from corral_core.batch import export_main, history_main
 
     return _guard(lambda: history_main(rest) if name == "history" else export_main(rest))
 

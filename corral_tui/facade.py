@@ -20,7 +20,7 @@ from corral_core.env.approval import ApprovalRequest
 from corral_core.errors import UserError
 from corral_core.events import EventBus, EventKind, EventSink, QueueSink, combine, emit_event
 from corral_tui.config import WorkbenchConfig
-from corral_tui.runform import RunRequest
+from corral_tui.run_request import RunRequest
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,6 @@
 """Agents on litellm: ReAct, native tool calling, planner/executor, reflection; hooks and controls."""
 
 from .base import BaseAgent, ToolOutcome
-from .controls import TrialController
 from .hooks import AgentHooks, CriticalHookError, HookContext, HookPoint, TrialCancelled
 from .interventions import (
     InterventionInbox,
@@ -15,6 +14,7 @@ from .react import ReActAgent
 from .reflection import ReflectionAgent
 from .session import TrialOutcome, run_trial
 from .tool_calling import ToolCallingAgent
+from .trial_control import TrialController
 
 AGENT_TYPES: dict[str, type[BaseAgent]] = {
     "react": ReActAgent,
@@ -24,8 +24,26 @@ AGENT_TYPES: dict[str, type[BaseAgent]] = {
 }
 
 __all__ = [
-    "AGENT_STATUSES", "AGENT_TYPES", "AgentHooks", "AgentOutcome", "BaseAgent", "CriticalHookError", "HookContext",
-    "HookPoint", "InterventionInbox", "LLMPlanner", "ReActAgent", "ReflectionAgent", "SURRENDER_SENTINEL",
-    "ToolCallingAgent", "ToolOutcome", "TrialCancelled", "TrialController", "TrialOutcome",
-    "create_intervention_hook", "every_n_iterations", "run_trial", "stop_on_repeated_tool_errors",
+    "AGENT_STATUSES",
+    "AGENT_TYPES",
+    "SURRENDER_SENTINEL",
+    "AgentHooks",
+    "AgentOutcome",
+    "BaseAgent",
+    "CriticalHookError",
+    "HookContext",
+    "HookPoint",
+    "InterventionInbox",
+    "LLMPlanner",
+    "ReActAgent",
+    "ReflectionAgent",
+    "ToolCallingAgent",
+    "ToolOutcome",
+    "TrialCancelled",
+    "TrialController",
+    "TrialOutcome",
+    "create_intervention_hook",
+    "every_n_iterations",
+    "run_trial",
+    "stop_on_repeated_tool_errors",
 ]

@@ -12,7 +12,7 @@ import json
 import logging
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from corral_core.events import Event, EventKind, EventSink
@@ -317,7 +317,7 @@ class BaseAgent(ABC):
                 f"the tool call could not be made (status: {status}). Error: {error or 'unknown error'}"
             record = {"tool_name": name, "arguments": arguments, "result": text if ok else None,
                       "status": status, "error_message": None if ok else error, "duration": 0.0,
-                      "timestamp": datetime.now(timezone.utc).isoformat(), "risk": "safe", "approval": None,
+                      "timestamp": datetime.now(UTC).isoformat(), "risk": "safe", "approval": None,
                       "render": "text"}
         self.emit(EventKind.TOOL_CALL, **{**record, "iteration": self._iteration})
         return ToolOutcome(name=name, arguments=arguments, ok=ok, status=status, text=text, record=record)

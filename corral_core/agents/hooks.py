@@ -31,7 +31,7 @@ class CriticalHookError(Exception):
 
 
 class TrialCancelled(Exception):
-    """Raised by a control hook to end the trial with status "cancelled" (see controls.py)."""
+    """Raised by a control hook to end the trial with status "cancelled" (see trial_control.py)."""
 
 
 @dataclass

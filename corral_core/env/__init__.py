@@ -10,8 +10,8 @@ from corral_core.env.chains import (
     TaskGroup,
     topological_order,
 )
-from corral_core.env.groups import suite_from_task_group
 from corral_core.env.environment import Environment, TaskState, TrialFinishedError, normalize_score
+from corral_core.env.groups import suite_from_task_group
 from corral_core.env.records import ToolCall, ToolStatus, tool_statistics
 from corral_core.env.scoring import (
     ScoringContext,
@@ -26,9 +26,37 @@ from corral_core.env.scoring import (
 from corral_core.env.suite import Suite, SuiteEnvironment, TaskSpec, load_module, load_suite
 
 __all__ = [
-    "ApprovalDecision", "ApprovalGate", "ApprovalRequest", "RejectAll", "DependencyError", "EpisodeStore",
-    "LinkOutput", "TaskDefinition", "TaskGroup", "topological_order", "Environment", "TaskState",
-    "TrialFinishedError", "normalize_score", "ToolCall", "ToolStatus", "tool_statistics", "ScoringContext",
-    "build_scorer", "choice", "exact_match", "extract_number", "numeric", "process_credit", "regex", "Suite",
-    "SuiteEnvironment", "TaskSpec", "load_module", "load_suite", "SuiteCatalog", "combine_suites", "suite_from_task_group",
+    "ApprovalDecision",
+    "ApprovalGate",
+    "ApprovalRequest",
+    "DependencyError",
+    "Environment",
+    "EpisodeStore",
+    "LinkOutput",
+    "RejectAll",
+    "ScoringContext",
+    "Suite",
+    "SuiteCatalog",
+    "SuiteEnvironment",
+    "TaskDefinition",
+    "TaskGroup",
+    "TaskSpec",
+    "TaskState",
+    "ToolCall",
+    "ToolStatus",
+    "TrialFinishedError",
+    "build_scorer",
+    "choice",
+    "combine_suites",
+    "exact_match",
+    "extract_number",
+    "load_module",
+    "load_suite",
+    "normalize_score",
+    "numeric",
+    "process_credit",
+    "regex",
+    "suite_from_task_group",
+    "tool_statistics",
+    "topological_order",
 ]

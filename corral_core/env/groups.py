@@ -21,7 +21,7 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from corral_core.env.chains import TaskGroup, TaskDefinition
+from corral_core.env.chains import TaskDefinition, TaskGroup
 from corral_core.env.scoring import Scorer, ScoringContext
 from corral_core.env.suite import Suite, TaskSpec
 from corral_core.tools import Tool

@@ -50,7 +50,7 @@ def preload() -> None:
     """
     litellm = _litellm()
     try:
-        import litellm.proxy.openai_files_endpoints.common_utils  # noqa: F401
+        import litellm.proxy.openai_files_endpoints.common_utils
 
         litellm.main.encoding  # noqa: B018 - the attribute access loads the tokenizer
     except Exception:  # pragma: no cover - depends on litellm internals

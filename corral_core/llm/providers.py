@@ -38,9 +38,7 @@ def _fill(model_response: ModelResponse, model: str, content: str | None, calls:
     choice.message = Message(content=content, role="assistant", tool_calls=tool_calls or None)
     choice.finish_reason = "tool_calls" if tool_calls else "stop"
     model_response.model = model
-    setattr(model_response, "usage", LiteUsage(prompt_tokens=usage.prompt_tokens,
-                                               completion_tokens=usage.completion_tokens,
-                                               total_tokens=usage.total_tokens))
+    model_response.usage = LiteUsage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, total_tokens=usage.total_tokens)
     return model_response
 
 

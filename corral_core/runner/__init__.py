@@ -5,8 +5,8 @@
     result = runner.run()            # blocks; runner.controls reaches running trials meanwhile
 """
 
-from corral_core.runner.controls import ControlRegistry, RunningTrial
-from corral_core.runner.engine import BenchmarkRunner
+from corral_core.runner.benchmark_runner import BenchmarkRunner
+from corral_core.runner.live_trials import ControlRegistry, RunningTrial
 from corral_core.runner.plan import Job, chained_tasks, episode_id_for, plan_jobs
 from corral_core.runner.results import BenchmarkResult, compute_metrics, metrics_records
 from corral_core.runner.trial import NoPersonGate, build_agent

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from corral_core.agents import AGENT_TYPES as AGENT_CLASSES
 from corral_core.agents import (
     AgentHooks,
     BaseAgent,
@@ -26,12 +27,11 @@ from corral_core.agents import (
     every_n_iterations,
     run_trial,
 )
-from corral_core.agents import AGENT_TYPES as AGENT_CLASSES
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
 from corral_core.events import EventKind, EventSink, emit_event
 from corral_core.llm.types import ModelSettings
 from corral_core.metrics import TrialRecord
-from corral_core.runner.controls import ControlRegistry
+from corral_core.runner.live_trials import ControlRegistry
 from corral_core.spec import ArmSpec, BenchmarkSpec
 
 log = logging.getLogger(__name__)

@@ -4,4 +4,4 @@ from corral_core.server.app import create_app
 from corral_core.server.approvals import EventingGate, PolicyGate, QueueGate
 from corral_core.server.embedded import EmbeddedServer
 
-__all__ = ["create_app", "EmbeddedServer", "PolicyGate", "QueueGate", "EventingGate"]
+__all__ = ["EmbeddedServer", "EventingGate", "PolicyGate", "QueueGate", "create_app"]

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Annotated
 
 import anyio.to_thread
-from fastapi import FastAPI, Path as PathParam, Request
+from fastapi import FastAPI, Request
+from fastapi import Path as PathParam
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException

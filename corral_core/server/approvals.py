@@ -19,7 +19,7 @@ from corral_core.events import EventKind, EventSink, emit_event
 
 log = logging.getLogger(__name__)
 
-__all__ = ["PolicyGate", "QueueGate", "EventingGate"]
+__all__ = ["EventingGate", "PolicyGate", "QueueGate"]
 
 
 class PolicyGate:

@@ -13,7 +13,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["BearerAuthMiddleware", "PUBLIC_PATHS", "is_loopback_host"]
+__all__ = ["PUBLIC_PATHS", "BearerAuthMiddleware", "is_loopback_host"]
 
 PUBLIC_PATHS = frozenset({"/health"})
 

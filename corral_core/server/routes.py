@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query
 
-from corral_core.server.runtime import ServerRuntime, TaskSlot, Target, TrialRuntime
+from corral_core.server.runtime import ServerRuntime, Target, TaskSlot, TrialRuntime
 from corral_core.server.schemas import (
     ERRORS_404,
     ERRORS_409,
@@ -62,7 +62,7 @@ def add_target_routes(
     tag: str,
 ) -> None:
     """Register the read/act routes under `prefix` for targets found by `resolve`."""
-    TargetDep = Annotated[Target, Depends(resolve)]  # noqa: N806 - a type alias
+    TargetDep = Annotated[Target, Depends(resolve)]
     get = router.get
     post = router.post
 
@@ -133,8 +133,8 @@ def build_router(runtime: ServerRuntime) -> APIRouter:
     """Every task, trial, episode and suite route of the server."""
     router = APIRouter()
     examples = runtime.task_ids[:3]
-    TaskId = Annotated[str, Path(description="A task id from GET /tasks", examples=examples)]  # noqa: N806
-    TrialId = Annotated[str, Path(description="A trial id from POST /tasks/{task_id}/trials")]  # noqa: N806
+    TaskId = Annotated[str, Path(description="A task id from GET /tasks", examples=examples)]
+    TrialId = Annotated[str, Path(description="A trial id from POST /tasks/{task_id}/trials")]
 
     async def resolve_task(task_id: TaskId) -> TaskSlot:
         return runtime.slot(task_id)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corral_core.env import EpisodeStore, Environment, Suite, TrialFinishedError
+from corral_core.env import Environment, EpisodeStore, Suite, TrialFinishedError
 from corral_core.env.approval import ApprovalGate
 from corral_core.events import NULL_SINK, Event, EventKind, EventSink
 from corral_core.server.approvals import EventingGate, QueueGate

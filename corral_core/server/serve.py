@@ -17,7 +17,7 @@ from typing import Any
 
 from corral_core.errors import UserError
 
-__all__ = ["serve_main", "build_parser"]
+__all__ = ["build_parser", "serve_main"]
 
 TOKEN_ENV = "CORRAL_TUI_TOKEN"
 

@@ -27,8 +27,6 @@ from typing import Any
 
 from corral_core.pyfile import load_python_file
 from corral_core.tools.base import RiskLevel, Tool
-from corral_core.tools.decorator import tool
-from corral_core.tools.errors import ToolDefinitionError
 from corral_core.tools.builtin import (
     calculator_tool,
     cli_tool,
@@ -39,6 +37,8 @@ from corral_core.tools.builtin import (
 )
 from corral_core.tools.builtin.params import ToolDeclarationError
 from corral_core.tools.builtin.web_search import validate_backend
+from corral_core.tools.decorator import tool
+from corral_core.tools.errors import ToolDefinitionError
 
 ToolBuilder = Callable[[dict[str, Any], Path], Tool]
 

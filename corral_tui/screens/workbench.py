@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Header, Select, Static, Tree
 
 from corral_tui.facade import SuiteView
 from corral_tui.live import Changes, LiveRun
-from corral_tui.runform import VERBOSITY_LEVELS
+from corral_tui.run_request import VERBOSITY_LEVELS
 from corral_tui.widgets.run_form import RunForm
 from corral_tui.widgets.status import Info, InfoBar, StatusLine
 from corral_tui.widgets.task_tree import TaskRef, TaskTree

@@ -8,7 +8,7 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, Select
 
-from corral_tui.runform import (
+from corral_tui.run_request import (
     AGENT_TYPES,
     APPROVAL_POLICIES,
     RunRequest,

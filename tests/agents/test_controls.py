@@ -14,9 +14,9 @@ from corral_core.agents import (
     run_trial,
 )
 from corral_core.events import EventKind, ListSink
+from tests.fakes.fake_openai import FakeOpenAI, FakeReply
 
 from .conftest import FAKE_KEY_ENV, requests_of, run_in_thread
-from tests.fakes.fake_openai import FakeOpenAI, FakeReply
 
 
 def _controlled(agent_class=ReActAgent, **kwargs):

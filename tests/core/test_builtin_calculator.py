@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from corral_core.tools.errors import ToolExecutionError
 from corral_core.tools.builtin import calculator_tool, datetime_tool, evaluate_expression
 from corral_core.tools.builtin.calculator import format_number
+from corral_core.tools.errors import ToolExecutionError
 
 
 @pytest.mark.parametrize(
@@ -106,7 +106,7 @@ def test_calculator_tool_executes_and_declares_its_schema() -> None:
 
 
 def test_datetime_uses_the_injected_clock_in_utc() -> None:
-    fixed = datetime(2025, 3, 14, 15, 9, 26, 535_000, tzinfo=timezone.utc)
+    fixed = datetime(2025, 3, 14, 15, 9, 26, 535_000, tzinfo=UTC)
     assert datetime_tool(clock=lambda: fixed).execute() == "2025-03-14T15:09:26+00:00"
     paris = timezone(timedelta(hours=1))
     local = datetime(2025, 3, 14, 16, 9, 26, tzinfo=paris)
@@ -118,4 +118,4 @@ def test_datetime_uses_the_injected_clock_in_utc() -> None:
 def test_datetime_default_clock_is_now() -> None:
     reported = datetime.fromisoformat(datetime_tool().execute())
     assert reported.utcoffset() == timedelta(0)
-    assert abs(reported - datetime.now(timezone.utc)) < timedelta(minutes=1)
+    assert abs(reported - datetime.now(UTC)) < timedelta(minutes=1)

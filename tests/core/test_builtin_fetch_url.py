@@ -61,7 +61,7 @@ class PageHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:
         self.server.hits.append(self.path)  # type: ignore[attr-defined]
         routes = {
             "/page": lambda: self._send(200, PAGE.encode()),

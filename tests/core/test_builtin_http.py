@@ -53,7 +53,7 @@ class EchoHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout tests)
             pass
 
-    do_GET = do_POST = do_PUT = do_DELETE = _answer  # noqa: N815
+    do_GET = do_POST = do_PUT = do_DELETE = _answer
 
 
 @pytest.fixture(autouse=True)

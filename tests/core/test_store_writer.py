@@ -236,7 +236,7 @@ def test_readers_never_see_database_is_locked_while_the_writer_commits(engine, w
                 repo.timeline("tr_0")
                 repo.list_benchmarks()
                 reads += 1
-            except BaseException as exc:  # noqa: BLE001 - any error fails the test
+            except BaseException as exc:
                 errors.append(exc)
                 return
 
@@ -244,7 +244,7 @@ def test_readers_never_see_database_is_locked_while_the_writer_commits(engine, w
         for i in range(30):
             try:
                 repo.record_chain_output("bm_1", "ep_1", f"t{i}", "out", 1.0)
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 errors.append(exc)
                 return
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime
-from typing import Annotated, Any, Dict, List, Literal, Optional, Tuple, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 import pytest
 
@@ -20,16 +20,16 @@ from corral_core.tools.schema import annotation_schema, parameters_problem, sche
         (bool, {"type": "boolean"}),
         (Any, {}),
         (list[float], {"type": "array", "items": {"type": "number"}}),
-        (List[str], {"type": "array", "items": {"type": "string"}}),
+        (list[str], {"type": "array", "items": {"type": "string"}}),
         (list, {"type": "array"}),
         (dict[str, int], {"type": "object", "additionalProperties": {"type": "integer"}}),
-        (Dict[str, List[int]], {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "integer"}}}),
+        (dict[str, list[int]], {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "integer"}}}),
         (dict, {"type": "object"}),
         (
             tuple[str, int],
             {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "minItems": 2, "maxItems": 2},
         ),
-        (Tuple[float, ...], {"type": "array", "items": {"type": "number"}}),
+        (tuple[float, ...], {"type": "array", "items": {"type": "number"}}),
         (Optional[int], {"type": ["integer", "null"]}),
         (int | None, {"type": ["integer", "null"]}),
         (Union[str, int], {"type": ["string", "integer"]}),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 import pytest
 
@@ -20,7 +20,7 @@ def calc(
     flag: bool = False,
     label: str = "",
     anything: Any = None,
-    mode: Optional[Literal["fast", "slow"]] = None,
+    mode: Literal["fast", "slow"] | None = None,
 ) -> str:
     """Exercise every schema construct.
 

@@ -31,12 +31,11 @@ def test_start_serves_on_a_real_port_and_stop_frees_it():
 
 def test_context_manager_and_request_counter():
     app = create_app(make_suite())
-    with EmbeddedServer(app) as server:
-        with httpx.Client(base_url=server.url) as http:
-            for _ in range(3):
-                http.get("/tasks")
-            assert http.get("/health").json()["requests_served"] == 3
-            workspace = http.post("/tasks/add/trials").json()["workspace"]
+    with EmbeddedServer(app) as server, httpx.Client(base_url=server.url) as http:
+        for _ in range(3):
+            http.get("/tasks")
+        assert http.get("/health").json()["requests_served"] == 3
+        workspace = http.post("/tasks/add/trials").json()["workspace"]
     assert app.state.requests_served == 5
     assert not app.state.runtime.base_work_dir_if_created.exists()
     assert not Path(workspace).exists()
@@ -44,6 +43,5 @@ def test_context_manager_and_request_counter():
 
 def test_a_busy_port_raises():
     app = create_app(make_suite())
-    with EmbeddedServer(app) as first:
-        with pytest.raises(OSError):
-            EmbeddedServer(create_app(make_suite()), port=first.port).start()
+    with EmbeddedServer(app) as first, pytest.raises(OSError):
+        EmbeddedServer(create_app(make_suite()), port=first.port).start()

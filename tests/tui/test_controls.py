@@ -9,8 +9,17 @@ import pytest
 from corral_core.events import EventKind
 from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.dialogs import InterventionScreen
-from tests.tui.helpers import SIZE, TUITEST, make_app, only_trial, run_done, start_run, trial_events, wait_for, \
-    wait_ready
+from tests.tui.helpers import (
+    SIZE,
+    TUITEST,
+    make_app,
+    only_trial,
+    run_done,
+    start_run,
+    trial_events,
+    wait_for,
+    wait_ready,
+)
 
 pytestmark = pytest.mark.anyio
 

@@ -14,8 +14,18 @@ import pytest
 
 from corral_core.events import EventKind
 from corral_tui.screens.approval import ApprovalScreen
-from tests.tui.helpers import ROOT, SIZE, TUITEST, make_app, only_trial, run_done, start_run, trial_events, \
-    wait_for, wait_ready
+from tests.tui.helpers import (
+    ROOT,
+    SIZE,
+    TUITEST,
+    make_app,
+    only_trial,
+    run_done,
+    start_run,
+    trial_events,
+    wait_for,
+    wait_ready,
+)
 
 pytestmark = pytest.mark.anyio
 START_LIMIT = 20.0

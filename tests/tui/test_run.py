@@ -9,8 +9,17 @@ from textual.message import Message
 
 from corral_core.events import EventKind
 from corral_tui.messages import RunFinished, RunStarted, ServicesReady, SuitesLoaded
-from tests.tui.helpers import SIZE, pane_text, make_app, only_trial, run_done, start_run, trial_events, wait_for, \
-    wait_ready
+from tests.tui.helpers import (
+    SIZE,
+    make_app,
+    only_trial,
+    pane_text,
+    run_done,
+    start_run,
+    trial_events,
+    wait_for,
+    wait_ready,
+)
 
 pytestmark = pytest.mark.anyio
 

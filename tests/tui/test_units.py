@@ -13,7 +13,7 @@ from corral_core.spec import spec_from_dict
 from corral_tui.config import StableRedactor
 from corral_tui.live import LiveRun
 from corral_tui.render import tool_result
-from corral_tui.runform import RunRequest, parse_count, parse_verbosities
+from corral_tui.run_request import RunRequest, parse_count, parse_verbosities
 from corral_tui.widgets.bars import bar_line
 from tests.tui.helpers import SAMPLEMATH
 

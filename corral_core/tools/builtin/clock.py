@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from corral_core.tools.base import Tool
 from corral_core.tools.builtin.params import unwrap
@@ -25,14 +25,14 @@ calculator. [/WORKFLOW_INTEGRATION]
 
 def utc_now() -> datetime:
     """The real clock."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def format_utc(moment: datetime) -> str:
     """ISO 8601 in UTC at seconds precision; a naive datetime is taken to be UTC already."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def datetime_tool(clock: Clock | None = None, *, name: str = "datetime", risk: str = "safe") -> Tool:

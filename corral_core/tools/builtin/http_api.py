@@ -160,10 +160,9 @@ def http_tool(
         try:
             with httpx.Client(
                 timeout=httpx.Timeout(timeout), follow_redirects=True, max_redirects=5, transport=transport
-            ) as client:
-                with client.stream(verb, request_url, headers=request_headers, json=body) as response:
-                    text = _read_capped(response, max_bytes, deadline)
-                    status, reason = response.status_code, response.reason_phrase
+            ) as client, client.stream(verb, request_url, headers=request_headers, json=body) as response:
+                text = _read_capped(response, max_bytes, deadline)
+                status, reason = response.status_code, response.reason_phrase
         except httpx.TimeoutException:
             raise ToolExecutionError(f"Request timed out after {timeout:g}s: {shown}") from None
         except httpx.HTTPError as exc:

@@ -29,8 +29,8 @@ from corral_core.errors import UserError
 from corral_core.events import EventBus, EventKind, EventSink, emit_event
 from corral_core.llm import preload as preload_llm
 from corral_core.metrics import TrialRecord, attempt_status, success
-from corral_core.runner.controls import ControlRegistry
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
+from corral_core.runner.live_trials import ControlRegistry
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
 from corral_core.runner.results import BenchmarkResult, compute_metrics, metrics_records, stored_trial_rows
 from corral_core.runner.trial import (
