@@ -37,7 +37,7 @@ from textual.binding import Binding  # noqa: E402
 
 from corral_core.events import Event, EventKind  # noqa: E402
 from corral_tui.app import WorkbenchApp  # noqa: E402
-from corral_tui.config import test_config  # noqa: E402
+from tests.tui.stable import test_config  # noqa: E402
 
 KEY_INTERVAL = 0.1
 P95_TARGET_MS = 100.0
@@ -101,7 +101,7 @@ def flood(app: LoadApp, trial_ids: list[str], rate: int, seconds: float, share: 
             break
         for _ in range(per_slice):
             trial = trial_ids[0] if rng.random() < share else rng.choice(trial_ids[1:])
-            app.workbench.queue.emit(synthetic(trial, sent[0]))
+            app.services.lifecycle.queue.emit(synthetic(trial, sent[0]))
             sent[0] += 1
         slice_no += 1
         time.sleep(max(0.0, started + slice_no * 0.01 - time.perf_counter()))
@@ -124,7 +124,7 @@ async def measure(args: argparse.Namespace) -> dict[str, float]:
         while not app.ready:
             await pilot.pause(0.05)
         for index, trial_id in enumerate(trial_ids):
-            app.workbench.queue.emit(Event(EventKind.TRIAL_STARTED, trial_id, "add",
+            app.services.lifecycle.queue.emit(Event(EventKind.TRIAL_STARTED, trial_id, "add",
                                            {"arm": "full", "trial_index": index}))
         while len(app.live.trials) < args.trials:
             await pilot.pause(0.05)
@@ -147,7 +147,7 @@ async def measure(args: argparse.Namespace) -> dict[str, float]:
         stop.set()
         threads[1].join()
         flood_seconds = time.perf_counter() - started
-        while len(app.workbench.queue) or app.sent:
+        while len(app.services.lifecycle.queue) or app.sent:
             await pilot.pause(0.05)
         rss_after = rss_mb()
         seen = app.live.events_seen
@@ -155,7 +155,7 @@ async def measure(args: argparse.Namespace) -> dict[str, float]:
     p95 = latencies_ms[max(0, int(len(latencies_ms) * 0.95) - 1)]
     return {
         "events_sent": sent[0], "events_per_second": sent[0] / flood_seconds, "events_applied": seen,
-        "events_dropped": app.workbench.queue.dropped, "key_presses": len(latencies_ms),
+        "events_dropped": app.services.lifecycle.queue.dropped, "key_presses": len(latencies_ms),
         "latency_p50_ms": statistics.median(latencies_ms), "latency_p95_ms": p95, "latency_max_ms": latencies_ms[-1],
         "rss_before_mb": rss_before, "rss_after_mb": rss_after, "rss_growth_mb": rss_after - rss_before,
     }

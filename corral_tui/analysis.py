@@ -8,18 +8,22 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from corral_core.metrics import TRIAL_STATUSES
 
+if TYPE_CHECKING:
+    from corral_core.store import BenchmarkInfo, Repository, TrialInfo
+
 TRIAL_FILTER_STATUSES = ("running", *TRIAL_STATUSES)
+Item = TypeVar("Item")
 
 
 @dataclass
-class Page:
+class Page(Generic[Item]):
     """One page of rows plus the total behind it (from a COUNT query)."""
 
-    items: list[Any]
+    items: list[Item]
     offset: int
     limit: int
     total: int
@@ -95,7 +99,7 @@ def _estimate(value: Any) -> Estimate:
 class CompareView:
     """A benchmark's arms side by side."""
 
-    benchmark: Any  # corral_core.store.BenchmarkInfo
+    benchmark: BenchmarkInfo
     arms: list[ArmColumn]  # in the benchmark's arm order
     comparisons: list[tuple[str, str, str]]  # (arm A, arm B, summary) of every other arm against the first
     tasks: list[str]
@@ -103,18 +107,19 @@ class CompareView:
     stored: bool  # read from the finished benchmark's metrics (else computed from its trials)
 
 
-def benchmark_page(repository: Any, offset: int, limit: int) -> Page:
+def benchmark_page(repository: Repository, offset: int, limit: int) -> Page[BenchmarkInfo]:
     page = repository.list_benchmarks(offset=offset, limit=limit)
     return Page(page.items, offset, limit, repository.count_benchmarks())
 
 
-def trial_page(repository: Any, benchmark_id: str, filters: TrialFilter, offset: int, limit: int) -> Page:
+def trial_page(repository: Repository, benchmark_id: str, filters: TrialFilter, offset: int, limit: int
+               ) -> Page[TrialInfo]:
     options = {"task": filters.task, "arm": filters.arm, "status": filters.status}
     page = repository.trials(benchmark_id, offset=offset, limit=limit, **options)
     return Page(page.items, offset, limit, repository.count_trials(benchmark_id, **options), filters)
 
 
-def filter_choices(benchmark: Any, known_tasks: Iterable[str] = ()) -> tuple[list[str], list[str]]:
+def filter_choices(benchmark: BenchmarkInfo, known_tasks: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """(tasks, arms) a benchmark's trials can be filtered by: its spec's tasks, else the loaded suites'."""
     spec = (benchmark.metrics or {}).get("spec") or {}
     tasks = [str(t) for t in spec.get("tasks") or []] or list(known_tasks)
@@ -122,7 +127,7 @@ def filter_choices(benchmark: Any, known_tasks: Iterable[str] = ()) -> tuple[lis
     return tasks, arms
 
 
-def compare_view(repository: Any, benchmark_id: str) -> CompareView:
+def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
     """Per-arm metrics, paired comparisons with the first arm and the task x arm scores.
 
     A finished benchmark's stored metrics are read as they are (instant on 100,000 trials);

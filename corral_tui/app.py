@@ -1,51 +1,59 @@
 """The workbench app: `create_app(config)` builds it for the CLI and the tests alike (posting's pattern).
 
-The app owns the live state and the thread workers; screens ask it for things, it asks the engine
-(`Workbench`). Workers are thin (harlequin's pattern): call the engine, post a message; the `@on`
-handlers here make every UI change, and one `Worker.StateChanged` handler turns worker errors into
-an error dialog. Engine events arrive through a bounded queue drained on a timer, a batch per tick.
+The app wires the services (corral_tui/services) to the screens. Workers are thin (harlequin's
+pattern): call a service, post a typed message; the `@on` handlers here make every UI change, and
+one `Worker.StateChanged` handler turns worker errors into an error dialog. Screens ask for things
+with typed messages (corral_tui/messages.py) and get what they need in their constructor; the app
+builds them. Engine events arrive through a bounded queue drained on a timer, a batch per tick.
+Pending approvals live in the services' approvals inbox only: the app subscribes to its changes.
 """
 
 from __future__ import annotations
 
-import threading
 import traceback
-from collections import OrderedDict
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
-from textual.message_pump import MessagePump
 from textual.worker import Worker, WorkerState
 
 from corral_core.env.approval import ApprovalRequest
 from corral_core.errors import UserError
-from corral_tui import analysis
 from corral_tui.commands import ActionsProvider, all_binding_owners, binding_rows
 from corral_tui.config import WorkbenchConfig, config_from_args
-from corral_tui.facade import Workbench
 from corral_tui.live import LiveRun
 from corral_tui.messages import (
-    ApprovalRequested,
-    DataLoaded,
-    RemoteApprovals,
+    ApprovalsChanged,
+    ApprovalsRequested,
+    CompareRequested,
+    ControlRequested,
+    InterventionRequested,
     RunFinished,
+    RunRequested,
     RunStarted,
     ServicesReady,
+    StopRequested,
     SuitesLoaded,
     TaskTextLoaded,
+    TaskTextRequested,
+    TimelineRequested,
+    TrialsRequested,
+    WorkerFailed,
 )
 from corral_tui.run_request import RunRequest
-from corral_tui.screens.approval import ApprovalScreen, Verdict
+from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.dialogs import ErrorScreen, HelpScreen, InterventionScreen
 from corral_tui.screens.workbench import WorkbenchScreen
+from corral_tui.services import WorkbenchServices
+from corral_tui.services.approvals import Decision
+from corral_tui.services.session import ActiveRun
 from corral_tui.widgets.status import Info
 
-SERVICES_WAIT = 30.0  # seconds a history query waits for the store to open at start-up
+LIVE_STATES = ("starting", "running", "paused")
 
 
 class WorkbenchApp(App[int]):
@@ -61,22 +69,20 @@ class WorkbenchApp(App[int]):
         Binding("h", "history", "History", id="app.history"),
     ]
 
-    def __init__(self, config: WorkbenchConfig) -> None:
+    def __init__(self, config: WorkbenchConfig, services: WorkbenchServices | None = None) -> None:
         super().__init__()
         self.config = config
         self.title = config.title
-        self.workbench = Workbench(config, on_approval=self._approval_from_server)
+        self.services = services if services is not None else WorkbenchServices.build(config)
         self.live = LiveRun(buffer=config.trial_buffer)
-        self.approvals: OrderedDict[str, ApprovalRequest] = OrderedDict()
-        self.approval_screen: ApprovalScreen | None = None
-        self._decided: set[str] = set()  # approval ids answered here (a late poll must not revive them)
-        self.services_ready = threading.Event()
         self.ready = False  # the servers answer and the store is open
         self.run_state = "idle"  # idle | starting | running | paused | finished | interrupted | failed
+        self.run_model: str | None = None
         self.last_benchmark_id: str | None = None
         self.urls: dict[str, str] = {}
-        self._workbench_screen = WorkbenchScreen()
-        self._polling = False
+        self._workbench_screen = WorkbenchScreen(self.live, config.redact, default_model=config.model,
+                                                 pane_lines=config.pane_lines)
+        self._unsubscribe: Callable[[], None] | None = None
 
     # --- life cycle ---------------------------------------------------------------------------
 
@@ -90,62 +96,45 @@ class WorkbenchApp(App[int]):
     def on_mount(self) -> None:
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
+        self._unsubscribe = self.services.approvals.subscribe(self._inbox_changed)
         self.set_interval(self.config.drain_interval, self.drain_events)
         self.set_interval(0.5, self.refresh_info)
-        if self.config.server_url:
-            self.set_interval(self.config.approval_poll, self._poll_tick)
         self.refresh_info()
         self._boot()
 
-    def action_quit(self) -> None:
-        """Stop the run and the servers, then exit (the engine closes in on_unmount, bounded)."""
-        self.workbench.begin_close()
+    async def action_quit(self) -> None:
+        """Stop the run and the servers, then exit (the services close in on_unmount, bounded)."""
+        self.services.begin_close()
         self.exit(0)
 
     def on_unmount(self) -> None:
-        self.workbench.close()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.services.close()
 
     # --- thin workers -------------------------------------------------------------------------
 
     @work(thread=True, exit_on_error=False, group="boot")
     def _boot(self) -> None:
-        try:
-            self.post_message(SuitesLoaded(self.workbench.load_suites()))
-            self.post_message(ServicesReady(self.workbench.start_services()))
-        finally:
-            self.services_ready.set()
-        if not self.workbench.closing:
-            self.workbench.warm_up()
+        self.post_message(SuitesLoaded(self.services.load_suites()))
+        self.post_message(ServicesReady(self.services.start()))
 
     @work(thread=True, exit_on_error=False, group="run")
     def _run(self, request: RunRequest) -> None:
-        started = partial(self._post_started, request)
-        self.post_message(RunFinished(self.workbench.run(request, on_started=started)))
+        def started(active: ActiveRun) -> None:
+            self.post_message(RunStarted(active.total, request.start_paused, active.model))
 
-    def _post_started(self, request: RunRequest, active: Any) -> None:
-        self.post_message(RunStarted(active.total, request.start_paused))
+        self.post_message(RunFinished(self.services.session.run(request, on_started=started)))
 
     @work(thread=True, exit_on_error=False, group="approvals")
-    def _decide(self, request: ApprovalRequest, verdict: Verdict) -> None:
-        self.workbench.decide(request, verdict is not Verdict.REJECT, whole_run=verdict is Verdict.APPROVE_TOOL)
-
-    @work(thread=True, exit_on_error=False, group="poll")
-    def _poll(self) -> None:
-        try:
-            self.post_message(RemoteApprovals(self.workbench.poll_remote_approvals()))
-        finally:
-            self._polling = False
-
-    @work(thread=True, exit_on_error=False, group="query")
-    def _fetch(self, target: MessagePump, key: str, query: Callable[..., Any], *args: Any) -> None:
-        self.services_ready.wait(SERVICES_WAIT)
-        if self.workbench.repository is None:
-            raise UserError("the store is not open (the start-up failed; see the earlier message).")
-        target.post_message(DataLoaded(key, query(self.workbench.repository, *args)))
+    def _decide(self, request: ApprovalRequest, decision: Decision) -> None:
+        if not self.services.approvals.decide(request, decision):
+            self.call_from_thread(self.notify, f"{request.tool_name}: that request was already decided "
+                                  "(or timed out).", severity="warning")
 
     @work(thread=True, exit_on_error=False, group="task-text", exclusive=True)
-    def load_task_text(self, suite: str, task_id: str, verbosity: str) -> None:
-        prompt, guide = self.workbench.task_text(suite, task_id, verbosity)
+    def _load_task_text(self, suite: str, task_id: str, verbosity: str) -> None:
+        prompt, guide = self.services.catalogue.task_text(suite, task_id, verbosity)
         self.post_message(TaskTextLoaded(suite, task_id, verbosity, prompt, guide))
 
     # --- what the workers report --------------------------------------------------------------
@@ -169,6 +158,7 @@ class WorkbenchApp(App[int]):
     @on(RunStarted)
     def _run_started(self, message: RunStarted) -> None:
         self.live.total = message.total
+        self.run_model = message.model
         self.run_state = "paused" if message.start_paused else "running"
         self.refresh_info()
 
@@ -177,6 +167,7 @@ class WorkbenchApp(App[int]):
         summary = message.summary
         self.drain_events()
         self.run_state = summary.status
+        self.run_model = None
         self.last_benchmark_id = summary.benchmark_id
         score = "-" if summary.headline_score is None else f"{summary.headline_score:.2f}"
         self.workbench_screen.say(f"Run {summary.status}: headline score {score} ({summary.attempt_status or '-'}); "
@@ -190,7 +181,13 @@ class WorkbenchApp(App[int]):
         if event.worker.group == "run":
             self.run_state = "failed"
             self.refresh_info()
-        error = event.worker.error
+        self._show_error(event.worker.error)
+
+    @on(WorkerFailed)
+    def _screen_worker_failed(self, message: WorkerFailed) -> None:
+        self._show_error(message.error)
+
+    def _show_error(self, error: BaseException | None) -> None:
         if isinstance(error, UserError):
             self.push_screen(ErrorScreen("Cannot do that", str(error)))
         else:
@@ -203,12 +200,10 @@ class WorkbenchApp(App[int]):
         """Apply one batch of queued engine events to the live state and redraw what changed."""
         if not self.workbench_screen.live:
             return
-        events = self.workbench.queue.drain(self.config.drain_batch)
+        events = self.services.lifecycle.queue.drain(self.config.drain_batch)
         if not events:
             return
         changes = self.live.apply(events)
-        if changes.decided:
-            self._forget_approvals(changes.decided)
         if changes:
             self.workbench_screen.apply_changes(self.live, changes)
 
@@ -217,12 +212,11 @@ class WorkbenchApp(App[int]):
         screen = self.workbench_screen
         suite = screen.selected.suite if screen.selected else None
         url = self.urls.get(suite or "") or next(iter(self.urls.values()), None)
-        active = self.workbench.active
-        model = active.runner.spec.model.id if active is not None and active.runner is not None else \
-            self._form_model(suite)
+        model = self.run_model or self._form_model(suite)
         info = Info(server=redact.url(url) if url else "starting…",
-                    requests=redact.count(self.workbench.requests_served()), model=model, done=self.live.done,
-                    total=self.live.total, run_state=self.run_state, approvals=len(self.approvals))
+                    requests=redact.count(self.services.lifecycle.requests_served()), model=model,
+                    done=self.live.done, total=self.live.total, run_state=self.run_state,
+                    approvals=len(self.services.approvals.pending()))
         if screen.live:
             screen.show_info(info)
 
@@ -232,32 +226,39 @@ class WorkbenchApp(App[int]):
         view = self.workbench_screen.suites.get(suite or "")
         return f"scripted/{view.script}" if view is not None and view.script else "-"
 
-    # --- runs and controls (screens call these) -------------------------------------------------
+    # --- what the workbench screen asks for ----------------------------------------------------
 
-    def start_run(self, request: RunRequest) -> None:
+    @on(TaskTextRequested)
+    def _task_text_requested(self, message: TaskTextRequested) -> None:
+        self._load_task_text(message.suite, message.task_id, message.verbosity)
+
+    @on(RunRequested)
+    def _run_requested(self, message: RunRequested) -> None:
+        request = message.request
         if not self.ready:
             self.notify("The environment server is still starting; try again in a moment.", severity="warning")
             return
-        if self.run_state in ("starting", "running", "paused"):
+        if self.run_state in LIVE_STATES:
             self.notify("A run is in progress: stop it with x first.", severity="warning")
             return
         self.live.reset()
-        self._decided.clear()
         self.workbench_screen.reset_run()
         self.run_state = "starting"
         self.workbench_screen.say(f"Starting {request.suite}: arms {', '.join(request.verbosities)}, "
                                   f"{request.trials} trial(s) per task…")
         self._run(request)
 
-    def stop_run(self) -> None:
-        if self.workbench.stop_run():
+    @on(StopRequested)
+    def _stop_requested(self) -> None:
+        if self.services.session.stop():
             self.workbench_screen.say("Stopping the run: running trials are cancelled.", "bold yellow")
         else:
             self.notify("No run in progress.", severity="warning")
 
-    def control(self, command: str, trial_id: str | None) -> None:
-        """pause / step / resume one trial or (trial_id None) every trial of the run."""
-        if not self.workbench.control(command, trial_id):
+    @on(ControlRequested)
+    def _control_requested(self, message: ControlRequested) -> None:
+        command, trial_id = message.command, message.trial_id
+        if not self.services.session.control(command, trial_id):
             self.notify("That trial is not running (any more).", severity="warning")
             return
         if trial_id is None:
@@ -267,7 +268,9 @@ class WorkbenchApp(App[int]):
         verb = {"pause": "Pausing", "step": "Stepping one iteration of", "resume": "Continuing"}[command]
         self.workbench_screen.say(f"{verb} {who}.", "bold")
 
-    def ask_intervention(self, trial_id: str) -> None:
+    @on(InterventionRequested)
+    def _intervention_requested(self, message: InterventionRequested) -> None:
+        trial_id = message.trial_id
         trial = self.live.trials.get(trial_id)
         label = f"{self.config.redact.ident(trial_id)} ({trial.task_id if trial else '?'})"
         self.push_screen(InterventionScreen(label), callback=partial(self._intervention_written, trial_id))
@@ -275,111 +278,96 @@ class WorkbenchApp(App[int]):
     def _intervention_written(self, trial_id: str, text: str | None) -> None:
         if text is None:
             return
-        if self.workbench.intervene(trial_id, text):
+        if self.services.session.intervene(trial_id, text):
             self.workbench_screen.say("Intervention queued: the agent reads it before its next LLM call.", "bold")
         else:
             self.notify("That trial is not running (any more); nothing was sent.", severity="warning")
 
-    # --- approvals ----------------------------------------------------------------------------
+    # --- approvals (the inbox owns them; the app shows the oldest) ------------------------------
 
-    def _approval_from_server(self, request: ApprovalRequest) -> None:
-        """QueueGate's on_request: runs on a server thread, so it only posts a message."""
-        self.post_message(ApprovalRequested(request))
+    def _inbox_changed(self, change: Literal["add", "remove"]) -> None:
+        """The inbox's listener: runs on an engine or polling thread, so it only posts a message."""
+        self.post_message(ApprovalsChanged(change))
 
-    @on(ApprovalRequested)
-    def _approval_requested(self, message: ApprovalRequested) -> None:
-        self.approvals[message.request.id] = message.request
-        self.refresh_info()
-        self.show_next_approval(quiet=True)
+    def action_approvals(self) -> None:
+        self.show_next_approval()
 
-    @on(RemoteApprovals)
-    def _remote_approvals(self, message: RemoteApprovals) -> None:
-        pending = {request.id: request for request in message.pending if request.id not in self._decided}
-        self._forget_approvals(set(self.approvals) - set(pending))
-        for approval_id, request in pending.items():
-            self.approvals.setdefault(approval_id, request)
-        self.refresh_info()
-        if pending:
+    @on(ApprovalsRequested)
+    def _approvals_requested(self) -> None:
+        self.show_next_approval()
+
+    @on(ApprovalsChanged)
+    def _approvals_changed(self, message: ApprovalsChanged) -> None:
+        pending = self.services.approvals.pending()
+        dialog = self._approval_dialog()
+        if dialog is not None:
+            if any(request.id == dialog.request.id for request in pending):
+                dialog.set_pending(len(pending))
+            else:  # decided elsewhere (timeout, another client): show the next one
+                dialog.dismiss(None)
+                self.call_later(self.show_next_approval, True)
+        elif message.change == "add" and pending:
             self.show_next_approval(quiet=True)
+        self.refresh_info()
+
+    def _approval_dialog(self) -> ApprovalScreen | None:
+        return next((s for s in self.screen_stack if isinstance(s, ApprovalScreen)), None)
 
     def show_next_approval(self, quiet: bool = False) -> None:
-        """Open the dialog for the oldest pending approval (or refresh the open one's count)."""
-        if self.approval_screen is not None:
-            self.approval_screen.refresh_pending()
+        """Open the dialog for the oldest pending approval (unless one is open)."""
+        if self._approval_dialog() is not None:
             return
-        if not self.approvals:
+        pending = self.services.approvals.pending()
+        if not pending:
             if not quiet:
                 self.notify("No approvals pending.")
             return
-        request = next(iter(self.approvals.values()))
-        screen = ApprovalScreen(request, clock=self.config.clock, redact=self.config.redact,
-                                pending=lambda: len(self.approvals))
-        self.approval_screen = screen
-        self.push_screen(screen, callback=partial(self._approval_decided, request))
+        request = pending[0]
+        screen = ApprovalScreen(request, clock=self.config.clock, redact=self.config.redact, pending=len(pending))
+        self.push_screen(screen, callback=partial(self._approval_answered, request))
 
-    def _approval_decided(self, request: ApprovalRequest, verdict: Verdict | None) -> None:
-        self.approval_screen = None
-        if verdict is not None and self.approvals.pop(request.id, None) is not None:
-            self._decided.add(request.id)
-            if verdict is Verdict.APPROVE_TOOL:  # the gate approves the waiting calls of this tool too
-                self._forget_approvals({i for i, r in self.approvals.items() if r.tool_name == request.tool_name})
-            self._decide(request, verdict)
-            self.workbench_screen.say(f"{request.tool_name}: {verdict.value.replace('_', ' ')}.", "bold")
-        self.refresh_info()
-        if verdict is not None and self.approvals:
-            self.call_later(self.show_next_approval, True)
-
-    def _forget_approvals(self, approval_ids: set[str]) -> None:
-        """Drop approvals decided elsewhere (timeout, another client); close the dialog showing one."""
-        for approval_id in approval_ids:
-            self.approvals.pop(approval_id, None)
-        screen = self.approval_screen
-        if screen is not None and screen.request.id in approval_ids:
-            self.approval_screen = None
-            screen.dismiss(None)
-            if self.approvals:
-                self.call_later(self.show_next_approval, True)
-        self.refresh_info()
-
-    def _poll_tick(self) -> None:
-        if not self._polling and self.ready:
-            self._polling = True
-            self._poll()
+    def _approval_answered(self, request: ApprovalRequest, decision: Decision | None) -> None:
+        if decision is None:  # later (escape), or decided elsewhere
+            return
+        self._decide(request, decision)
+        self.workbench_screen.say(f"{request.tool_name}: {decision.verdict.value.replace('_', ' ')}.", "bold")
 
     # --- other screens ------------------------------------------------------------------------
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(binding_rows(all_binding_owners())))
+            self.push_screen(HelpScreen(binding_rows(all_binding_owners(type(self)))))
 
     def action_history(self) -> None:
         from corral_tui.screens.history import HistoryScreen
 
         if not any(isinstance(screen, HistoryScreen) for screen in self.screen_stack):
-            self.push_screen(HistoryScreen())
+            self.push_screen(HistoryScreen(self.services.queries, self.config.redact))
 
-    def open_compare(self, benchmark_id: str) -> None:
+    def action_compare_last(self) -> None:
+        self.post_message(CompareRequested(None))
+
+    @on(CompareRequested)
+    def _compare_requested(self, message: CompareRequested) -> None:
         from corral_tui.screens.compare import CompareScreen
 
-        self.push_screen(CompareScreen(benchmark_id))
+        benchmark_id = message.benchmark_id or self.last_benchmark_id
+        if benchmark_id is None:
+            self.notify("No finished run yet: the history screen (h) has the earlier ones.", severity="warning")
+            return
+        self.push_screen(CompareScreen(benchmark_id, self.services.queries, self.config.redact))
 
-    def request_benchmarks(self, target: MessagePump, offset: int) -> None:
-        self._fetch(target, "benchmarks", analysis.benchmark_page, offset, self.config.page_size)
+    @on(TrialsRequested)
+    def _trials_requested(self, message: TrialsRequested) -> None:
+        from corral_tui.screens.history import TrialsScreen
 
-    def request_trials(self, target: MessagePump, benchmark_id: str, filters: analysis.TrialFilter,
-                       offset: int) -> None:
-        self._fetch(target, "trials", analysis.trial_page, benchmark_id, filters, offset, self.config.page_size)
+        self.push_screen(TrialsScreen(message.benchmark, self.services.queries, self.config.redact))
 
-    def request_timeline(self, target: MessagePump, trial_id: str) -> None:
-        self._fetch(target, "timeline", lambda repository, tid: repository.timeline(tid), trial_id)
+    @on(TimelineRequested)
+    def _timeline_requested(self, message: TimelineRequested) -> None:
+        from corral_tui.screens.timeline import TimelineScreen
 
-    def request_compare(self, target: MessagePump, benchmark_id: str) -> None:
-        self._fetch(target, "compare", analysis.compare_view, benchmark_id)
-
-    def filter_choices(self, benchmark: Any) -> tuple[list[str], list[str]]:
-        paths = {str(p) for p in benchmark.suites}
-        known = [t for s in self.workbench.suites.values() if str(s.path) in paths for t in s.task_ids]
-        return analysis.filter_choices(benchmark, known)
+        self.push_screen(TimelineScreen(message.trial_id, self.services.queries, self.config.redact))
 
 
 def create_app(config: WorkbenchConfig) -> WorkbenchApp:

@@ -1,13 +1,18 @@
-"""Every action, for the command palette (ctrl+p) and the help screen: both read the bindings, so
-a new binding shows up in both without a second list to keep in step."""
+"""Every action, for the command palette (ctrl+p) and the help screen: both read the bindings of
+the app and of the screens in `SCREENS`, so a new binding or screen shows up in both without a
+second list to keep in step."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
+from typing import Any
 
+from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from corral_tui.screens.registry import SCREENS
 
 
 def _bindings(owner: type) -> list[Binding]:
@@ -32,28 +37,19 @@ def binding_rows(owners: Iterable[tuple[str, type]]) -> list[tuple[str, str, str
     return rows
 
 
-def all_binding_owners() -> list[tuple[str, type]]:
-    """The app and every screen, in the order the help screen lists them."""
-    from corral_tui.app import WorkbenchApp
-    from corral_tui.screens.approval import ApprovalScreen
-    from corral_tui.screens.compare import CompareScreen
-    from corral_tui.screens.dialogs import ErrorScreen, HelpScreen, InterventionScreen
-    from corral_tui.screens.history import HistoryScreen, TrialsScreen
-    from corral_tui.screens.timeline import TimelineScreen
-    from corral_tui.screens.workbench import WorkbenchScreen
-
-    return [("everywhere", WorkbenchApp), ("workbench", WorkbenchScreen), ("approval", ApprovalScreen),
-            ("intervention", InterventionScreen), ("history", HistoryScreen), ("trials", TrialsScreen),
-            ("timeline", TimelineScreen), ("compare", CompareScreen), ("help", HelpScreen), ("error", ErrorScreen)]
+def all_binding_owners(app: type[App[Any]]) -> list[tuple[str, type]]:
+    """The app and every screen of the registry, in the order the help screen lists them."""
+    return [("everywhere", app), *((info.name, info.screen) for info in SCREENS)]
 
 
 class ActionsProvider(Provider):
-    """Lists every bound action of the current screen and the app, by description and key."""
+    """Lists every bound action of the current screen and the app, by description and key, and the
+    screens that open on their own."""
 
-    def _commands(self) -> list[tuple[str, str, object]]:
+    def _commands(self) -> list[tuple[str, str, Callable[[], Awaitable[object]]]]:
         screen, app = self.screen, self.app
         seen: set[str] = set()
-        commands = []
+        commands: list[tuple[str, str, Callable[[], Awaitable[object]]]] = []
         for node in (screen, app):
             for binding_id, (keys, binding) in _keys(_bindings(type(node))).items():
                 if binding_id in seen:
@@ -61,6 +57,9 @@ class ActionsProvider(Provider):
                 seen.add(binding_id)
                 title = binding.description or binding.action
                 commands.append((title, f"key {keys} · {binding_id}", partial(app.run_action, binding.action, node)))
+        for info in SCREENS:
+            if info.open_action is not None:
+                commands.append((f"Open {info.name}", info.description, partial(app.run_action, info.open_action)))
         return commands
 
     async def discover(self) -> Hits:

@@ -1,9 +1,8 @@
 """How the workbench is set up: which suites, which store, which server, which model.
 
-`config_from_args` turns the command line into a `WorkbenchConfig`; `test_config` builds the same
-thing for tests, with a fixed clock and a `Redactor` that hides what changes from run to run
-(ports, times, durations, ids) so snapshots are stable. The app never reads `sys.argv` or the
-clock directly: everything it shows goes through the config.
+`config_from_args` turns the command line into a `WorkbenchConfig` (the tests build theirs with a
+fixed clock and a `Redactor` that hides what changes from run to run, tests/tui/stable.py). The app
+never reads `sys.argv` or the clock directly: everything it shows goes through the config.
 """
 
 from __future__ import annotations
@@ -55,37 +54,9 @@ class Redactor:
         return str(value)
 
 
-class StableRedactor(Redactor):
-    """Hides ports, times, durations and ids: ids become stable names in order of first display."""
-
-    def __init__(self) -> None:
-        self._names: dict[str, str] = {}
-
-    def url(self, url: str | None) -> str:
-        return "http://127.0.0.1:PORT" if url else "-"
-
-    def timestamp(self, value: datetime | float | None) -> str:
-        return "-" if value is None else "2025-01-01 12:00:00"
-
-    def duration(self, seconds: float | None) -> str:
-        return "-" if seconds is None else "0.1 s"
-
-    def ident(self, value: str | None) -> str:
-        if not value:
-            return "-"
-        if value not in self._names:
-            prefix = value.split("_", 1)[0] if "_" in value[:4] else "id"
-            same = sum(1 for name in self._names.values() if name.startswith(prefix + "_"))
-            self._names[value] = f"{prefix}_{same + 1:04d}"
-        return self._names[value]
-
-    def count(self, value: int) -> str:
-        return "N"
-
-
 @dataclass
 class WorkbenchConfig:
-    """Everything the workbench needs to start. Built by `config_from_args` or `test_config`."""
+    """Everything the workbench needs to start. Built by `config_from_args` (or a test's config)."""
 
     suite_paths: list[Path]
     db_url: str
@@ -126,20 +97,3 @@ def config_from_args(args: Any) -> WorkbenchConfig:
         db = str(default_db_path())
     return WorkbenchConfig(suite_paths=suites, db_url=str(db), server_url=getattr(args, "server", None),
                            token=getattr(args, "token", None), model=getattr(args, "model", None))
-
-
-FIXED_NOW = datetime(2025, 1, 1, 12, 0, tzinfo=UTC).timestamp()
-
-
-def test_config(suite_paths: list[Path] | None = None, *, db_url: str, **overrides: Any) -> WorkbenchConfig:
-    """A config for tests: fixed clock and stable redaction (ports, times, durations, ids hidden)."""
-    config = WorkbenchConfig(suite_paths=list(suite_paths) if suite_paths is not None else sample_suite_paths(),
-                             db_url=db_url, clock=lambda: FIXED_NOW, redact=StableRedactor())
-    for key, value in overrides.items():
-        if not hasattr(config, key):
-            raise TypeError(f"WorkbenchConfig has no field {key!r}")
-        setattr(config, key, value)
-    return config
-
-
-test_config.__test__ = False  # type: ignore[attr-defined]  # not a pytest test

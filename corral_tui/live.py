@@ -13,7 +13,6 @@ from typing import Any
 
 from corral_core.events import Event, EventKind
 
-FINISHED = "finished"
 BUFFERED_TRIALS = 24  # finished trials whose recent events stay for the panes (the store has them all)
 
 
@@ -51,12 +50,11 @@ class Changes:
     rows: set[str] = field(default_factory=set)  # trial ids whose row changed
     new_rows: list[str] = field(default_factory=list)  # trial ids seen for the first time
     events: dict[str, list[Event]] = field(default_factory=dict)  # new events per trial
-    decided: set[str] = field(default_factory=set)  # approval ids decided (by anyone)
     benchmark_finished: bool = False
     benchmark_id: str | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.rows or self.new_rows or self.events or self.decided or self.benchmark_finished)
+        return bool(self.rows or self.new_rows or self.events or self.benchmark_finished)
 
 
 class LiveRun:
@@ -132,8 +130,6 @@ class LiveRun:
             changes.benchmark_finished = True
             changes.benchmark_id = event.benchmark_id or self.benchmark_id
             return
-        if kind == EventKind.APPROVAL_DECIDED and data.get("approval_id"):
-            changes.decided.add(str(data["approval_id"]))
         if not event.trial_id or kind == EventKind.REQUEST_SERVED:
             return
         trial = self._trial(event, changes)

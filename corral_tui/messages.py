@@ -1,16 +1,28 @@
-"""Messages thread workers and engine callbacks post to the app (`post_message` is thread-safe)."""
+"""The typed messages of the workbench.
+
+Two directions: what thread workers and engine callbacks report to the app (`post_message` is
+thread-safe), and what screens ask the app for (they bubble up from the screen). Screens never call
+the app; the app builds screens and calls their methods.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Literal
 
 from textual.message import Message
 
-from corral_core.env.approval import ApprovalRequest
+from corral_tui.run_request import RunRequest
+
+if TYPE_CHECKING:
+    from corral_core.store import BenchmarkInfo
+    from corral_tui.services.catalogue import SuiteView
+    from corral_tui.services.session import Command, RunSummary
+
+# --- reports to the app ------------------------------------------------------------------------
 
 
 class SuitesLoaded(Message):
-    def __init__(self, suites: list[Any]) -> None:
+    def __init__(self, suites: list[SuiteView]) -> None:
         super().__init__()
         self.suites = suites
 
@@ -23,34 +35,28 @@ class ServicesReady(Message):
         self.urls = urls
 
 
-class ApprovalRequested(Message):
-    """A confirm-level tool call waits for a person (posted from a server thread)."""
+class ApprovalsChanged(Message):
+    """The approvals inbox changed ("add": a new request came; "remove": one was decided or timed out)."""
 
-    def __init__(self, request: ApprovalRequest) -> None:
+    def __init__(self, change: Literal["add", "remove"]) -> None:
         super().__init__()
-        self.request = request
-
-
-class RemoteApprovals(Message):
-    """The remote server's pending approvals, as polled (replaces the previous poll)."""
-
-    def __init__(self, pending: list[ApprovalRequest]) -> None:
-        super().__init__()
-        self.pending = pending
+        self.change = change
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, RemoteApprovals)
+        # a burst coalesces, but an "add" is never hidden behind a later "remove"
+        return isinstance(message, ApprovalsChanged) and (self.change == "add" or message.change == "remove")
 
 
 class RunStarted(Message):
-    def __init__(self, total: int, start_paused: bool) -> None:
+    def __init__(self, total: int, start_paused: bool, model: str) -> None:
         super().__init__()
         self.total = total
         self.start_paused = start_paused
+        self.model = model
 
 
 class RunFinished(Message):
-    def __init__(self, summary: Any) -> None:
+    def __init__(self, summary: RunSummary) -> None:
         super().__init__()
         self.summary = summary
 
@@ -62,18 +68,73 @@ class TaskTextLoaded(Message):
         self.prompt, self.guide = prompt, guide
 
 
-class ControlApplied(Message):
-    """A pause / step / resume / intervention reached the engine (or not: `ok` False)."""
+class WorkerFailed(Message):
+    """A screen's worker failed: the app shows it (a UserError in words, anything else as a bug)."""
 
-    def __init__(self, command: str, trial_id: str | None, ok: bool) -> None:
+    def __init__(self, error: BaseException | None) -> None:
         super().__init__()
-        self.command, self.trial_id, self.ok = command, trial_id, ok
+        self.error = error
 
 
-class DataLoaded(Message):
-    """A history / trials / timeline / compare query finished; `key` says which screen asked."""
+# --- requests from the screens ------------------------------------------------------------------
 
-    def __init__(self, key: str, data: Any) -> None:
+
+class RunRequested(Message):
+    def __init__(self, request: RunRequest) -> None:
         super().__init__()
-        self.key = key
-        self.data = data
+        self.request = request
+
+
+class StopRequested(Message):
+    """Stop the run in progress."""
+
+
+class ControlRequested(Message):
+    """pause / step / resume one trial, or every trial (`trial_id` None)."""
+
+    def __init__(self, command: Command, trial_id: str | None) -> None:
+        super().__init__()
+        self.command = command
+        self.trial_id = trial_id
+
+
+class InterventionRequested(Message):
+    """Open the intervention dialog for a running trial."""
+
+    def __init__(self, trial_id: str) -> None:
+        super().__init__()
+        self.trial_id = trial_id
+
+
+class ApprovalsRequested(Message):
+    """Show the oldest pending approval (the dialog was put off with escape)."""
+
+
+class TaskTextRequested(Message):
+    def __init__(self, suite: str, task_id: str, verbosity: str) -> None:
+        super().__init__()
+        self.suite, self.task_id, self.verbosity = suite, task_id, verbosity
+
+
+class CompareRequested(Message):
+    """Open the compare screen of a benchmark (None: the last run of this session)."""
+
+    def __init__(self, benchmark_id: str | None) -> None:
+        super().__init__()
+        self.benchmark_id = benchmark_id
+
+
+class TrialsRequested(Message):
+    """Open a stored benchmark's trials."""
+
+    def __init__(self, benchmark: BenchmarkInfo) -> None:
+        super().__init__()
+        self.benchmark = benchmark
+
+
+class TimelineRequested(Message):
+    """Open a stored trial's timeline."""
+
+    def __init__(self, trial_id: str) -> None:
+        super().__init__()
+        self.trial_id = trial_id

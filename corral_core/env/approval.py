@@ -44,9 +44,12 @@ class ApprovalRequest:
         }
 
 
+CANCELLED = "cancelled"  # decided_by for requests a stopped run (or a quit) rejected all at once
+
+
 @dataclass(slots=True)
 class ApprovalDecision:
-    """The answer to an `ApprovalRequest`. `decided_by` is policy, user, remote or timeout."""
+    """The answer to an `ApprovalRequest`. `decided_by` is policy, user, remote, timeout or cancelled."""
 
     approved: bool
     decided_by: str = "policy"

@@ -13,13 +13,16 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
-from corral_core.env.approval import ApprovalDecision, ApprovalGate, ApprovalRequest
+from corral_core.env.approval import CANCELLED, ApprovalDecision, ApprovalGate, ApprovalRequest
 from corral_core.events import EventKind, EventSink, emit_event
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EventingGate", "PolicyGate", "QueueGate"]
+__all__ = ["ChangeKind", "EventingGate", "PolicyGate", "QueueGate"]
+
+ChangeKind = Literal["add", "remove"]  # what happened to the pending list (a request came or went)
 
 
 class PolicyGate:
@@ -49,9 +52,11 @@ class _Pending:
 class QueueGate:
     """Holds requests until someone decides, or rejects them after `timeout` seconds.
 
-    `request` blocks the calling (tool) thread; `decide`, `approve_tool_for_run` and `close` may be
-    called from any thread. `on_request(request)` is called once per new pending request, from the
-    requesting thread: keep it cheap (post a message, put on a queue).
+    The one owner of pending approvals (Inspect AI's approval manager is the model): `request`
+    blocks the calling (tool) thread; `decide`, `approve_tool_for_run`, `cancel_all` and `close` may
+    be called from any thread. `on_request(request)` is called once per new pending request, and
+    every `subscribe`d listener whenever the pending list changes (added, decided, timed out); both
+    run on the thread that made the change, so keep them cheap (post a message, set an event).
     """
 
     def __init__(
@@ -67,6 +72,26 @@ class QueueGate:
         self._pending: dict[str, _Pending] = {}
         self._approved_tools: set[str] = set()
         self._closed = False
+        self._listeners: tuple[Callable[[ChangeKind], None], ...] = ()
+
+    def subscribe(self, listener: Callable[[ChangeKind], None]) -> Callable[[], None]:
+        """Call `listener("add" | "remove")` whenever the pending list changes; returns the
+        unsubscribe function."""
+        with self._lock:
+            self._listeners = (*self._listeners, listener)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._listeners = tuple(other for other in self._listeners if other is not listener)
+
+        return unsubscribe
+
+    def _changed(self, change: ChangeKind) -> None:
+        for listener in self._listeners:  # replaced, never mutated: safe to read without the lock
+            try:
+                listener(change)
+            except Exception:  # a broken listener must not break the gate
+                log.exception("approval listener failed")
 
     def request(self, request: ApprovalRequest) -> ApprovalDecision:
         request.timeout = self.timeout  # the gate owns the timeout
@@ -82,14 +107,21 @@ class QueueGate:
                 self.on_request(request)
             except Exception:  # a broken listener must not leave the tool call hanging
                 log.exception("approval listener failed for %s", request.id)
+        self._changed("add")
         entry.done.wait(self.timeout)
         with self._lock:
             self._pending.pop(request.id, None)
-            if entry.decision is None:
-                entry.decision = ApprovalDecision(
+            decision = entry.decision
+            if decision is None:
+                decision = entry.decision = ApprovalDecision(
                     False, "timeout", f"no decision within {self.timeout:g} s"
                 )
-            return entry.decision
+                timed_out = True
+            else:
+                timed_out = False
+        if timed_out:
+            self._changed("remove")
+        return decision
 
     def pending(self) -> list[ApprovalRequest]:
         """Requests still waiting for a decision, oldest first."""
@@ -107,6 +139,7 @@ class QueueGate:
                 return False
             entry.decision = ApprovalDecision(bool(approved), decided_by, reason)
         entry.done.set()
+        self._changed("remove")
         return True
 
     def approve_tool_for_run(self, tool_name: str, decided_by: str = "user") -> int:
@@ -132,6 +165,13 @@ class QueueGate:
         """Start a new run: tools approved "for the rest of this run" need approval again."""
         with self._lock:
             self._approved_tools.clear()
+
+    def cancel_all(self, reason: str = "the run was stopped") -> int:
+        """Decide every waiting request at once as rejected by `cancelled` (a stopped run, a quit);
+        later requests still wait. Returns how many were waiting."""
+        with self._lock:
+            waiting = [i for i, p in self._pending.items() if p.decision is None]
+        return sum(self.decide(approval_id, False, CANCELLED, reason) for approval_id in waiting)
 
     def close(self, reason: str = "the server is shutting down") -> None:
         """Reject everything waiting and every later request, so shutdown never waits on a person."""

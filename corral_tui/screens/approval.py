@@ -1,14 +1,13 @@
 """The approval dialog: a confirm-level tool call waits for a person (posting's ConfirmationModal shape).
 
 Shows task, trial, tool, risk, the pretty arguments and the time left, counting down. The result
-is a `Verdict` through `dismiss`: approve (a / y), reject (r / n), approve this tool for the rest of
+is a `Decision` through `dismiss`: approve (a / y), reject (r / n), approve this tool for the rest of
 the run (A), or None for "later" (escape: the request stays queued, `a` on the workbench reopens).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import Enum
 
 from rich.table import Table
 from rich.text import Text
@@ -21,15 +20,10 @@ from textual.widgets import Button, Label, Static
 from corral_core.env.approval import ApprovalRequest
 from corral_tui.config import Redactor
 from corral_tui.render import json_block
+from corral_tui.services.approvals import Decision, Verdict
 
 
-class Verdict(str, Enum):
-    APPROVE = "approve"
-    REJECT = "reject"
-    APPROVE_TOOL = "approve_tool"
-
-
-class ApprovalScreen(ModalScreen[Verdict | None]):
+class ApprovalScreen(ModalScreen[Decision | None]):
     """Approve or reject one pending tool call."""
 
     BINDINGS = [
@@ -41,12 +35,12 @@ class ApprovalScreen(ModalScreen[Verdict | None]):
     ]
 
     def __init__(self, request: ApprovalRequest, *, clock: Callable[[], float], redact: Redactor,
-                 pending: Callable[[], int]) -> None:
+                 pending: int = 1) -> None:
         super().__init__()
         self.request = request
         self.clock = clock
         self.redact = redact
-        self.pending = pending
+        self.pending = pending  # requests waiting, this one included
 
     def compose(self) -> ComposeResult:
         request = self.request
@@ -76,22 +70,23 @@ class ApprovalScreen(ModalScreen[Verdict | None]):
 
     def _tick(self) -> None:
         left = max(0.0, self.request.deadline - self.clock())
-        queued = self.pending() - 1
+        queued = self.pending - 1
         more = f"   ·   {queued} more pending" if queued > 0 else ""
         style = "bold red" if left < 10 else "bold"
         self.query_one("#approval-countdown", Label).update(
             Text.assemble(("Time left: ", "dim"), (f"{left:.0f} s", style), ("  (then it is rejected)", "dim"),
                           (more, "bold yellow")))
 
-    def refresh_pending(self) -> None:
+    def set_pending(self, pending: int) -> None:
+        self.pending = pending
         self._tick()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(Verdict(str(event.button.id)))
+        self.dismiss(Decision(Verdict(str(event.button.id))))
 
     def action_decide(self, verdict: str) -> None:
-        self.dismiss(Verdict(verdict))
+        self.dismiss(Decision(Verdict(verdict)))
 
     def action_later(self) -> None:
         self.dismiss(None)

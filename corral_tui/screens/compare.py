@@ -3,7 +3,7 @@ the task x arm matrix and a bar chart of score by arm."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -11,15 +11,16 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
+from textual.message import Message
 from textual.widgets import Footer, Header, Label, Static
 
 from corral_tui.analysis import CompareView, Estimate
-from corral_tui.messages import DataLoaded
+from corral_tui.config import Redactor
+from corral_tui.screens.base import QueryScreen
 from corral_tui.widgets.bars import Bar, BarChart
 
 if TYPE_CHECKING:
-    from corral_tui.app import WorkbenchApp
+    from corral_tui.services.queries import StoreQueries
 
 
 def _pct(value: float | None) -> str:
@@ -34,7 +35,7 @@ def _estimate(estimate: Estimate, percent: bool = False) -> str:
     return fmt(estimate.value) + ci
 
 
-def arms_table(view: CompareView, redact: Any) -> Table:
+def arms_table(view: CompareView, redact: Redactor) -> Table:
     """One column per arm, one row per metric."""
     table = Table(show_edge=False, header_style="bold", expand=False)
     table.add_column("metric", style="dim")
@@ -75,16 +76,22 @@ def matrix_table(view: CompareView) -> Table:
     return table
 
 
-class CompareScreen(Screen):
+class CompareLoaded(Message):
+    def __init__(self, view: CompareView) -> None:
+        super().__init__()
+        self.view = view
+
+
+class CompareScreen(QueryScreen):
     """Compare the arms of one benchmark."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare.back")]
-    app: WorkbenchApp
-    key = "compare"
 
-    def __init__(self, benchmark_id: str) -> None:
+    def __init__(self, benchmark_id: str, queries: StoreQueries, redact: Redactor) -> None:
         super().__init__()
         self.benchmark_id = benchmark_id
+        self.queries = queries
+        self.redact = redact
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -101,14 +108,16 @@ class CompareScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one("#compare-body").focus()
-        self.app.request_compare(self, self.benchmark_id)
+        benchmark_id = self.benchmark_id
+        self.ask(lambda: self.queries.compare(benchmark_id), CompareLoaded)
 
-    @on(DataLoaded)
-    def _loaded(self, message: DataLoaded) -> None:
-        if message.key != self.key:
-            return
-        view: CompareView = message.data
-        redact = self.app.config.redact
+    @on(CompareLoaded)
+    def _loaded(self, message: CompareLoaded) -> None:
+        message.stop()
+        self.show(message.view)
+
+    def show(self, view: CompareView) -> None:
+        redact = self.redact
         b = view.benchmark
         self.query_one("#compare-title", Label).update(Text.assemble(
             ("Compare ", "bold"), (b.spec_name, "bold cyan"), f"  {redact.ident(b.id)}  ",
@@ -116,7 +125,8 @@ class CompareScreen(Screen):
             ("  (stored metrics)" if view.stored else "  (computed from the trials so far)", "dim")))
         self.query_one("#compare-arms", Static).update(arms_table(view, redact) if view.arms
                                                        else Text("No finished trials yet.", style="dim"))
-        tests = [Text.assemble((f"{arm_b} vs {arm_a}: ", "bold"), summary) for arm_a, arm_b, summary in view.comparisons]
+        tests = [Text.assemble((f"{arm_b} vs {arm_a}: ", "bold"), summary)
+                 for arm_a, arm_b, summary in view.comparisons]
         self.query_one("#compare-tests", Static).update(
             Text("\n").join(tests) if tests else Text("Only one arm: nothing to pair.", style="dim"))
         bars = [Bar(arm.name, arm.score.value, arm.score.ci) for arm in view.arms]

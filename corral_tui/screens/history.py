@@ -1,28 +1,34 @@
-"""History: past benchmarks, then one benchmark's trials (filtered, paged), then a trial's timeline.
+"""History: past benchmarks, then one benchmark's trials (filtered, paged).
 
-Each screen shows one page (100 rows) of a query the app runs in a thread worker; totals come from
-COUNT queries, so the screens open at once on a store with 100,000 trials.
+Each screen shows one page of a query it runs through the `StoreQueries` it was given; totals come
+from COUNT queries, so the screens open at once on a store with 100,000 trials. Opening a row asks
+the app for the next screen (`TrialsRequested`, `TimelineRequested`, `CompareRequested`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any, Generic
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
+from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Label, Select
 
-from corral_tui.analysis import TRIAL_FILTER_STATUSES, Page, TrialFilter, arm_label
-from corral_tui.messages import DataLoaded
+from corral_tui.analysis import TRIAL_FILTER_STATUSES, Item, Page, TrialFilter, arm_label
+from corral_tui.config import Redactor
+from corral_tui.messages import CompareRequested, TimelineRequested, TrialsRequested
 from corral_tui.render import format_score, status_text
+from corral_tui.screens.base import QueryScreen
 
 if TYPE_CHECKING:
-    from corral_tui.app import WorkbenchApp
+    from corral_core.store import BenchmarkInfo, TrialInfo
+    from corral_tui.services.queries import StoreQueries
 
 ATTEMPT_STYLES = {"improved": "green", "baseline": "cyan", "regressed": "red", "crashed": "red"}
 PAGE_BINDINGS = [
@@ -30,21 +36,27 @@ PAGE_BINDINGS = [
     Binding("b,pageup", "page(-1)", "Prev page", id="history.prev_page"),
     Binding("escape", "app.pop_screen", "Back", id="history.back"),
 ]
+TRIAL_COLUMNS = ("Trial", "Task", "Arm", "#", "Status", "Score", "Iter", "Tokens", "Duration", "Assisted")
 
 
-class PagedScreen(Screen):
-    """A screen with one paged DataTable filled by `DataLoaded` replies."""
+class PageLoaded(Message, Generic[Item]):
+    def __init__(self, page: Page[Item]) -> None:
+        super().__init__()
+        self.page = page
 
-    app: WorkbenchApp
-    key = "page"
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+class PagedScreen(QueryScreen, Generic[Item]):
+    """A screen with one paged DataTable."""
+
+    def __init__(self, queries: StoreQueries, redact: Redactor) -> None:
+        super().__init__()
+        self.queries = queries
+        self.redact = redact
         self.start = 0
-        self.page: Page | None = None
+        self.page: Page[Item] | None = None
 
     @property
-    def table(self) -> DataTable:
+    def table(self) -> DataTable[Any]:
         return self.query_one("#rows", DataTable)
 
     def on_mount(self) -> None:
@@ -52,9 +64,11 @@ class PagedScreen(Screen):
 
     def load(self) -> None:
         self.query_one("#page-info", Label).update(Text("Loading…", style="dim"))
-        self.request(self.start)
+        self.ask(self.query_for(self.start), PageLoaded)
 
-    def request(self, offset: int) -> None:
+    def query_for(self, offset: int) -> Callable[[], Page[Item]]:
+        """The query of the page at `offset`, with the screen's filters as they are now (the call
+        runs on a worker thread)."""
         raise NotImplementedError
 
     def query_now(self) -> Any:
@@ -64,18 +78,17 @@ class PagedScreen(Screen):
     def action_page(self, delta: int) -> None:
         if self.page is None:
             return
-        offset = self.start + delta * self.app.config.page_size
+        offset = self.start + delta * self.queries.page_size
         if offset < 0 or offset >= max(self.page.total, 1):
             self.notify("No more pages that way.", severity="information")
             return
         self.start = offset
         self.load()
 
-    @on(DataLoaded)
-    def _loaded(self, message: DataLoaded) -> None:
-        if message.key != self.key:
-            return
-        page: Page = message.data
+    @on(PageLoaded)
+    def _loaded(self, message: PageLoaded[Item]) -> None:
+        message.stop()
+        page = message.page
         if page.offset != self.start or page.query != self.query_now():
             return  # a reply to an earlier request (keys pressed faster than the store answers)
         self.page = page
@@ -88,15 +101,20 @@ class PagedScreen(Screen):
             f"Page {page.number} of {page.pages}  ·  rows {page.offset + 1 if page.items else 0}–{last} "
             f"of {page.total}")
 
-    def rows(self, items: list[Any]) -> list[tuple[str, tuple[Any, ...]]]:
+    def rows(self, items: list[Item]) -> list[tuple[str, tuple[Any, ...]]]:
         raise NotImplementedError
 
+    def selected(self) -> Item | None:
+        if self.page is None or not self.page.items:
+            return None
+        row = self.table.cursor_row
+        return self.page.items[row] if 0 <= row < len(self.page.items) else None
 
-class HistoryScreen(PagedScreen):
+
+class HistoryScreen(PagedScreen["BenchmarkInfo"]):
     """Past benchmarks, newest first."""
 
     BINDINGS = [*PAGE_BINDINGS, Binding("m", "compare", "Compare arms", id="history.compare")]
-    key = "benchmarks"
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -110,50 +128,43 @@ class HistoryScreen(PagedScreen):
         self.table.focus()
         super().on_mount()
 
-    def request(self, offset: int) -> None:
-        self.app.request_benchmarks(self, offset)
+    def query_for(self, offset: int) -> Callable[[], Page[BenchmarkInfo]]:
+        return partial(self.queries.benchmarks, offset)
 
-    def rows(self, items: list[Any]) -> list[tuple[str, tuple[Any, ...]]]:
-        redact = self.app.config.redact
+    def rows(self, items: list[BenchmarkInfo]) -> list[tuple[str, tuple[Any, ...]]]:
+        redact = self.redact
         return [(b.id, (redact.ident(b.id), redact.timestamp(b.created_at), b.spec_name, arm_label(b),
                         f"{b.finished_count}/{b.trial_count}", status_text(b.status),
                         format_score(b.headline_score),
                         Text(b.attempt_status or "-", style=ATTEMPT_STYLES.get(b.attempt_status or "", "dim"))))
                 for b in items]
 
-    def _selected(self) -> Any:
-        if self.page is None or not self.page.items:
-            return None
-        row = self.table.cursor_row
-        return self.page.items[row] if 0 <= row < len(self.page.items) else None
-
     @on(DataTable.RowSelected, "#rows")
     def _open(self) -> None:
-        benchmark = self._selected()
+        benchmark = self.selected()
         if benchmark is not None:
-            self.app.push_screen(TrialsScreen(benchmark))
+            self.post_message(TrialsRequested(benchmark))
 
     def action_compare(self) -> None:
-        benchmark = self._selected()
+        benchmark = self.selected()
         if benchmark is not None:
-            self.app.open_compare(benchmark.id)
+            self.post_message(CompareRequested(benchmark.id))
 
 
-class TrialsScreen(PagedScreen):
+class TrialsScreen(PagedScreen["TrialInfo"]):
     """One benchmark's trials, filtered by task, arm and status."""
 
     BINDINGS = [*PAGE_BINDINGS, Binding("m", "compare", "Compare arms", id="trials.compare")]
-    key = "trials"
 
-    def __init__(self, benchmark: Any) -> None:
-        super().__init__()
+    def __init__(self, benchmark: BenchmarkInfo, queries: StoreQueries, redact: Redactor) -> None:
+        super().__init__(queries, redact)
         self.benchmark = benchmark
         self.filters = TrialFilter()
 
     def compose(self) -> ComposeResult:
-        tasks, arms = self.app.filter_choices(self.benchmark)
+        tasks, arms = self.queries.filter_choices(self.benchmark)
         yield Header()
-        yield Label(f"Trials of {self.benchmark.spec_name} ({self.app.config.redact.ident(self.benchmark.id)})",
+        yield Label(f"Trials of {self.benchmark.spec_name} ({self.redact.ident(self.benchmark.id)})",
                     classes="screen-title")
         with Horizontal(id="filters"):
             yield Select([(t, t) for t in tasks], prompt="any task", id="filter-task", compact=True)
@@ -165,19 +176,18 @@ class TrialsScreen(PagedScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.table.add_columns("Trial", "Task", "Arm", "#", "Status", "Score", "Iter", "Tokens", "Duration",
-                               "Assisted")
+        self.table.add_columns(*TRIAL_COLUMNS)
         self.table.focus()
         super().on_mount()
 
-    def request(self, offset: int) -> None:
-        self.app.request_trials(self, self.benchmark.id, dataclasses.replace(self.filters), offset)
+    def query_for(self, offset: int) -> Callable[[], Page[TrialInfo]]:
+        return partial(self.queries.trials, self.benchmark.id, dataclasses.replace(self.filters), offset)
 
     def query_now(self) -> Any:
         return self.filters
 
-    def rows(self, items: list[Any]) -> list[tuple[str, tuple[Any, ...]]]:
-        redact = self.app.config.redact
+    def rows(self, items: list[TrialInfo]) -> list[tuple[str, tuple[Any, ...]]]:
+        redact = self.redact
         return [(t.id, (redact.ident(t.id), t.task_id, t.arm, str(t.trial_index), status_text(t.status),
                         format_score(t.score), str(t.iterations), str(t.total_tokens), redact.duration(t.duration),
                         "yes" if t.assisted else "")) for t in items]
@@ -192,13 +202,9 @@ class TrialsScreen(PagedScreen):
 
     @on(DataTable.RowSelected, "#rows")
     def _open(self) -> None:
-        if self.page is None or not self.page.items:
-            return
-        row = self.table.cursor_row
-        if 0 <= row < len(self.page.items):
-            from corral_tui.screens.timeline import TimelineScreen
-
-            self.app.push_screen(TimelineScreen(self.page.items[row]))
+        trial = self.selected()
+        if trial is not None:
+            self.post_message(TimelineRequested(trial.id))
 
     def action_compare(self) -> None:
-        self.app.open_compare(self.benchmark.id)
+        self.post_message(CompareRequested(self.benchmark.id))

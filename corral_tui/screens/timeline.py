@@ -1,22 +1,24 @@
-"""One trial's full timeline: messages, tool calls, hook events, approvals and interventions in time order."""
+"""One trial's full timeline: messages, tool calls, hook events, approvals and interventions in time
+order, under a header with the trial's outcome."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
+from textual.message import Message
 from textual.widgets import Footer, Header, Label, RichLog
 
-from corral_tui.messages import DataLoaded
+from corral_tui.config import Redactor
 from corral_tui.render import format_score, timeline_item
+from corral_tui.screens.base import QueryScreen
 
 if TYPE_CHECKING:
-    from corral_tui.app import WorkbenchApp
+    from corral_tui.services.queries import StoreQueries, TrialTimeline
 
 MAX_ENTRIES = 2_000  # a trial longer than this shows its last entries (the export has them all)
 KIND_STYLES = {"message": "green", "tool_call": "yellow", "llm_call": "dim", "approval_asked": "bold yellow",
@@ -24,41 +26,49 @@ KIND_STYLES = {"message": "green", "tool_call": "yellow", "llm_call": "dim", "ap
                "hook_error": "red", "trial_started": "bold", "trial_finished": "bold"}
 
 
-class TimelineScreen(Screen):
+class TimelineLoaded(Message):
+    def __init__(self, timeline: TrialTimeline) -> None:
+        super().__init__()
+        self.timeline = timeline
+
+
+class TimelineScreen(QueryScreen):
     """The stored timeline of one trial."""
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="timeline.back")]
-    app: WorkbenchApp
-    key = "timeline"
 
-    def __init__(self, trial: Any) -> None:
+    def __init__(self, trial_id: str, queries: StoreQueries, redact: Redactor) -> None:
         super().__init__()
-        self.trial = trial
+        self.trial_id = trial_id
+        self.queries = queries
+        self.redact = redact
 
     def compose(self) -> ComposeResult:
-        trial = self.trial
-        redact = self.app.config.redact
         yield Header()
-        yield Label(Text.assemble(("Trial ", "bold"), (redact.ident(trial.id), "bold cyan"),
-                                  f"  {trial.task_id} #{trial.trial_index}  arm {trial.arm}  ",
-                                  (trial.status, "bold"), f"  score {format_score(trial.score)}",
-                                  ("  assisted" if trial.assisted else "", "magenta")), classes="screen-title")
+        yield Label(Text.assemble(("Trial ", "bold"), (self.redact.ident(self.trial_id), "bold cyan")),
+                    id="timeline-title", classes="screen-title")
         yield RichLog(id="timeline", wrap=True, markup=False, highlight=False, max_lines=MAX_ENTRIES * 8)
         yield Label(Text("Loading…", style="dim"), id="page-info")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(RichLog).focus()
-        self.app.request_timeline(self, self.trial.id)
+        trial_id = self.trial_id
+        self.ask(lambda: self.queries.timeline(trial_id), TimelineLoaded)
 
-    @on(DataLoaded)
-    def _loaded(self, message: DataLoaded) -> None:
-        if message.key != self.key:
-            return
-        entries = message.data
+    @on(TimelineLoaded)
+    def _loaded(self, message: TimelineLoaded) -> None:
+        message.stop()
+        timeline = message.timeline
+        trial, redact = timeline.trial, self.redact
+        if trial is not None:
+            self.query_one("#timeline-title", Label).update(Text.assemble(
+                ("Trial ", "bold"), (redact.ident(trial.id), "bold cyan"),
+                f"  {trial.task_id} #{trial.trial_index}  arm {trial.arm}  ", (trial.status, "bold"),
+                f"  score {format_score(trial.score)}", ("  assisted" if trial.assisted else "", "magenta")))
+        entries = timeline.entries
         log = self.query_one(RichLog)
         log.clear()
-        redact = self.app.config.redact
         shown = entries[-MAX_ENTRIES:]
         if len(entries) > len(shown):
             log.write(Text(f"… {len(entries) - len(shown)} earlier entries not shown", style="dim"))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from rich.console import Group
 from rich.text import Text
 from textual import on
@@ -13,21 +11,29 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Select, Static, Tree
 
-from corral_tui.facade import SuiteView
+from corral_tui.config import Redactor
 from corral_tui.live import Changes, LiveRun
+from corral_tui.messages import (
+    ApprovalsRequested,
+    CompareRequested,
+    ControlRequested,
+    InterventionRequested,
+    RunRequested,
+    StopRequested,
+    TaskTextRequested,
+)
 from corral_tui.run_request import VERBOSITY_LEVELS
+from corral_tui.services.catalogue import SuiteView
+from corral_tui.services.session import Command
 from corral_tui.widgets.run_form import RunForm
 from corral_tui.widgets.status import Info, InfoBar, StatusLine
 from corral_tui.widgets.task_tree import TaskRef, TaskTree
 from corral_tui.widgets.trial_panes import TrialPanes
 from corral_tui.widgets.trials_table import TrialsTable
 
-if TYPE_CHECKING:
-    from corral_tui.app import WorkbenchApp
 
-
-class WorkbenchScreen(Screen):
-    """The main screen. Everything it needs from the engine it asks the app for."""
+class WorkbenchScreen(Screen[None]):
+    """The main screen. It draws what the app hands it and asks for everything else with messages."""
 
     BINDINGS = [
         Binding("r", "start_run", "Run", id="workbench.run"),
@@ -46,16 +52,18 @@ class WorkbenchScreen(Screen):
         Binding("m", "compare_last", "Compare", id="workbench.compare"),
     ]
 
-    app: WorkbenchApp
-
-    def __init__(self) -> None:
+    def __init__(self, live: LiveRun, redact: Redactor, *, default_model: str | None = None,
+                 pane_lines: int = 1_000) -> None:
         super().__init__(id="workbench")
+        self.live_run = live
+        self.redact = redact
+        self.default_model = default_model
+        self.pane_lines = pane_lines
         self.selected: TaskRef | None = None
         self.shown_task: tuple[str, str, str] | None = None  # (suite, task, verbosity) on display
         self.suites: dict[str, SuiteView] = {}
 
     def compose(self) -> ComposeResult:
-        config = self.app.config
         yield Header()
         yield InfoBar(id="info")
         with Horizontal(id="top"):
@@ -65,10 +73,10 @@ class WorkbenchScreen(Screen):
                              id="verbosity", compact=True, prompt="verbosity")
                 with VerticalScroll(id="task-scroll"):
                     yield Static(Text("Loading suites…", style="dim"), id="task-text")
-            yield RunForm(model=config.model, id="run-form")
+            yield RunForm(model=self.default_model, id="run-form")
         with Horizontal(id="bottom"):
-            yield TrialsTable(config.redact, id="trials")
-            yield TrialPanes(config.redact, max_lines=config.pane_lines, id="panes")
+            yield TrialsTable(self.redact, id="trials")
+            yield TrialPanes(self.redact, max_lines=self.pane_lines, id="panes")
         yield StatusLine("Starting the environment server…", id="status")
         yield Footer()
 
@@ -157,11 +165,12 @@ class WorkbenchScreen(Screen):
         if self.selected is None or self.selected.task_id is None:
             return
         verbosity = str(self.query_one("#verbosity", Select).value)
-        self.app.load_task_text(self.selected.suite, self.selected.task_id, verbosity)
+        self.post_message(TaskTextRequested(self.selected.suite, self.selected.task_id, verbosity))
 
     @on(RunForm.Submitted)
     def _submitted(self, event: RunForm.Submitted) -> None:
-        self.app.start_run(event.request)
+        event.stop()
+        self.post_message(RunRequested(event.request))
 
     @on(RunForm.Invalid)
     def _invalid(self, event: RunForm.Invalid) -> None:
@@ -176,14 +185,14 @@ class WorkbenchScreen(Screen):
         panes = self.query_one(TrialPanes)
         if trial_id == panes.trial_id:
             return
-        panes.show(self.app.live.trials.get(trial_id) if trial_id else None)
+        panes.show(self.live_run.trials.get(trial_id) if trial_id else None)
         self._describe_selected()
 
     def _describe_selected(self) -> None:
-        trial = self.app.live.trials.get(self.query_one(TrialPanes).trial_id or "")
+        trial = self.live_run.trials.get(self.query_one(TrialPanes).trial_id or "")
         if trial is None:
             return
-        redact = self.app.config.redact
+        redact = self.redact
         where = f"at iteration {trial.iteration}" if not trial.finished else f"after {trial.iteration} iterations"
         assisted = "  (assisted)" if trial.assisted else ""
         self.say(f"Trial {redact.ident(trial.trial_id)}: {trial.task_id} #{trial.index} arm {trial.arm or '-'} — "
@@ -198,34 +207,27 @@ class WorkbenchScreen(Screen):
         self.query_one(RunForm).submit()
 
     def action_stop_run(self) -> None:
-        self.app.stop_run()
+        self.post_message(StopRequested())
 
-    def action_control(self, command: str) -> None:
+    def action_control(self, command: Command) -> None:
         trial_id = self.selected_trial()
         if trial_id is None:
             self.notify("Select a running trial first (or use the shift key for all trials).", severity="warning")
             return
-        self.app.control(command, trial_id)
+        self.post_message(ControlRequested(command, trial_id))
 
-    def action_control_all(self, command: str) -> None:
-        self.app.control(command, None)
+    def action_control_all(self, command: Command) -> None:
+        self.post_message(ControlRequested(command, None))
 
     def action_intervene(self) -> None:
-        trial = self.app.live.trials.get(self.selected_trial() or "")
+        trial = self.live_run.trials.get(self.selected_trial() or "")
         if trial is None or trial.finished:
             self.notify("Select a running trial to intervene in.", severity="warning")
             return
-        self.app.ask_intervention(trial.trial_id)
+        self.post_message(InterventionRequested(trial.trial_id))
 
     def action_approvals(self) -> None:
-        self.app.show_next_approval()
+        self.post_message(ApprovalsRequested())
 
     def action_compare_last(self) -> None:
-        if self.app.last_benchmark_id is None:
-            self.notify("No finished run yet: the history screen (h) has the earlier ones.", severity="warning")
-            return
-        self.app.open_compare(self.app.last_benchmark_id)
-
-    def current(self) -> dict[str, Any]:
-        """For tests: the selected tree node and trial."""
-        return {"selected": self.selected, "trial": self.selected_trial()}
+        self.post_message(CompareRequested(None))

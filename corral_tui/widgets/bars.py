@@ -27,8 +27,8 @@ def bar_line(value: float, width: int) -> str:
 
 def whisker(cells: str, ci: tuple[float, float], width: int) -> Text:
     """Overlay a CI whisker (├──┤) on the bar's cells."""
-    low = min(width - 1, max(0, int(round(min(1.0, max(0.0, ci[0])) * (width - 1)))))
-    high = min(width - 1, max(0, int(round(min(1.0, max(0.0, ci[1])) * (width - 1)))))
+    low = min(width - 1, max(0, round(min(1.0, max(0.0, ci[0])) * (width - 1))))
+    high = min(width - 1, max(0, round(min(1.0, max(0.0, ci[1])) * (width - 1))))
     text = Text()
     for index, cell in enumerate(cells):
         if low <= index <= high and cell == " ":

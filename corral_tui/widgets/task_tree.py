@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Tree
 
-from corral_tui.facade import SuiteView
+from corral_tui.services.catalogue import SuiteView
 
 
 @dataclass(frozen=True)

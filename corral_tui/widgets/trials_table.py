@@ -45,10 +45,10 @@ class TrialsTable(DataTable):
         for trial_id in changes.rows:
             if trial_id in changes.new_rows:
                 continue
-            trial = live.trials.get(trial_id)
-            if trial is None:
+            changed = live.trials.get(trial_id)
+            if changed is None:
                 continue
-            for (key, _label, _width), value in zip(COLUMNS, self._cells(trial), strict=True):
+            for (key, _label, _width), value in zip(COLUMNS, self._cells(changed), strict=True):
                 if key in ("status", "iteration", "score", "arm", "index"):
                     self.update_cell(trial_id, key, value)
 

@@ -8,14 +8,13 @@ scripted and the clock is fixed, so a second run draws the same pixels. Update t
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 from textual.pilot import Pilot
 from textual.widgets import DataTable, RichLog
 
 from corral_core.env.approval import ApprovalRequest
-from corral_tui.config import FIXED_NOW
-from corral_tui.messages import ApprovalRequested
 from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.compare import CompareScreen
 from corral_tui.screens.dialogs import HelpScreen, InterventionScreen
@@ -31,6 +30,7 @@ from tests.tui.helpers import (
     wait_for,
     wait_ready,
 )
+from tests.tui.stable import FIXED_NOW
 
 
 async def _idle(pilot: Pilot) -> None:
@@ -129,14 +129,16 @@ def test_approval_dialog(snap_compare, tmp_path: Path) -> None:
 
     async def ask(pilot: Pilot) -> None:
         await _idle(pilot)
+        approvals = pilot.app.services.approvals
         for index, name in enumerate(("scratch.tmp", "notes.txt")):
             request = ApprovalRequest(task_id="sh_cleanup", trial_id=f"tr_demo000{index}", tool_name="delete_file",
                                       arguments={"path": name}, timeout=120.0, id=f"ap_demo{index}",
                                       created_at=FIXED_NOW - 15)
-            pilot.app.post_message(ApprovalRequested(request))
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen) and len(pilot.app.approvals) == 2,
-                       "the approval dialog")
-        pilot.app.screen.refresh_pending()
+            # a server thread asks the gate and waits for the answer (the app's close rejects it)
+            threading.Thread(target=approvals.request, args=(request,), daemon=True).start()
+            await wait_for(pilot, lambda count=index + 1: len(approvals.pending()) == count, "the request to wait")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen)
+                       and pilot.app.screen.pending == 2, "the approval dialog")
 
     assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH]), terminal_size=SIZE, run_before=ask)
 
@@ -148,7 +150,7 @@ def test_intervention_dialog(snap_compare, tmp_path: Path) -> None:
         await _idle(pilot)
         app = pilot.app
         for event in fake_trial_events():
-            app.workbench.queue.emit(event)
+            app.services.lifecycle.queue.emit(event)
         await wait_for(pilot, lambda: app.live.trials, "the trial row")
         app.workbench_screen.query_one("#trials").focus()
         await pilot.press("i")

@@ -13,7 +13,7 @@ from textual.widgets import RichLog, TabbedContent
 
 from corral_core.events import Event, EventKind
 from corral_tui.app import WorkbenchApp, create_app
-from corral_tui.config import test_config
+from tests.tui.stable import test_config
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
@@ -59,7 +59,7 @@ async def start_run(pilot: Pilot, suite: str, **form: Any) -> None:
 def run_done(app: WorkbenchApp) -> bool:
     """The run ended and its last events are drawn."""
     return (app.run_state in ("finished", "interrupted", "failed") and app.live.total > 0
-            and app.live.done >= app.live.total and len(app.workbench.queue) == 0)
+            and app.live.done >= app.live.total and len(app.services.lifecycle.queue) == 0)
 
 
 async def pane_text(pilot: Pilot, pane_id: str) -> str:

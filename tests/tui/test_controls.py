@@ -24,9 +24,14 @@ from tests.tui.helpers import (
 pytestmark = pytest.mark.anyio
 
 
+def pending(app):
+    return app.services.approvals.pending()
+
+
 def _stored_trial(app, trial_id):
-    app.workbench.writer.flush(5.0)
-    return app.workbench.repository.trial(trial_id)
+    store = app.services.lifecycle
+    store.writer.flush(5.0)
+    return store.repository.trial(trial_id)
 
 
 @pytest.mark.parametrize("key", ["a", "r"])
@@ -58,7 +63,7 @@ async def test_a_confirm_level_call_runs_only_after_approval(tmp_path: Path, tui
         assert app.live.trials[trial_id].assisted
         stored = _stored_trial(app, trial_id)
         assert stored.assisted
-        kinds = [entry.kind for entry in app.workbench.repository.timeline(trial_id)]
+        kinds = [entry.kind for entry in app.services.lifecycle.repository.timeline(trial_id)]
         assert "approval_asked" in kinds and "approval_decided" in kinds
 
 
@@ -76,7 +81,7 @@ async def test_an_unanswered_approval_times_out_rejected_and_its_dialog_closes(t
         assert (decided.data["approved"], decided.data["decided_by"]) == (False, "timeout")
         (call,) = trial_events(app, trial_id, EventKind.TOOL_CALL)
         assert call.data["status"] != "success" and not (tui_env / "marker.txt").exists()
-        assert not app.approvals and not app.live.trials[trial_id].assisted
+        assert not pending(app) and not app.live.trials[trial_id].assisted
 
 
 async def test_pending_approvals_queue_with_a_visible_count(tmp_path: Path) -> None:
@@ -84,13 +89,13 @@ async def test_pending_approvals_queue_with_a_visible_count(tmp_path: Path) -> N
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot)
         await start_run(pilot, "tuitest", tasks="mark", trials="3", parallel="3", approval="ask")
-        await wait_for(pilot, lambda: len(app.approvals) == 3, "three pending approvals")
+        await wait_for(pilot, lambda: len(pending(app)) == 3, "three pending approvals")
         assert isinstance(app.screen, ApprovalScreen)
         assert "2 more pending" in str(app.screen.query_one("#approval-countdown").render())
         assert "approvals pending: 3" in str(app.workbench_screen.query_one("#info").render())
         await pilot.press("A")  # this tool for the rest of the run: the other two go through too
         await wait_for(pilot, lambda: run_done(app), "the run to finish")
-        assert not app.approvals and not isinstance(app.screen, ApprovalScreen)
+        assert not pending(app) and not isinstance(app.screen, ApprovalScreen)
         assert sorted(t.status for t in app.live.trials.values()) == ["completed"] * 3
 
 
@@ -119,7 +124,8 @@ async def test_an_intervention_reaches_the_agent_before_its_next_llm_call(tmp_pa
         first_llm = next(i for i, e in enumerate(events) if e.kind == EventKind.LLM_RESPONSE)
         assert message < first_llm, "the intervention must reach the conversation before the next LLM call"
         assert _stored_trial(app, trial_id).assisted
-        stored = [e.summary for e in app.workbench.repository.timeline(trial_id) if e.kind == "intervention_applied"]
+        timeline = app.services.lifecycle.repository.timeline(trial_id)
+        stored = [e.summary for e in timeline if e.kind == "intervention_applied"]
         assert stored == ["intervention (inbox): Use bigger steps"]
 
 
@@ -130,7 +136,7 @@ async def test_step_advances_exactly_one_iteration_per_key_press(tmp_path: Path)
         await start_run(pilot, "tuitest", tasks="count", paused=True)
         await wait_for(pilot, lambda: len(app.live.trials) == 1, "the trial to start")
         trial_id = only_trial(app)
-        controller = app.workbench.active.controls.controller(trial_id)
+        controller = app.services.session.active.controls.controller(trial_id)
         await wait_for(pilot, lambda: controller.blocked, "the agent to wait at its first iteration")
         app.workbench_screen.query_one("#trials").focus()
 

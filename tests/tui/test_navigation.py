@@ -8,6 +8,7 @@ import pytest
 from textual.binding import Binding
 from textual.command import CommandPalette
 
+from corral_tui.app import WorkbenchApp
 from corral_tui.commands import all_binding_owners
 from corral_tui.screens.dialogs import HelpScreen
 from corral_tui.screens.history import HistoryScreen
@@ -16,7 +17,7 @@ from tests.tui.helpers import SIZE, make_app, static_text, wait_for, wait_ready
 
 def test_every_binding_has_an_id_and_no_id_means_two_things() -> None:
     actions: dict[str, str] = {}
-    for where, owner in all_binding_owners():
+    for where, owner in all_binding_owners(WorkbenchApp):
         for binding in Binding.make_bindings(owner.BINDINGS):
             assert binding.id, f"{where}: the binding {binding.key!r} -> {binding.action} has no id"
             assert actions.setdefault(binding.id, binding.action) == binding.action, f"{binding.id} is reused"

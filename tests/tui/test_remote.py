@@ -64,7 +64,7 @@ async def test_a_remote_server_runs_trials_and_asks_for_approval(tmp_path: Path,
     app = make_app(tmp_path, suites=[TUITEST], server_url=remote_url, approval_poll=0.2)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot)
-        assert app.workbench.servers == {} and app.urls == {"tuitest": remote_url}
+        assert app.services.lifecycle.remote and app.urls == {"tuitest": remote_url}
         await start_run(pilot, "tuitest", tasks="mark", approval="ask")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the polled approval dialog")
         assert app.screen.request.tool_name == "write_marker"
@@ -78,7 +78,8 @@ async def test_a_remote_server_runs_trials_and_asks_for_approval(tmp_path: Path,
         assert app.live.trials[trial_id].status == "completed"
         (call,) = trial_events(app, trial_id, EventKind.TOOL_CALL)
         assert call.data["status"] == "success"
-        app.workbench.writer.flush(5.0)
-        stored = app.workbench.repository.trial(trial_id)
+        store = app.services.lifecycle
+        store.writer.flush(5.0)
+        stored = store.repository.trial(trial_id)
         assert stored.assisted and stored.status == "completed"
-        assert app.workbench.requests_served() > 0
+        await wait_for(pilot, lambda: store.requests_served() > 0, "the server's request count")

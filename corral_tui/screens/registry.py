@@ -1,0 +1,37 @@
+"""Every screen of the workbench in one list: the help screen lists their key bindings from it, and
+the command palette offers to open the ones that open on their own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.screen import Screen
+
+from corral_tui.screens.approval import ApprovalScreen
+from corral_tui.screens.compare import CompareScreen
+from corral_tui.screens.dialogs import ErrorScreen, HelpScreen, InterventionScreen
+from corral_tui.screens.history import HistoryScreen, TrialsScreen
+from corral_tui.screens.timeline import TimelineScreen
+from corral_tui.screens.workbench import WorkbenchScreen
+
+
+@dataclass(frozen=True)
+class ScreenInfo:
+    name: str  # "where" in the help screen
+    screen: type[Screen[Any]]
+    description: str
+    open_action: str | None = None  # the app action that opens it from anywhere (palette "Open ...")
+
+
+SCREENS: tuple[ScreenInfo, ...] = (
+    ScreenInfo("workbench", WorkbenchScreen, "suites, run form, live trials and their panes"),
+    ScreenInfo("approval", ApprovalScreen, "a confirm-level tool call waiting for a person", "app.approvals"),
+    ScreenInfo("intervention", InterventionScreen, "a message for a running trial"),
+    ScreenInfo("history", HistoryScreen, "past benchmarks", "app.history"),
+    ScreenInfo("trials", TrialsScreen, "one benchmark's trials"),
+    ScreenInfo("timeline", TimelineScreen, "one trial's stored timeline"),
+    ScreenInfo("compare", CompareScreen, "a benchmark's arms side by side", "app.compare_last"),
+    ScreenInfo("help", HelpScreen, "every key binding", "app.help"),
+    ScreenInfo("error", ErrorScreen, "a problem in words"),
+)

@@ -1,0 +1,65 @@
+"""What the history, trials, timeline and compare screens ask of the store: typed, paged, blocking.
+
+Screens get a `StoreQueries` in their constructor and call it from their own thread workers; each
+method waits (bounded) for the store to open at start-up and returns plain data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from corral_tui import analysis
+from corral_tui.analysis import CompareView, Page, TrialFilter
+from corral_tui.services.catalogue import SuiteCatalogue
+
+if TYPE_CHECKING:
+    from corral_core.store import BenchmarkInfo, Repository, TimelineEntry, TrialInfo
+
+SERVICES_WAIT = 30.0  # seconds a query waits for the store to open at start-up
+
+
+@dataclass(frozen=True)
+class TrialTimeline:
+    """One stored trial with everything its timeline screen shows."""
+
+    trial: TrialInfo | None
+    entries: list[TimelineEntry]
+    expected: str | None  # the task's expected answer, when its suite is open in this workbench
+
+
+class StoreQueries:
+    """Paged reads of the store for the screens (`page_size` rows per page)."""
+
+    def __init__(self, store: Callable[[float], Repository], catalogue: SuiteCatalogue, page_size: int) -> None:
+        self._store = store
+        self.catalogue = catalogue
+        self.page_size = page_size
+
+    def _repository(self) -> Repository:
+        return self._store(SERVICES_WAIT)
+
+    def benchmarks(self, offset: int) -> Page[BenchmarkInfo]:
+        return analysis.benchmark_page(self._repository(), offset, self.page_size)
+
+    def trials(self, benchmark_id: str, filters: TrialFilter, offset: int) -> Page[TrialInfo]:
+        return analysis.trial_page(self._repository(), benchmark_id, filters, offset, self.page_size)
+
+    def timeline(self, trial_id: str) -> TrialTimeline:
+        repository = self._repository()
+        trial = repository.trial(trial_id)
+        entries = repository.timeline(trial_id)
+        expected = None
+        if trial is not None and trial.benchmark_id is not None:
+            benchmark = repository.get_benchmark(trial.benchmark_id)
+            if benchmark is not None:
+                expected = self.catalogue.expected_answer([str(p) for p in benchmark.suites], trial.task_id)
+        return TrialTimeline(trial, entries, expected)
+
+    def compare(self, benchmark_id: str) -> CompareView:
+        return analysis.compare_view(self._repository(), benchmark_id)
+
+    def filter_choices(self, benchmark: BenchmarkInfo) -> tuple[list[str], list[str]]:
+        """(tasks, arms) a benchmark's trials can be filtered by (no I/O)."""
+        return analysis.filter_choices(benchmark, self.catalogue.task_ids([str(p) for p in benchmark.suites]))

@@ -1,0 +1,140 @@
+"""The run session: the one run in progress, its controls (pause, step, resume, cancel) and interventions.
+
+`run()` blocks until the run ends, so the app calls it from a thread worker; every other method is
+quick and thread-safe. Stopping the run also decides every pending approval at once (`cancelled`),
+so a stop never waits for the approval timeout.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from corral_core.errors import UserError
+from corral_tui.run_request import RunRequest
+from corral_tui.services.approvals import ApprovalInbox
+from corral_tui.services.catalogue import SuiteCatalogue
+from corral_tui.services.lifecycle import ServiceLifecycle
+
+if TYPE_CHECKING:
+    from corral_core.runner import BenchmarkRunner, ControlRegistry
+
+CLOSE_TIMEOUT = 0.8  # seconds the run thread gets to end when the app quits
+Command = Literal["pause", "step", "resume"]
+STOP_REASON = "the operator stopped the run"
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    benchmark_id: str
+    status: str
+    headline_score: float | None
+    attempt_status: str | None
+    trials_run: int
+    errored: int
+
+
+@dataclass
+class ActiveRun:
+    request: RunRequest
+    total: int
+    model: str
+    controls: ControlRegistry
+    cancel: threading.Event = field(default_factory=threading.Event)
+    runner: BenchmarkRunner | None = None
+    thread: threading.Thread | None = None
+
+
+class RunSession:
+    """Runs one benchmark at a time from the run form, and steers it while it runs."""
+
+    def __init__(self, catalogue: SuiteCatalogue, services: ServiceLifecycle, approvals: ApprovalInbox, *,
+                 approval_timeout: float) -> None:
+        self.catalogue = catalogue
+        self.services = services
+        self.approvals = approvals
+        self.approval_timeout = approval_timeout
+        self.active: ActiveRun | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def closing(self) -> bool:
+        return self._closed
+
+    def run(self, request: RunRequest, on_started: Callable[[ActiveRun], None] | None = None) -> RunSummary:
+        """Run a benchmark to its end (blocking). Only one run at a time; UserError for mistakes."""
+        from corral_core.runner import BenchmarkRunner, ControlRegistry
+
+        spec = self.catalogue.build_spec(request, self.approval_timeout)
+        url = self.services.url_for(request.suite)
+        if url is None:
+            raise UserError("the environment server is not running.", where="workbench",
+                            fix="wait until the header shows its URL, then start the run again.")
+        with self._lock:
+            if self.active is not None:
+                raise UserError("a run is already in progress.", where="run form",
+                                fix="wait for it to finish, or stop it with x.")
+            if self._closed:
+                raise UserError("the workbench is closing.")
+            active = ActiveRun(request, spec.total_trials, spec.model.id,
+                               ControlRegistry(start_paused=request.start_paused), thread=threading.current_thread())
+            self.active = active
+        try:
+            self.approvals.begin_run(request.approval)
+            services = self.services
+            active.runner = BenchmarkRunner(spec, repository=services.repository, writer_sink=services.writer,
+                                            sink=services.ui_sink, server_url=url, token=services.token,
+                                            controls=active.controls, auto_resume=False)
+            if on_started is not None:
+                on_started(active)
+            result = active.runner.run(cancel_event=active.cancel)
+        finally:
+            with self._lock:
+                self.active = None
+        return RunSummary(result.benchmark_id, result.status, result.headline_score, result.attempt_status,
+                          result.trials_run, result.errored)
+
+    def stop(self, reason: str = STOP_REASON) -> bool:
+        """Stop the run in progress: running trials are cancelled, pending approvals decided
+        `cancelled`, the run is recorded interrupted. False if no run is in progress."""
+        active = self.active
+        if active is None:
+            return False
+        active.cancel.set()
+        if active.runner is not None:
+            active.runner.stop()
+        active.controls.cancel_all()
+        self.approvals.cancel_all(reason)
+        return True
+
+    def control(self, command: Command, trial_id: str | None) -> bool:
+        """pause / step / resume one trial (`trial_id`) or all of them (None). False if not running."""
+        active = self.active
+        if active is None:
+            return False
+        registry = active.controls
+        if trial_id is None:
+            {"pause": registry.pause_all, "step": registry.step_all, "resume": registry.resume_all}[command]()
+            return True
+        controller = registry.controller(trial_id)
+        if controller is None:
+            return False
+        {"pause": controller.pause, "step": controller.step, "resume": controller.resume}[command]()
+        return True
+
+    def intervene(self, trial_id: str, text: str) -> bool:
+        """Send a message to a running trial; it reaches the model before its next LLM call."""
+        active = self.active
+        return bool(active is not None and active.controls.send(trial_id, text))
+
+    def close(self, *, wait: bool = True) -> None:
+        """Stop the run (and with `wait`, give its thread a bounded moment to end); later runs are refused."""
+        self._closed = True
+        self.stop("the workbench is closing")
+        active = self.active
+        if wait and active is not None and active.thread is not None \
+                and active.thread is not threading.current_thread():
+            active.thread.join(CLOSE_TIMEOUT)
