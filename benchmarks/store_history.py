@@ -40,13 +40,15 @@ def writer_throughput(db: Path, n_events: int) -> float:
         for i in range(per_trial - 2):
             kind = i % 4
             if kind == 0:
-                events.append(Event(EventKind.MESSAGE, trial_id, "task", {"role": "assistant", "content": "x" * 300, "index": i}, "bm_w"))
+                message = {"role": "assistant", "content": "x" * 300, "index": i}
+                events.append(Event(EventKind.MESSAGE, trial_id, "task", message, "bm_w"))
             elif kind == 1:
                 events.append(Event(EventKind.TOOL_CALL, trial_id, "task", call, "bm_w"))
             elif kind == 2:
                 events.append(Event(EventKind.LLM_RESPONSE, trial_id, "task", llm, "bm_w"))
             else:
-                events.append(Event(EventKind.HOOK_FIRED, trial_id, "task", {"point": "after_iteration", "hook": "h", "iteration": i}, "bm_w"))
+                hook = {"point": "after_iteration", "hook": "h", "iteration": i}
+                events.append(Event(EventKind.HOOK_FIRED, trial_id, "task", hook, "bm_w"))
         events.append(Event(EventKind.TRIAL_FINISHED, trial_id, "task", {"status": "completed", "score": 1.0}, "bm_w"))
     writer = StoreWriter(engine).start()
     start = time.perf_counter()

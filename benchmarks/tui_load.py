@@ -74,8 +74,9 @@ def synthetic(trial_id: str, n: int) -> Event:
         return Event(EventKind.LLM_RESPONSE, trial_id, "add", {"role": "agent", "turn": n // 6, "duration": 0.2,
                                                                "usage": {"total_tokens": 900}})
     if kind == 2:
-        content = f"<thought>Step {n}: the calculator is the right tool here.</thought>\n<action>calculator</action>\n" \
-                  '<action_input>{"operation": "+", "a": 17, "b": 25}</action_input>'
+        content = (f"<thought>Step {n}: the calculator is the right tool here.</thought>\n"
+                   "<action>calculator</action>\n"
+                   '<action_input>{"operation": "+", "a": 17, "b": 25}</action_input>')
         return Event(EventKind.MESSAGE, trial_id, "add", {"role": "assistant", "content": content, "index": n})
     if kind == 3:
         return Event(EventKind.TOOL_CALL, trial_id, "add", {

@@ -11,6 +11,7 @@ One pooled keep-alive `httpx.Client` per router, safe to share between threads. 
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from dataclasses import dataclass, field
 from typing import Any
@@ -359,10 +360,8 @@ class TrialClient(_TaskApi):
         if self.closed:
             return
         self.closed = True
-        try:
+        with contextlib.suppress(NotFound):
             self.router.close_trial(self.trial_id)
-        except NotFound:
-            pass
 
     def __enter__(self) -> TrialClient:
         return self

@@ -146,7 +146,9 @@ def score_structure(answer: str | None, context: ScoringContext) -> tuple[float,
     number = extract_number(answer)
     has_lattice = row is not None and number is not None and abs(number - float(row["lattice_a"])) <= 0.01
     score = 0.5 * has_structure + 0.5 * has_lattice
-    return score, f"structure {'ok' if has_structure else 'missing'}, lattice constant {'ok' if has_lattice else 'missing'}"
+    structure = "ok" if has_structure else "missing"
+    lattice = "ok" if has_lattice else "missing"
+    return score, f"structure {structure}, lattice constant {lattice}"
 
 
 def score_volume(answer: str | None, context: ScoringContext) -> tuple[float, str]:

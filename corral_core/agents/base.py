@@ -171,7 +171,7 @@ class BaseAgent(ABC):
             return answer or ""
         return SURRENDER_SENTINEL if status == "surrendered" else ""
 
-    def on_trial_result(self, task_id: str, outcome: Any) -> None:
+    def on_trial_result(self, task_id: str, outcome: Any) -> None:  # noqa: B027 - optional hook, no-op by default
         """How the trial this agent just ran ended (a `TrialOutcome`: status, score, answer,
         explanation); `run_trial` calls it after submitting or surrendering. Agents that learn
         across trials keep it; the default ignores it."""

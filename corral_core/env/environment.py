@@ -243,10 +243,10 @@ class Environment(ABC):
         self.on_scored(answer, score)
         return score
 
-    def on_scored(self, answer: str, score: float) -> None:
+    def on_scored(self, answer: str, score: float) -> None:  # noqa: B027 - optional hook, no-op by default
         """Called after a successful scoring (chained environments publish their output here)."""
 
-    def on_unscored(self) -> None:
+    def on_unscored(self) -> None:  # noqa: B027 - optional hook, no-op by default
         """Called when a trial ends without a score (surrender, grader timeout)."""
 
     def surrender(self) -> float:

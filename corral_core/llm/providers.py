@@ -38,7 +38,8 @@ def _fill(model_response: ModelResponse, model: str, content: str | None, calls:
     choice.message = Message(content=content, role="assistant", tool_calls=tool_calls or None)
     choice.finish_reason = "tool_calls" if tool_calls else "stop"
     model_response.model = model
-    model_response.usage = LiteUsage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, total_tokens=usage.total_tokens)
+    model_response.usage = LiteUsage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                                     total_tokens=usage.total_tokens)
     return model_response
 
 
@@ -54,7 +55,8 @@ class _OfflineProvider(CustomLLM):
     def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
                    model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
                    logging_obj: Any, optional_params: dict, acompletion: Any = None, litellm_params: Any = None,
-                   logger_fn: Any = None, headers: Any = None, timeout: Any = None, client: Any = None) -> ModelResponse:
+                   logger_fn: Any = None, headers: Any = None, timeout: Any = None,
+                   client: Any = None) -> ModelResponse:
         tools = (optional_params or {}).get("tools")
         content, calls, usage = self.answer(model, messages, tools, _call_info(litellm_params))
         return _fill(model_response, f"{self.prefix}/{model}", content, calls, usage)

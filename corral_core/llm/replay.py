@@ -112,8 +112,9 @@ class JsonlReplaySource:
                 requests[(event.get("trial_id"), str(data.get("role", "agent")), int(data.get("turn", 0)))] = int(
                     data.get("n_messages") or 0)
             elif kind == _RESPONSE:
-                key = (str(event.get("benchmark_id") or ""), str(data.get("arm") or ""), str(event.get("task_id") or ""),
-                       int(data.get("trial_index") or 0), str(data.get("role") or "agent"), int(data.get("turn") or 0))
+                key = (str(event.get("benchmark_id") or ""), str(data.get("arm") or ""),
+                       str(event.get("task_id") or ""), int(data.get("trial_index") or 0),
+                       str(data.get("role") or "agent"), int(data.get("turn") or 0))
                 responses.append((key, event.get("trial_id"), data))
         for key, trial_id, data in responses:
             n_messages = requests.get((trial_id, key[4], key[5])) or None

@@ -119,7 +119,8 @@ def _check_script(path: Path, data: Any) -> None:
         raise _fail(path, "top level", f"unknown keys {unknown}.", f"use only {sorted(_TOP_KEYS)}.")
     tasks = data.get("tasks") or {}
     if not isinstance(tasks, dict):
-        raise _fail(path, "tasks", "`tasks` must map task ids to their turns.", "write `tasks:\\n  add:\\n    react: [...]`.")
+        raise _fail(path, "tasks", "`tasks` must map task ids to their turns.",
+                    "write `tasks:\\n  add:\\n    react: [...]`.")
     for task_id, section in tasks.items():
         _check_section(path, f"tasks.{task_id}", section)
     if data.get("default") is not None:
@@ -145,7 +146,8 @@ def _check_section(path: Path, where: str, section: Any, *, in_variant: bool = F
 
 def _check_variants(path: Path, where: str, variants: Any) -> None:
     if not isinstance(variants, list):
-        raise _fail(path, where, "`variants` must be a list.", "write `variants:\\n  - when: {...}\\n    react: [...]`.")
+        raise _fail(path, where, "`variants` must be a list.",
+                    "write `variants:\\n  - when: {...}\\n    react: [...]`.")
     for index, variant in enumerate(variants):
         _check_section(path, f"{where}[{index}]", variant, in_variant=True)
 

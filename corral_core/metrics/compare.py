@@ -111,10 +111,8 @@ def compare_arms(
     wins_b = [success(b, pass_threshold) for _, b in pairs]
     only_a = sum(x and not y for x, y in zip(wins_a, wins_b, strict=True))
     only_b = sum(y and not x for x, y in zip(wins_a, wins_b, strict=True))
-    if only_a == 0 or only_b == 0:
-        odds_ratio = (only_b + 0.5) / (only_a + 0.5)  # Haldane: keeps it finite
-    else:
-        odds_ratio = only_b / only_a
+    # Haldane's correction keeps the ratio finite when either discordant count is zero.
+    odds_ratio = (only_b + 0.5) / (only_a + 0.5) if only_a == 0 or only_b == 0 else only_b / only_a
     p_mcnemar = mcnemar_exact(only_a, only_b)
 
     scores_a = [effective_score(a) for a, _ in pairs]

@@ -137,7 +137,7 @@ class Tool:
         """A copy of the parameters schema whose argument descriptions are filtered to the level."""
         level = parse_verbosity(verbosity)
         schema = copy.deepcopy(self.parameters)
-        for name, prop in schema["properties"].items():
+        for prop in schema["properties"].values():
             if "description" in prop:
                 text = describe_argument_text(prop["description"], level)
                 if text:
@@ -148,7 +148,8 @@ class Tool:
 
     def to_openai(self, verbosity: str | ToolVerbosity | None = None) -> dict[str, Any]:
         """OpenAI function-calling format: {"type": "function", "function": {name, description, parameters}}."""
-        function = {"name": self.name, "description": self.describe(verbosity), "parameters": self.input_schema(verbosity)}
+        function = {"name": self.name, "description": self.describe(verbosity),
+                    "parameters": self.input_schema(verbosity)}
         return {"type": "function", "function": function}
 
     def to_mcp(self, verbosity: str | ToolVerbosity | None = None) -> dict[str, Any]:

@@ -64,7 +64,8 @@ def tool(
     if func is None:
         return build
     if not callable(func):
-        raise ToolDefinitionError(f"@tool got {func!r} instead of a function; pass options by keyword: @tool(name=...).")
+        raise ToolDefinitionError(
+            f"@tool got {func!r} instead of a function; pass options by keyword: @tool(name=...).")
     return build(func)
 
 

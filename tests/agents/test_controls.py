@@ -60,7 +60,7 @@ def test_cancel_ends_a_paused_agent_promptly(open_trial) -> None:
 
 
 def test_cancel_inside_a_planner_executor(open_trial) -> None:
-    agent, controller, sink = _controlled(LLMPlanner)
+    agent, controller, _sink = _controlled(LLMPlanner)
     result = {}
     thread = run_in_thread(lambda: result.setdefault("outcome", run_trial(agent, open_trial("add"), "add")))
     for _ in range(2):  # planner iteration 0, then the executor's first iteration

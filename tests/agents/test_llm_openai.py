@@ -43,8 +43,9 @@ def test_tool_calls_round_trip_through_the_fake_server() -> None:
         tools = json.loads(json.dumps(TOOLS))
         first = completion(settings, MESSAGES, tools, context=CallContext("add"))
         assert tools == TOOLS  # the caller's tool list is not mutated
-        follow_up = [*MESSAGES, {"role": "assistant", "content": None, "tool_calls": [first.tool_calls[0].to_message()]},
-                     {"role": "tool", "tool_call_id": first.tool_calls[0].id, "name": "calculator", "content": "42"}]
+        call = first.tool_calls[0]
+        follow_up = [*MESSAGES, {"role": "assistant", "content": None, "tool_calls": [call.to_message()]},
+                     {"role": "tool", "tool_call_id": call.id, "name": "calculator", "content": "42"}]
         second = completion(settings, follow_up, TOOLS)
         bodies = server.requests
         auth = server.received[0].headers["authorization"]

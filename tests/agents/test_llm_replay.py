@@ -40,8 +40,9 @@ def conversation(turn: int) -> list[dict]:
     """The messages a tool-calling agent would send at each turn of task 'compound'."""
     messages = [{"role": "user", "content": "What is (3 + 4) * 5?"}]
     for index in range(turn):
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"call_agent_{index}_0", "type": "function", "function": {"name": "calculator", "arguments": "{}"}}]})
+        call = {"id": f"call_agent_{index}_0", "type": "function",
+                "function": {"name": "calculator", "arguments": "{}"}}
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         messages.append({"role": "tool", "tool_call_id": f"call_agent_{index}_0", "content": "7"})
     return messages
 

@@ -154,7 +154,8 @@ def test_a_timeout_kills_the_whole_process_group(fake_cli: Path, workspace: Path
 
 
 def test_real_sleep_binary_times_out_and_is_gone(workspace: Path) -> None:
-    sleep = cli_tool("sleep", "sleep", parameters=[{"name": "seconds", "type": "string", "positional": True}], timeout=1)
+    sleep = cli_tool("sleep", "sleep", parameters=[{"name": "seconds", "type": "string", "positional": True}],
+                     timeout=1)
     started = time.monotonic()
     with pytest.raises(ToolExecutionError, match="timed out after 1s"):
         sleep.execute(seconds="29.75", work_dir=str(workspace))
@@ -169,7 +170,8 @@ def test_real_sleep_binary_times_out_and_is_gone(workspace: Path) -> None:
 
 def _cmdline(proc: Path) -> list[str]:
     try:
-        return [Path(part).name if i == 0 else part for i, part in enumerate((proc / "cmdline").read_bytes().decode().split("\0")[:-1])]
+        parts = (proc / "cmdline").read_bytes().decode().split("\0")[:-1]
+        return [Path(part).name if i == 0 else part for i, part in enumerate(parts)]
     except OSError:
         return []
 

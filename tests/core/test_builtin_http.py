@@ -114,9 +114,12 @@ def test_post_sends_the_rest_as_a_json_body(api: str) -> None:
 
 
 def test_put_and_delete(api: str) -> None:
-    put = http_tool("put", f"{api}/things/{{id}}", method="PUT", parameters=[{"name": "id", "type": "integer"}, {"name": "name", "type": "string"}])
+    put = http_tool("put", f"{api}/things/{{id}}", method="PUT",
+                    parameters=[{"name": "id", "type": "integer"}, {"name": "name", "type": "string"}])
     assert json.loads(put.execute(id=7, name="x"))["body"] == {"name": "x"}
-    delete = http_tool("delete", f"{api}/things/{{id}}", method="DELETE", parameters=[{"name": "id", "type": "integer"}, {"name": "force", "type": "boolean", "default": True}])
+    delete = http_tool("delete", f"{api}/things/{{id}}", method="DELETE",
+                       parameters=[{"name": "id", "type": "integer"},
+                                   {"name": "force", "type": "boolean", "default": True}])
     echo = json.loads(delete.execute(id=7))
     assert (echo["method"], echo["path"], echo["query"]) == ("DELETE", "/things/7", {"force": ["true"]})
 
@@ -134,7 +137,8 @@ def test_headers_substitute_environment_variables(api: str) -> None:
 def test_a_missing_environment_variable_is_a_clear_error(api: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CORRAL_TEST_UNSET_TOKEN", raising=False)
     tool = http_tool("whoami", f"{api}/me", headers={"Authorization": "Bearer $CORRAL_TEST_UNSET_TOKEN"})
-    with pytest.raises(ToolExecutionError, match=r"Header 'Authorization' of tool 'whoami' uses \$CORRAL_TEST_UNSET_TOKEN.*export"):
+    with pytest.raises(ToolExecutionError,
+                       match=r"Header 'Authorization' of tool 'whoami' uses \$CORRAL_TEST_UNSET_TOKEN.*export"):
         tool.execute()
     monkeypatch.setenv("CORRAL_TEST_UNSET_TOKEN", "now-set")
     assert json.loads(tool.execute())["authorization"] == "Bearer now-set"

@@ -43,7 +43,8 @@ class HangingProvider:
 def test_results_are_numbered_title_url_snippet_lines() -> None:
     provider = FakeProvider(
         [
-            SearchResult("Ethanol - Wikipedia", "https://en.wikipedia.org/wiki/Ethanol", "Ethanol boils at\n 78.37 °C."),
+            SearchResult("Ethanol - Wikipedia", "https://en.wikipedia.org/wiki/Ethanol",
+                         "Ethanol boils at\n 78.37 °C."),
             {"title": "Ethanol data", "href": "https://example.org/ethanol", "body": "Physical properties"},
         ]
     )

@@ -102,12 +102,14 @@ def test_python_tools_import_a_tool_or_a_documented_function(tmp_path: Path) -> 
         '    """Lower-case some text.\n\n    Args:\n        text: The text.\n    """\n'
         "    return text.lower()\n"
     )
-    shout = build_tool({"name": "shout", "type": "python", "import": "mytools.py:shout", "risk": "blocked"}, base_dir=tmp_path)
+    shout = build_tool({"name": "shout", "type": "python", "import": "mytools.py:shout", "risk": "blocked"},
+                       base_dir=tmp_path)
     assert (shout.execute(text="hi"), shout.risk) == ("HI", RiskLevel.BLOCKED)
     whisper = build_tool({"name": "quiet", "type": "python", "import": "mytools.py:whisper"}, base_dir=tmp_path)
     assert (whisper.name, whisper.execute(text="HI"), whisper.risk) == ("quiet", "hi", RiskLevel.CONFIRM)
     with pytest.raises(ToolDeclarationError, match="no 'Args:' section.*Fix: document the function as a @tool"):
-        build_tool({"name": "calc", "type": "python", "import": "corral_core.tools.builtin.calculator:evaluate_expression"})
+        build_tool({"name": "calc", "type": "python",
+                    "import": "corral_core.tools.builtin.calculator:evaluate_expression"})
 
 
 def test_registered_types_build_by_name(tmp_path: Path) -> None:
@@ -138,16 +140,20 @@ def test_registered_types_build_by_name(tmp_path: Path) -> None:
         ({"name": "w", "type": "builtin", "builtin": "calculator", "render": "chart"}, "render", "unknown render hint"),
         ({"name": "w", "type": "builtin", "builtin": "shell"}, "builtin", "unknown builtin 'shell'"),
         ({"name": "w", "type": "builtin", "builtin": "calculator", "timeout": 3}, "timeout", "unknown key 'timeout'"),
-        ({"name": "w", "type": "builtin", "builtin": "web_search", "backend": "auto"}, "backend", "picks engines at random"),
-        ({"name": "w", "type": "builtin", "builtin": "web_search", "max_results": 0}, "max_results", "positive integer"),
+        ({"name": "w", "type": "builtin", "builtin": "web_search", "backend": "auto"},
+         "backend", "picks engines at random"),
+        ({"name": "w", "type": "builtin", "builtin": "web_search", "max_results": 0},
+         "max_results", "positive integer"),
         ({"name": "w", "type": "builtin", "builtin": "fetch_url", "max_chars": 10**6}, "max_chars", "at most 20000"),
         ({"name": "w"}, "type", "has no type"),
         ({"name": "w", "type": "http"}, "url", "needs a url"),
         ({"name": "w", "type": "http", "url": "https://x/", "method": "PATCH"}, "method", "unsupported method"),
-        ({"name": "w", "type": "http", "url": "https://x/", "parameters": [{"name": "a", "type": "float"}]}, "parameters.a.type", "unknown parameter type"),
+        ({"name": "w", "type": "http", "url": "https://x/", "parameters": [{"name": "a", "type": "float"}]},
+         "parameters.a.type", "unknown parameter type"),
         ({"name": "w", "type": "cli"}, "binary", "needs a binary"),
         ({"name": "w", "type": "cli", "binary": "ls", "cwd": "nowhere"}, "cwd", "is not a directory"),
-        ({"name": "w", "type": "cli", "binary": "ls", "allowed_commands": "list"}, "allowed_commands", "must be a list"),
+        ({"name": "w", "type": "cli", "binary": "ls", "allowed_commands": "list"},
+         "allowed_commands", "must be a list"),
         ({"name": "w", "type": "python"}, "import", "needs import"),
         ({"name": "w", "type": "python", "import": "no_such_module_xyz:f"}, "import", "could not import"),
         ({"name": "w", "type": "python", "import": "json"}, "import", "not of the form"),

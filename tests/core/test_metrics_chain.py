@@ -66,7 +66,7 @@ def test_partial_completion_counts_only_the_prefix_in_dependency_order() -> None
 
 
 def test_missing_links_weights_and_order_from_chain_position() -> None:
-    records = crafted()[:3] + [link("e5", "fetch", "ok", score=0.5)]  # e5 stopped after fetch
+    records = [*crafted()[:3], link("e5", "fetch", "ok", score=0.5)]  # e5 stopped after fetch
     m = chain_metrics(records, weights={"fetch": 0.3, "analyse": 0.3, "report": 0.4})
     assert m.chain_order == ORDER  # derived from chain_position
     assert m.links["analyse"].missing == 1
@@ -76,7 +76,8 @@ def test_missing_links_weights_and_order_from_chain_position() -> None:
 
 
 def test_cancelled_or_assisted_episodes_are_left_out_and_counted() -> None:
-    records = crafted() + [
+    records = [
+        *crafted(),
         link("e5", "fetch", "ok"), link("e5", "analyse", "cancelled"),
         link("e6", "fetch", "ok", assisted=True),
         TrialRecord(task_id="fetch", arm="x", score=1.0),  # no episode
@@ -91,7 +92,7 @@ def test_bad_chain_input_is_refused() -> None:
     with pytest.raises(ValueError, match="twice"):
         chain_metrics(crafted(), ["fetch", "fetch"])
     with pytest.raises(ValueError, match="two records"):
-        chain_metrics(crafted() + [link("e1", "fetch", "ok")], ORDER)
+        chain_metrics([*crafted(), link("e1", "fetch", "ok")], ORDER)
     with pytest.raises(ValueError, match="chain_position"):
         chain_metrics([TrialRecord(task_id="fetch", episode_id="e1")])
     with pytest.raises(ValueError, match="not links"):

@@ -125,7 +125,7 @@ def test_trial_time_limit_cancels_the_agent_and_reports_timeout() -> None:
     spec = make_spec("ops", tasks=["loop"], agent={"type": "react", "max_iterations": 500},
                      timeouts={"trial": 0.5})
     started = time.monotonic()
-    result, sink = run(spec)
+    _result, sink = run(spec)
     assert time.monotonic() - started < 20
     (trial,) = finished(sink).values()
     assert trial["status"] == "timeout" and "0.5 s limit" in trial["error"] and trial["score"] is None

@@ -90,7 +90,8 @@ def test_benchmark_life_cycle(repo: Repository) -> None:
                           metrics_json={"pass@1": 0.8})
     got = repo.get_benchmark("bm_1")
     assert got is not None
-    assert (got.status, got.headline_score, got.attempt_status, got.metrics) == ("finished", 0.8, "baseline", {"pass@1": 0.8})
+    assert (got.status, got.headline_score, got.attempt_status, got.metrics) == (
+        "finished", 0.8, "baseline", {"pass@1": 0.8})
     assert [a.name for a in got.arms] == ["brief", "full"] and got.arms[1].verbosity == "full"
     assert got.suites == ["samplemath"] and got.trials_per_task == 3
     assert got.finished_at > got.created_at
@@ -147,8 +148,9 @@ def test_resume_helpers_keep_finished_trials_and_remove_running_ones(repo, write
     assert repo.trial("tr_crashed") is None
     with engine.connect() as conn:
         for table in TRIAL_CHILD_TABLES:
-            left = conn.execute(select(func.count()).select_from(table).where(table.c.trial_id == "tr_crashed")).scalar()
-            kept = conn.execute(select(func.count()).select_from(table).where(table.c.trial_id == "tr_done")).scalar()
+            count = select(func.count()).select_from(table)
+            left = conn.execute(count.where(table.c.trial_id == "tr_crashed")).scalar()
+            kept = conn.execute(count.where(table.c.trial_id == "tr_done")).scalar()
             assert (table.name, left) == (table.name, 0)
             assert kept == 1
     assert [c.trial_id for c in repo.chain_outputs("bm_1")] == ["tr_done"]
@@ -248,6 +250,7 @@ def test_chain_outputs_by_episode(repo: Repository) -> None:
     repo.record_chain_output("bm_1", "ep_1", "fetch", "data", 1.0)
     repo.record_chain_output("bm_1", "ep_2", "fetch", "other", 0.0)
     repo.record_chain_output("bm_1", "ep_1", "summarize", "short", 1.0)
-    assert [(c.task_id, c.output) for c in repo.chain_outputs("bm_1", "ep_1")] == [("fetch", "data"), ("summarize", "short")]
+    outputs = [(c.task_id, c.output) for c in repo.chain_outputs("bm_1", "ep_1")]
+    assert outputs == [("fetch", "data"), ("summarize", "short")]
     assert len(repo.chain_outputs("bm_1")) == 3
     assert repo.chain_outputs("bm_2") == []

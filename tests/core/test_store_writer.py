@@ -104,7 +104,8 @@ def test_each_event_kind_becomes_its_row(engine, writer: StoreWriter) -> None:
 
     trial = Repository(engine).trial("tr_1")
     assert trial is not None
-    assert (trial.status, trial.score, trial.answer, trial.total_tokens, trial.iterations) == ("completed", 1.0, "42", 120, 3)
+    assert (trial.status, trial.score, trial.answer, trial.total_tokens, trial.iterations) == (
+        "completed", 1.0, "42", 120, 3)
     assert (trial.arm, trial.trial_index, trial.episode_id, trial.model) == ("brief", 0, "ep_1", "scripted/samplemath")
     assert trial.started_at.timestamp() == T0 and trial.finished_at.timestamp() == T0 + 10
     assert trial.assisted is False  # a policy approval and a scripted intervention are not a person
@@ -118,7 +119,8 @@ def test_each_event_kind_becomes_its_row(engine, writer: StoreWriter) -> None:
         llm = conn.execute(select(llm_call_table)).one()
         kinds = set(conn.execute(select(hook_event_table.c.kind)).scalars())
     assert seqs == [0, 1]
-    assert (llm.benchmark_id, llm.arm, llm.task_id, llm.trial_index, llm.total_tokens) == ("bm_1", "brief", "add", 0, 15)
+    assert (llm.benchmark_id, llm.arm, llm.task_id, llm.trial_index, llm.total_tokens) == (
+        "bm_1", "brief", "add", 0, 15)
     assert llm.request_messages_n == 2  # joined from LLM_REQUEST
     assert kinds == {"iteration_started", "hook_fired", "hook_error", "control_state", "approval_asked",
                      "approval_decided", "intervention_applied"}

@@ -141,7 +141,8 @@ def _define(source: str) -> None:
             "hidden_args ghost",
         ),
         (
-            "@tool\ndef f(a: int) -> int:\n    '''[DETAILED] only details [/DETAILED]\n\n    Args:\n        a: x.\n    '''\n",
+            "@tool\ndef f(a: int) -> int:\n"
+            "    '''[DETAILED] only details [/DETAILED]\n\n    Args:\n        a: x.\n    '''\n",
             "no summary",
         ),
         (
@@ -157,7 +158,8 @@ def _define(source: str) -> None:
             "differs from its Literal type",
         ),
         (
-            "@tool\ndef f(a: str) -> int:\n    '''Do.\n\n    Args:\n        a: x (choices: [__import__('os')]).\n    '''\n",
+            "@tool\ndef f(a: str) -> int:\n"
+            "    '''Do.\n\n    Args:\n        a: x (choices: [__import__('os')]).\n    '''\n",
             "must hold a list of values",
         ),
         ("@tool(risk='maybe')\ndef f() -> int:\n    '''Do.'''\n", "unknown risk level 'maybe'"),

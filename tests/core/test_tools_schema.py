@@ -23,7 +23,8 @@ from corral_core.tools.schema import annotation_schema, parameters_problem, sche
         (list[str], {"type": "array", "items": {"type": "string"}}),
         (list, {"type": "array"}),
         (dict[str, int], {"type": "object", "additionalProperties": {"type": "integer"}}),
-        (dict[str, list[int]], {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "integer"}}}),
+        (dict[str, list[int]],
+         {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "integer"}}}),
         (dict, {"type": "object"}),
         (
             tuple[str, int],
@@ -93,7 +94,9 @@ def test_tuple_default_is_stored_as_json_list() -> None:
         (bytes, "bytes"),
     ],
 )
-def test_unsupported_annotation_is_a_definition_error_naming_tool_param_and_type(annotation: Any, fragment: str) -> None:
+def test_unsupported_annotation_is_a_definition_error_naming_tool_param_and_type(
+    annotation: Any, fragment: str
+) -> None:
     def when(moment) -> str:  # type: ignore[no-untyped-def]
         """Do something.
 
@@ -132,7 +135,8 @@ def test_schema_type_name_is_python_style(schema: dict[str, Any], name: str) -> 
         ([], "JSON-schema object"),
         ({"type": "object", "properties": {"a": {"type": "int"}}}, "unknown type 'int'"),
         ({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["b"]}, "required names b"),
-        ({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "float"}}}}, "parameters.properties.a.items"),
+        ({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "float"}}}},
+         "parameters.properties.a.items"),
         ({"type": "object", "properties": {"a": {"type": "string", "enum": []}}}, "enum must be a non-empty list"),
     ],
 )

@@ -68,7 +68,8 @@ def test_bad_options_are_definition_errors(kwargs: dict[str, Any], fragment: str
         (("x", "Do [DETAILED] it", SCHEMA, forecast), "unclosed tags: DETAILED"),
         (("x", "Do it [/BRIEF]", SCHEMA, forecast), "closing tag [/BRIEF] without"),
         (
-            ("x", "d", {"type": "object", "properties": {"a": {"type": "string", "description": "[EXAMPLES] a"}}}, forecast),
+            ("x", "d", {"type": "object", "properties": {"a": {"type": "string", "description": "[EXAMPLES] a"}}},
+             forecast),
             "argument 'a' has unclosed tags: EXAMPLES",
         ),
     ],
@@ -153,7 +154,8 @@ def test_to_dict_is_corral_argument_list_shape() -> None:
     full = book.to_dict("full")
     assert full["risk"] == "confirm" and full["render"] == "json"
     assert full["arguments"] == [
-        {"name": "room", "type": "str", "required": True, "description": "Which room.", "default": None, "choices": ["a", "b"]},
+        {"name": "room", "type": "str", "required": True, "description": "Which room.", "default": None,
+         "choices": ["a", "b"]},
         {"name": "hours", "type": "int", "required": False, "description": "How long.", "default": 1, "choices": None},
     ]
     minimal = book.to_dict("minimal")

@@ -132,7 +132,8 @@ def test_parse_verbosity_none_is_full_and_bad_names_list_the_levels() -> None:
     assert parse_verbosity(None) is ToolVerbosity.FULL
     with pytest.raises(ValueError) as info:
         parse_verbosity("NONE")
-    assert "minimal, brief, detailed, procedural, contextual, workflow, syntactical, comprehensive, full" in str(info.value)
+    levels = "minimal, brief, detailed, procedural, contextual, workflow, syntactical, comprehensive, full"
+    assert levels in str(info.value)
     with pytest.raises(ValueError):
         parse_verbosity(3)  # type: ignore[arg-type]
     assert calculator.describe("Detailed") == calculator.describe(ToolVerbosity.DETAILED)

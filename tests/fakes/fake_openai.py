@@ -186,7 +186,7 @@ def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.0"  # one request per connection: nothing lingers at stop()
 
-        def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        def log_message(self, fmt: str, *args: Any) -> None:  # keep test output quiet
             return
 
         def do_POST(self) -> None:

@@ -16,7 +16,7 @@ def test_start_serves_on_a_real_port_and_stop_frees_it():
     app = create_app(make_suite())
     server = EmbeddedServer(app)
     with pytest.raises(RuntimeError, match="not started"):
-        server.url
+        _ = server.url
     url = server.start()
     assert url == server.url and server.port > 0 and url.endswith(f":{server.port}")
     assert server.start() == url  # starting twice is harmless

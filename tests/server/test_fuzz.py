@@ -57,8 +57,8 @@ def test_no_server_errors(fuzz_target, method, path):
                    for pins in pinned_parameters(served, path)]
     failures: list[str] = []
 
-    @settings(max_examples=max(EXAMPLES_PER_OPERATION, 10 * len(strategies)), deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate])
+    @settings(max_examples=max(EXAMPLES_PER_OPERATION, 10 * len(strategies)), deadline=None, derandomize=True,
+              database=None, suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate])
     @given(case=st.one_of(strategies))
     def check(case):
         response = case.call(base_url=served.url, session=session, timeout=10)

@@ -146,7 +146,7 @@ async def test_step_advances_exactly_one_iteration_per_key_press(tmp_path: Path)
         assert iterations() == 0
         for expected in (1, 2, 3):
             await pilot.press("s")
-            await wait_for(pilot, lambda: iterations() == expected and controller.blocked,
+            await wait_for(pilot, lambda expected=expected: iterations() == expected and controller.blocked,
                            f"iteration {expected} to run and the agent to pause again")
             await pilot.pause(0.3)
             assert iterations() == expected, "one key press ran more than one iteration"

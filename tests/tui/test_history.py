@@ -75,7 +75,8 @@ async def test_compare_shows_the_arms_of_a_finished_benchmark(tmp_path: Path, st
         await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen) and _rows(app.screen) == 1,
                        "the benchmark list")
         await pilot.press("m")
-        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.query_one("#compare-chart").bars,
+        await wait_for(pilot,
+                       lambda: isinstance(app.screen, CompareScreen) and app.screen.query_one("#compare-chart").bars,
                        "the comparison")
         screen = app.screen
         assert "stored metrics" in str(screen.query_one("#compare-title").render())

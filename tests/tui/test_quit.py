@@ -37,8 +37,12 @@ def test_quitting_during_a_run_leaves_no_thread_behind(tmp_path: Path) -> None:
         seen["quit"] = time.monotonic() - seen["started"]
 
     asyncio.run(scenario())  # its end joins the event loop's executor threads (Textual's thread workers)
+
+    def leftover_threads() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t not in before and _ours(t)]
+
     deadline = time.monotonic() + LINGER
-    while (leftover := [t for t in threading.enumerate() if t not in before and _ours(t)]) and time.monotonic() < deadline:
+    while (leftover := leftover_threads()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert seen["running"], "the run was not in progress when the app quit"
     assert leftover == [], f"threads left behind: {[t.name for t in leftover]}"

@@ -24,7 +24,8 @@ and the functions sqrt, exp, log (natural, or log(x, base)), log10, log2, sin, c
 atan, atan2, sinh, cosh, tanh, degrees, radians, hypot, abs, round, floor, ceil, factorial, min,
 max and pow. Angles are in radians. [/DETAILED]
 [PROCEDURAL] Use it for any calculation whose exact value matters instead of computing in your head. [/PROCEDURAL]
-[WORKFLOW_INTEGRATION] Pass the number it returns on to later steps or to your final answer unchanged. [/WORKFLOW_INTEGRATION]
+[WORKFLOW_INTEGRATION] Pass the number it returns on to later steps or to your final answer
+unchanged. [/WORKFLOW_INTEGRATION]
 [SYNTACTICAL] Python-style syntax: ** is power (^ is refused), / is true division, // floor division. [/SYNTACTICAL]
 [LIMITATIONS] At most 500 characters; exponents beyond +/-1000 and results over 1000 digits are
 refused; no variables, strings, comparisons or attribute access. [/LIMITATIONS]
@@ -46,10 +47,10 @@ _CONSTANTS = {"pi": math.pi, "e": math.e, "tau": math.tau}
 def _bounded_power(base: Any, exponent: Any) -> Any:
     if abs(exponent) > MAX_EXPONENT:
         raise ToolExecutionError(f"Exponent {exponent} is too large (limit is {MAX_EXPONENT} in magnitude).")
-    if isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and abs(base) > 1:
-        # Estimate the digit count before computing, so 10**1000**... never runs.
-        if math.log10(abs(base)) * exponent > MAX_INT_DIGITS:
-            raise ToolExecutionError(f"Result would have more than {MAX_INT_DIGITS} digits.")
+    # Estimate an integer result's digit count before computing, so 10**1000**... never runs.
+    if (isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and abs(base) > 1
+            and math.log10(abs(base)) * exponent > MAX_INT_DIGITS):
+        raise ToolExecutionError(f"Result would have more than {MAX_INT_DIGITS} digits.")
     if base == 0 and exponent < 0:
         raise ZeroDivisionError
     return operator.pow(base, exponent)
