@@ -22,7 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from corral_core import report
 from corral_core.errors import UserError
-from corral_core.events import Event, EventKind
+from corral_core.events import Event, EventKind, EventSink
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 MAX_HISTORY_LIMIT = 10_000
@@ -63,7 +63,7 @@ class BatchProgress:
                                           TextColumn("mean score {task.fields[mean]}"), TimeElapsedColumn(),
                                           console=self.console, transient=False)
                 for name, arm in self._arms.items():
-                    self._tasks[name] = self._progress.add_task(name, total=arm["total"], completed=arm["done"],
+                    self._tasks[name] = self._progress.add_task(name, total=arm["total"], completed=int(arm["done"]),
                                                                 mean=self._mean(arm))
                 self._progress.start()
 
@@ -145,7 +145,7 @@ def batch_main(args: argparse.Namespace) -> int:
         err = Console(stderr=True, soft_wrap=True, no_color=True, highlight=False)
     progress = None if args.quiet else BatchProgress(err)
     engine, repository, writer = open_store(args.db)
-    sinks = [LiveRunNotice(err), *([progress] if progress is not None else [])]
+    sinks: list[EventSink] = [LiveRunNotice(err), *([progress] if progress is not None else [])]
     runner = BenchmarkRunner(spec, repository=repository, writer_sink=writer, sink=sinks,
                              server_url=args.server, token=args.token)
     cancel = threading.Event()

@@ -20,7 +20,15 @@ from corral_core.llm.types import CallContext, LLMError, LLMResult, ModelSetting
 
 from .hooks import AgentHooks, CriticalHookError, HookContext, HookPoint, TrialCancelled
 from .options import flag, positive_int
-from .outcome import SURRENDER_SENTINEL, AgentOutcome, StepResult, TrialLedger, final_answer, is_surrender_reply
+from .outcome import (
+    SURRENDER_SENTINEL,
+    AgentOutcome,
+    AgentStatus,
+    StepResult,
+    TrialLedger,
+    final_answer,
+    is_surrender_reply,
+)
 from .prompts import EXTRACTOR_PROMPT, SURRENDER_REFUSED, SYSTEM_PROMPT, render
 
 log = logging.getLogger(__name__)
@@ -131,7 +139,9 @@ class BaseAgent(ABC):
         CallContext (`trial_id`, `trial_index`, `arm`, `benchmark_id`, defaulting from the interface).
         """
         self._begin(interface, task_id, kwargs)
-        status, answer, error = "error", None, None
+        status: AgentStatus = "error"
+        answer: str | None = None
+        error: str | None = None
         try:
             self.messages = []
             self._emitted = 0
@@ -367,7 +377,8 @@ class BaseAgent(ABC):
         finally:
             self._flush_messages()
 
-    def _after_task(self, status: str, answer: str | None, error: str | None) -> tuple[str, str | None]:
+    def _after_task(self, status: AgentStatus, answer: str | None, error: str | None
+                    ) -> tuple[AgentStatus, str | None]:
         """Fire AFTER_TASK (every exit path); a hook there may still veto a submission or cancel."""
         try:
             context = self._fire(HookPoint.AFTER_TASK, status=status, answer=answer, error=error)

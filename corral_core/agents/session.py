@@ -45,6 +45,8 @@ def run_trial(agent: BaseAgent, interface: Any, task_id: str, **run_kwargs: Any)
     started = time.perf_counter()
     agent.run(interface, task_id, **run_kwargs)
     outcome = agent.outcome
+    answer: str | None
+    error: str | None
     if outcome is None:  # a custom agent that overrode run() without setting it
         outcome_status, answer, error = "error", None, "the agent did not record an outcome"
         iterations, usage, cost, assisted = 0, Usage(), None, False

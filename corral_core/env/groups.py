@@ -45,11 +45,12 @@ def _task_spec(task_id: str, task: TaskDefinition, group: TaskGroup) -> TaskSpec
         raise ValueError(f"task {task_id!r} of group {group.group_id!r} has no scoring_fn")
     return TaskSpec(id=task_id, prompt="\n".join(lines), depends_on=list(task.input_from_tasks),
                     tools=list(task.tools) or None, scoring={"type": "python"},
-                    scorer=_group_scorer(task_id, task, group))
+                    scorer=_group_scorer(task_id, task.scoring_fn, task.scoring_inputs, group))
 
 
-def _group_scorer(task_id: str, task: TaskDefinition, group: TaskGroup) -> Scorer:
-    call = _scoring_call(task.scoring_fn, task.scoring_inputs)
+def _group_scorer(task_id: str, scoring_fn: Callable[..., Any], ground_truth: dict[str, Any],
+                  group: TaskGroup) -> Scorer:
+    call = _scoring_call(scoring_fn, ground_truth)
 
     def score(answer: str | None, context: ScoringContext) -> Any:
         value = call(answer)

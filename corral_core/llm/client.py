@@ -16,7 +16,16 @@ import time
 from types import ModuleType
 from typing import Any
 
-from corral_core.llm.types import CallContext, LLMError, LLMResult, LLMToolCall, ModelSettings, Usage, request_digest
+from corral_core.llm.types import (
+    CallContext,
+    ErrorKind,
+    LLMError,
+    LLMResult,
+    LLMToolCall,
+    ModelSettings,
+    Usage,
+    request_digest,
+)
 
 log = logging.getLogger(__name__)
 _litellm_module: ModuleType | None = None
@@ -147,6 +156,7 @@ def _map_error(exc: BaseException, settings: ModelSettings) -> LLMError:
 
     text = _clean_text(exc)
     where = f" (api_base {settings.api_base})" if settings.api_base else ""
+    kind: ErrorKind
     if isinstance(exc, openai.APITimeoutError) or _in_chain(exc, httpx.TimeoutException):
         kind, text = "timeout", f"{text} [no answer within timeout={settings.timeout:g} s{where}; raise `timeout` " \
                                 "in the model settings if the model is just slow]"

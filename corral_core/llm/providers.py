@@ -38,8 +38,9 @@ def _fill(model_response: ModelResponse, model: str, content: str | None, calls:
     choice.message = Message(content=content, role="assistant", tool_calls=tool_calls or None)
     choice.finish_reason = "tool_calls" if tool_calls else "stop"
     model_response.model = model
-    model_response.usage = LiteUsage(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                                     total_tokens=usage.total_tokens)
+    # litellm keeps `usage` on ModelResponse as an extra (undeclared) pydantic field
+    model_response.usage = LiteUsage(  # type: ignore[attr-defined]
+        prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, total_tokens=usage.total_tokens)
     return model_response
 
 
@@ -61,7 +62,7 @@ class _OfflineProvider(CustomLLM):
         content, calls, usage = self.answer(model, messages, tools, _call_info(litellm_params))
         return _fill(model_response, f"{self.prefix}/{model}", content, calls, usage)
 
-    async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:  # type: ignore[override]
+    async def acompletion(self, *args: Any, **kwargs: Any) -> ModelResponse:
         return self.completion(*args, **kwargs)
 
     def streaming(self, *args: Any, **kwargs: Any) -> Any:

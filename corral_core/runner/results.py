@@ -138,7 +138,8 @@ def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialRec
 
 def trial_row(trial: Any, pass_threshold: float) -> dict[str, Any]:
     """One per-trial row for reports, from a store TrialInfo (or any object with its fields)."""
-    row = dataclasses.asdict(trial) if dataclasses.is_dataclass(trial) else dict(trial)
+    is_instance = dataclasses.is_dataclass(trial) and not isinstance(trial, type)
+    row = dataclasses.asdict(trial) if is_instance else dict(trial)
     row["trial_id"] = row.pop("id", row.get("trial_id"))
     record = TrialRecord.from_mapping(row)
     row["success"] = success(record, pass_threshold)

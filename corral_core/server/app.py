@@ -124,20 +124,27 @@ def _add_service_routes(app: FastAPI, runtime: ServerRuntime, gate: ApprovalGate
 
 
 def _install_error_handlers(app: FastAPI) -> None:
+    # The decorator registers exactly as add_exception_handler does; Starlette's annotation of the
+    # latter rejects handlers that take a narrower exception type.
+    @app.exception_handler(NotFoundError)
     async def not_found(request: Request, exc: NotFoundError) -> SafeJSONResponse:
         return SafeJSONResponse({"detail": str(exc)}, status_code=404)
 
+    @app.exception_handler(ConflictError)
     async def conflict(request: Request, exc: ConflictError) -> SafeJSONResponse:
         return SafeJSONResponse({"detail": str(exc)}, status_code=409)
 
+    @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> SafeJSONResponse:
         return SafeJSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
 
+    @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> SafeJSONResponse:
         errors = [{k: v for k, v in error.items() if k != "ctx"} for error in exc.errors()]
         return SafeJSONResponse({"detail": jsonable_encoder(errors, custom_encoder={bytes: repr})},
                                 status_code=422)
 
+    @app.exception_handler(Exception)
     async def internal(request: Request, exc: Exception) -> SafeJSONResponse:
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return SafeJSONResponse(
@@ -146,8 +153,3 @@ def _install_error_handlers(app: FastAPI) -> None:
             status_code=500,
         )
 
-    app.add_exception_handler(NotFoundError, not_found)
-    app.add_exception_handler(ConflictError, conflict)
-    app.add_exception_handler(StarletteHTTPException, http_error)
-    app.add_exception_handler(RequestValidationError, invalid)
-    app.add_exception_handler(Exception, internal)

@@ -78,7 +78,8 @@ class EmbeddedServer:
             log_config=None,
             access_log=False,
             lifespan="on",
-            timeout_graceful_shutdown=STOP_TIMEOUT / 2,
+            # uvicorn annotates int but passes it to asyncio.wait_for, which takes any float
+            timeout_graceful_shutdown=STOP_TIMEOUT / 2,  # type: ignore[arg-type]
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name=f"corral-server-{self.port}", daemon=True)

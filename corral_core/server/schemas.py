@@ -58,12 +58,12 @@ class TrialCreateRequest(BaseModel):
     """Optional body of POST /tasks/{task_id}/trials."""
 
     model_config = ConfigDict(extra="ignore")
-    episode_id: StrictStr | None = Field(None, max_length=200)
-    benchmark_id: StrictStr | None = Field(None, max_length=200)
-    arm: StrictStr | None = Field(None, max_length=200)
+    episode_id: StrictStr | None = Field(default=None, max_length=200)
+    benchmark_id: StrictStr | None = Field(default=None, max_length=200)
+    arm: StrictStr | None = Field(default=None, max_length=200)
     trial_index: int | None = None
     inputs: dict[StrictStr, StrictStr] | None = Field(
-        None, description="upstream task id -> output, seeding the episode (a resumed chain round)")
+        default=None, description="upstream task id -> output, seeding the episode (a resumed chain round)")
 
 
 class ApprovalDecisionRequest(BaseModel):
@@ -138,6 +138,9 @@ class ErrorResponse(BaseModel):
     detail: Any
 
 
-ERRORS_404 = {404: {"model": ErrorResponse, "description": "Unknown task or trial"}}
-ERRORS_409 = {409: {"model": ErrorResponse, "description": "The trial already ended"}}
-ERRORS_422 = {422: {"model": ErrorResponse, "description": "Invalid body or parameter"}}
+# FastAPI's `responses=`: extra status codes documented in the OpenAPI schema.
+ResponsesDoc = dict[int | str, dict[str, Any]]
+
+ERRORS_404: ResponsesDoc = {404: {"model": ErrorResponse, "description": "Unknown task or trial"}}
+ERRORS_409: ResponsesDoc = {409: {"model": ErrorResponse, "description": "The trial already ended"}}
+ERRORS_422: ResponsesDoc = {422: {"model": ErrorResponse, "description": "Invalid body or parameter"}}

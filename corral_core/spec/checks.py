@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 from corral_core.errors import UserError
 from corral_core.yamlfile import KeyPath, YamlDocument
@@ -45,6 +45,11 @@ class _Checker:
             raise self.fail(at, f"`{_name(at)}` must be at least {minimum}, not {value}.")
         return value
 
+    @overload
+    def number(self, at: KeyPath, value: Any, *, positive: bool = ..., optional: Literal[False] = ...) -> float: ...
+    @overload
+    def number(self, at: KeyPath, value: Any, *, positive: bool = ..., optional: bool) -> float | None: ...
+
     def number(self, at: KeyPath, value: Any, *, positive: bool = False, optional: bool = False) -> float | None:
         if value is None and optional:
             return None
@@ -59,6 +64,11 @@ class _Checker:
         if positive and value <= 0:
             raise self.fail(at, f"`{_name(at)}` must be greater than 0, not {value}.")
         return float(value)
+
+    @overload
+    def text(self, at: KeyPath, value: Any, *, optional: Literal[False] = ...) -> str: ...
+    @overload
+    def text(self, at: KeyPath, value: Any, *, optional: bool) -> str | None: ...
 
     def text(self, at: KeyPath, value: Any, *, optional: bool = False) -> str | None:
         if value is None and optional:

@@ -77,7 +77,9 @@ def _suites(check: _Checker, data: Mapping[str, Any], base_dir: Path) -> tuple[t
     entries = value if isinstance(value, list) else [value]
     if not entries:
         raise check.fail((key,), "`suites` is empty.", "list at least one suite file.")
-    paths, suites, seen_tasks = [], [], {}
+    paths: list[Path] = []
+    suites: list[Suite] = []
+    seen_tasks: dict[str, str] = {}  # task id -> the suite file that has it
     for index, entry in enumerate(entries):
         at: KeyPath = (key, index) if isinstance(value, list) else (key,)
         if not isinstance(entry, str) or not entry.strip():
@@ -222,7 +224,6 @@ def _parallel(check: _Checker, value: Any) -> int:
 
 def _threshold(check: _Checker, value: Any) -> float:
     threshold = check.number(("pass_threshold",), value)
-    assert threshold is not None
     if not 0.0 <= threshold < 1.0:
         raise check.fail(("pass_threshold",), f"`pass_threshold` must be in [0, 1), not {threshold:g}.",
                          "a trial succeeds when its score is above the threshold; 0 counts any credit.")
@@ -232,7 +233,7 @@ def _threshold(check: _Checker, value: Any) -> float:
 def _arms(check: _Checker, value: Any, agent: AgentSpec, model: ModelSpec | None, suites: tuple[Suite, ...],
           base_dir: Path) -> tuple[ArmSpec, ...]:
     if value is None:
-        return (ArmSpec("default", "full", model, agent),)
+        return (ArmSpec("default", "full", _arm_model(check, (), model), agent),)
     if isinstance(value, Mapping):  # shorthand sweep: {verbosity: [minimal, brief], model: [...]}
         return _sweep(check, dict(value), agent, model, suites, base_dir)
     if not isinstance(value, list) or not value:
@@ -243,7 +244,10 @@ def _arms(check: _Checker, value: Any, agent: AgentSpec, model: ModelSpec | None
         at: KeyPath = ("arms", index)
         raw = check.mapping(at, entry, "`- {name: brief, verbosity: brief}`")
         check.keys(at, raw, ARM_KEYS)
-        arm_model = _model(check, (*at, "model"), raw["model"], suites, base_dir) if "model" in raw else model
+        if "model" in raw:
+            arm_model = _model(check, (*at, "model"), raw["model"], suites, base_dir)
+        else:
+            arm_model = _arm_model(check, at, model)
         arm_agent = _agent(check, (*at, "agent"), raw["agent"], agent) if "agent" in raw else agent
         verbosity = _verbosity(check, (*at, "verbosity"), raw.get("verbosity", "full"))
         parts = [verbosity if "verbosity" in raw else None, _short(arm_model.id) if "model" in raw else None,
@@ -266,8 +270,10 @@ def _sweep(check: _Checker, raw: dict[str, Any], agent: AgentSpec, model: ModelS
         raise check.fail(("arms",), "an arm sweep needs at least one value per key.")
     arms = []
     for mi, model_value in enumerate(models):
-        arm_model = model if model_value is None else _model(check, ("arms", "model", mi), model_value, suites,
-                                                              base_dir)
+        if model_value is None:
+            arm_model = _arm_model(check, ("arms", "model", mi), model)
+        else:
+            arm_model = _model(check, ("arms", "model", mi), model_value, suites, base_dir)
         for vi, level in enumerate(levels):
             verbosity = _verbosity(check, ("arms", "verbosity", vi), level)
             parts = [verbosity if "verbosity" in raw else None,
@@ -275,6 +281,14 @@ def _sweep(check: _Checker, raw: dict[str, Any], agent: AgentSpec, model: ModelS
             arms.append(ArmSpec("-".join(p for p in parts if p) or "default", verbosity, arm_model, agent))
     _unique_names(check, arms)
     return tuple(arms)
+
+
+def _arm_model(check: _Checker, at: KeyPath, model: ModelSpec | None) -> ModelSpec:
+    """The spec-wide model for an arm that names none (parse_spec leaves it out only when every arm has one)."""
+    if model is None:
+        raise check.fail(at, "this arm names no `model` and the spec has none.",
+                         "add `model: openai/gpt-4o-mini` to the arm or at the top of the spec.")
+    return model
 
 
 def _verbosity(check: _Checker, at: KeyPath, value: Any) -> str:

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
+from sqlalchemy import RowMapping
+
 from corral_core.store.models import (
     ArmInfo,
     BenchmarkInfo,
@@ -21,6 +23,9 @@ from corral_core.store.models import (
 log = logging.getLogger(__name__)
 
 SUMMARY_WIDTH = 120
+
+# A query result's row, or a plain dict of the same columns (a benchmark just written).
+StoredRow = RowMapping | Mapping[str, Any]
 
 
 def loads(text: str | None, default: Any) -> Any:
@@ -47,7 +52,7 @@ def clip(text: Any, width: int = SUMMARY_WIDTH) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def benchmark_from_row(row: Mapping[str, Any], trial_count: int = 0, finished_count: int = 0) -> BenchmarkInfo:
+def benchmark_from_row(row: StoredRow, trial_count: int = 0, finished_count: int = 0) -> BenchmarkInfo:
     arms = [
         ArmInfo(
             name=str(a.get("name", "")),
@@ -85,7 +90,7 @@ def benchmark_from_row(row: Mapping[str, Any], trial_count: int = 0, finished_co
 _TRIAL_FIELDS = tuple(f.name for f in fields(TrialInfo))
 
 
-def trial_from_row(row: Mapping[str, Any]) -> TrialInfo:
+def trial_from_row(row: StoredRow) -> TrialInfo:
     values = {name: row[name] for name in _TRIAL_FIELDS}
     values["surrendered"] = bool(values["surrendered"])
     values["assisted"] = bool(values["assisted"])
@@ -99,7 +104,7 @@ TRIAL_RECORD_COLUMNS = (
 )
 
 
-def trial_record_from_row(row: Mapping[str, Any]) -> TrialRecord:
+def trial_record_from_row(row: StoredRow) -> TrialRecord:
     return TrialRecord(
         trial_id=row["id"],
         task_id=row["task_id"],
@@ -121,7 +126,7 @@ def trial_record_from_row(row: Mapping[str, Any]) -> TrialRecord:
     )
 
 
-def llm_call_from_row(row: Mapping[str, Any]) -> LLMCallInfo:
+def llm_call_from_row(row: StoredRow) -> LLMCallInfo:
     return LLMCallInfo(
         content=row["content"],
         tool_calls=loads(row["tool_calls_json"], []),
@@ -140,7 +145,7 @@ def llm_call_from_row(row: Mapping[str, Any]) -> LLMCallInfo:
     )
 
 
-def chain_output_from_row(row: Mapping[str, Any]) -> ChainOutputInfo:
+def chain_output_from_row(row: StoredRow) -> ChainOutputInfo:
     return ChainOutputInfo(
         benchmark_id=row["benchmark_id"],
         episode_id=row["episode_id"],
@@ -154,7 +159,7 @@ def chain_output_from_row(row: Mapping[str, Any]) -> ChainOutputInfo:
 
 # --- timeline -------------------------------------------------------------------------------
 
-def message_entry(row: Mapping[str, Any]) -> TimelineEntry:
+def message_entry(row: StoredRow) -> TimelineEntry:
     tool_calls = loads(row["tool_calls_json"], None)
     summary = f"{row['role']}: {clip(row['content'])}" if row["content"] else f"{row['role']}:"
     if tool_calls:
@@ -171,7 +176,7 @@ def message_entry(row: Mapping[str, Any]) -> TimelineEntry:
     return TimelineEntry(row["ts"], "message", summary, data)
 
 
-def tool_call_entry(row: Mapping[str, Any]) -> TimelineEntry:
+def tool_call_entry(row: StoredRow) -> TimelineEntry:
     arguments = loads(row["arguments_json"], {})
     args_text = dumps(arguments) or ""
     summary = f"{row['tool_name']}({clip(args_text, 60)}) -> {row['status']}"
@@ -195,13 +200,13 @@ def tool_call_entry(row: Mapping[str, Any]) -> TimelineEntry:
     return TimelineEntry(row["ts"], "tool_call", clip(summary), data)
 
 
-def hook_event_entry(row: Mapping[str, Any]) -> TimelineEntry:
+def hook_event_entry(row: StoredRow) -> TimelineEntry:
     kind = row["kind"]
     data = loads(row["data_json"], {})
     return TimelineEntry(row["ts"], kind, clip(_hook_summary(kind, row, data)), data)
 
 
-def _hook_summary(kind: str, row: Mapping[str, Any], data: dict[str, Any]) -> str:
+def _hook_summary(kind: str, row: StoredRow, data: dict[str, Any]) -> str:
     name, point = row["name"], row["point"]
     if kind == "iteration_started":
         return f"iteration {row['iteration']}"
@@ -227,7 +232,7 @@ def _hook_summary(kind: str, row: Mapping[str, Any], data: dict[str, Any]) -> st
     return f"{kind} {name or ''}".strip()
 
 
-def llm_call_entry(row: Mapping[str, Any]) -> TimelineEntry:
+def llm_call_entry(row: StoredRow) -> TimelineEntry:
     summary = f"LLM {row['role']} turn {row['turn']}: {row['total_tokens']} tokens"
     if row["model"]:
         summary += f" ({row['model']})"

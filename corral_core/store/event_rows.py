@@ -174,7 +174,9 @@ def hook_event_row(event: Event) -> dict[str, Any]:
 
 def llm_call_row(event: Event, request_messages_n: int | None) -> dict[str, Any]:
     data = event.data
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage = data.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     tool_calls = data.get("tool_calls") or []
     n = data.get("n_messages", request_messages_n)
     return {

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Column, DateTime, Index, Text, UniqueConstraint
+from sqlalchemy import Column, DateTime, Index, Table, Text, UniqueConstraint
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
@@ -223,13 +223,18 @@ class ChainOutputRow(SQLModel, table=True):
     ts: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
 
 
-benchmark_table = BenchmarkRow.__table__
-trial_table = TrialRow.__table__
-message_table = MessageRow.__table__
-tool_call_table = ToolCallRow.__table__
-hook_event_table = HookEventRow.__table__
-llm_call_table = LLMCallRow.__table__
-chain_output_table = ChainOutputRow.__table__
+def _table_of(row: type[SQLModel]) -> Table:
+    """The Core table SQLModel builds for a `table=True` class (its stubs do not declare `__table__`)."""
+    return row.__table__  # type: ignore[attr-defined]
+
+
+benchmark_table = _table_of(BenchmarkRow)
+trial_table = _table_of(TrialRow)
+message_table = _table_of(MessageRow)
+tool_call_table = _table_of(ToolCallRow)
+hook_event_table = _table_of(HookEventRow)
+llm_call_table = _table_of(LLMCallRow)
+chain_output_table = _table_of(ChainOutputRow)
 
 metadata = SQLModel.metadata
 ALL_TABLES = [

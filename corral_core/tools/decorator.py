@@ -30,7 +30,14 @@ _UNUSABLE_KINDS = {
 
 
 @overload
-def tool(func: Callable[..., Any]) -> Tool: ...
+def tool(
+    func: Callable[..., Any],
+    *,
+    name: str | None = None,
+    risk: RiskLevel | str = "safe",
+    render: str = "text",
+    hidden_args: Iterable[str] = (),
+) -> Tool: ...
 
 
 @overload

@@ -87,5 +87,5 @@ def _example_call(tool: Tool) -> str:
         json_type = prop.get("type") or next((m.get("type") for m in prop.get("anyOf", ()) if m.get("type")), None)
         if isinstance(json_type, list):
             json_type = next((t for t in json_type if t != "null"), json_type[0])
-        arguments[name] = _PLACEHOLDERS.get(json_type, "value")
+        arguments[name] = _PLACEHOLDERS.get(json_type, "value") if isinstance(json_type, str) else "value"
     return json.dumps({"tool_name": tool.name, "arguments": arguments}, ensure_ascii=False)
