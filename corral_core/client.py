@@ -12,6 +12,7 @@ One pooled keep-alive `httpx.Client` per router, safe to share between threads. 
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 from dataclasses import dataclass, field
 from typing import Any
@@ -151,6 +152,9 @@ class _Transport:
         )
 
     def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        if "json" in kwargs:  # ASCII JSON: a lone surrogate (an LLM can emit one) travels as "\\ud800"
+            kwargs["content"] = json.dumps(kwargs.pop("json"), separators=(",", ":"), allow_nan=False).encode()
+            kwargs["headers"] = {**kwargs.get("headers", {}), "Content-Type": "application/json"}
         try:
             response = self.http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:

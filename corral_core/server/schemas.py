@@ -1,40 +1,57 @@
 """Request bodies, documented response shapes, and the JSON response every route returns.
 
 Routes return `SafeJSONResponse` directly: it skips FastAPI's generic encoder on the hot path, and
-it never turns a strange value (a NaN argument, a non-JSON object from an environment) into a 500.
-The response models below exist for the OpenAPI document.
+it never turns a strange value (a NaN argument, a non-JSON object from an environment, a lone UTF-16
+surrogate) into a 500. Request bodies pass every string through `safetext.clean` as they are
+validated, so what a client sends is stored, scored and echoed with lone surrogates already
+replaced by U+FFFD (the policy of `corral_core.safetext`). The response models below exist for the
+OpenAPI document.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from starlette.responses import JSONResponse
+
+from corral_core.safetext import clean, clean_text
 
 
 class SafeJSONResponse(JSONResponse):
-    """Compact JSON; non-finite floats become null and unknown objects their `str`, never a 500."""
+    """Compact UTF-8 JSON that never fails: non-finite floats become null, unknown objects their
+    `str`, lone surrogates U+FFFD (the fallback walk runs only when the fast path fails)."""
 
     def render(self, content: Any) -> bytes:
         try:
             return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
-        except (TypeError, ValueError):
+        except (TypeError, ValueError):  # UnicodeEncodeError (a lone surrogate) is a ValueError
             return json.dumps(
-                _finite(content), ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=str
+                _safe(content), ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_text_of
             ).encode()
 
 
-def _finite(value: Any) -> Any:
+def _safe(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {str(k): _finite(v) for k, v in value.items()}
+        return {clean_text(str(k)): _safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [_finite(v) for v in value]
+        return [_safe(v) for v in value]
     return value
+
+
+def _text_of(value: Any) -> str:
+    return clean_text(str(value))
+
+
+# Every string a client sends is cleaned as it is validated (lone surrogates -> U+FFFD).
+CleanStr = Annotated[StrictStr, AfterValidator(clean_text)]
+CleanArguments = Annotated[dict[str, Any], AfterValidator(clean)]
 
 
 # --- request bodies ------------------------------------------------------------------------------
@@ -43,26 +60,26 @@ def _finite(value: Any) -> Any:
 class ToolRequest(BaseModel):
     """Body of POST .../tools/execute."""
 
-    tool_name: StrictStr
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    tool_name: CleanStr
+    arguments: CleanArguments = Field(default_factory=dict)
 
 
 class SubmitRequest(BaseModel):
     """Body of POST .../submit. Other keys are ignored (Corral declared the body as a bare dict)."""
 
     model_config = ConfigDict(extra="ignore")
-    answer: StrictStr
+    answer: CleanStr
 
 
 class TrialCreateRequest(BaseModel):
     """Optional body of POST /tasks/{task_id}/trials."""
 
     model_config = ConfigDict(extra="ignore")
-    episode_id: StrictStr | None = Field(default=None, max_length=200)
-    benchmark_id: StrictStr | None = Field(default=None, max_length=200)
-    arm: StrictStr | None = Field(default=None, max_length=200)
+    episode_id: CleanStr | None = Field(default=None, max_length=200)
+    benchmark_id: CleanStr | None = Field(default=None, max_length=200)
+    arm: CleanStr | None = Field(default=None, max_length=200)
     trial_index: int | None = None
-    inputs: dict[StrictStr, StrictStr] | None = Field(
+    inputs: dict[CleanStr, CleanStr] | None = Field(
         default=None, description="upstream task id -> output, seeding the episode (a resumed chain round)")
 
 
@@ -70,7 +87,7 @@ class ApprovalDecisionRequest(BaseModel):
     """Body of POST /approvals/{approval_id}."""
 
     approved: StrictBool
-    reason: StrictStr = ""
+    reason: CleanStr = ""
 
 
 # --- documented responses ----------------------------------------------------------------------

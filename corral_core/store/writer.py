@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from corral_core.events import Event, EventKind
+from corral_core.safetext import clean
 from corral_core.store import event_rows as rows
 from corral_core.store.apply import EventApplier
 
@@ -37,6 +38,17 @@ WRITTEN_KINDS = frozenset(
     }
 )
 _REQUEST_CACHE_LIMIT = 10_000
+
+
+def _clean(event: Event) -> Event:
+    """The event with lone surrogates in its texts replaced by U+FFFD (SQLite cannot encode them;
+    see corral_core.safetext). A copy, so other sinks still see the event as it was emitted."""
+    data, trial_id, task_id, benchmark_id = (clean(event.data), clean(event.trial_id), clean(event.task_id),
+                                             clean(event.benchmark_id))
+    if data is event.data and trial_id is event.trial_id and task_id is event.task_id \
+            and benchmark_id is event.benchmark_id:
+        return event
+    return Event(event.kind, trial_id, task_id, data, benchmark_id, event.ts)
 
 
 @dataclass(slots=True)
@@ -234,7 +246,7 @@ class StoreWriter:
         """Attach what depends on event order (tool call sequence, request size) before writing,
         so a retried batch writes the same values. A malformed event is counted and skipped."""
         try:
-            return self._attach_order(event)
+            return self._attach_order(_clean(event))
         except Exception:
             self.failed += 1
             log.exception("store writer skipped a malformed event: %r", event)
