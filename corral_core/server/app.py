@@ -26,6 +26,7 @@ from corral_core.env.approval import ApprovalGate
 from corral_core.events import EventSink
 from corral_core.server.approvals import PolicyGate, QueueGate
 from corral_core.server.auth import BearerAuthMiddleware
+from corral_core.server.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from corral_core.server.middleware import RequestStatsMiddleware
 from corral_core.server.routes import build_router
 from corral_core.server.runtime import ConflictError, NotFoundError, ServerRuntime
@@ -47,13 +48,15 @@ def create_app(
     base_work_dir: Path | None = None,
     tool_timeout: float | None = None,
     grader_timeout: float | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
 ) -> FastAPI:
     """Build the server for `suite`.
 
     `gate` decides `confirm` tools (default: reject by policy); `sink` receives the server's events;
     `token` requires `Authorization: Bearer <token>` everywhere but /health; trial workspaces go
     under `base_work_dir` (default: a temporary directory removed at shutdown). A scorer running
-    longer than `grader_timeout` seconds ends its trial as `timeout` with no score.
+    longer than `grader_timeout` seconds ends its trial as `timeout` with no score. A request body
+    over `max_body_bytes` is refused with 413.
     """
     gate = gate if gate is not None else PolicyGate(approve=False)
     runtime = ServerRuntime(suite, gate=gate, sink=sink, base_work_dir=base_work_dir,
@@ -81,6 +84,7 @@ def create_app(
     app.include_router(build_router(runtime))
     _add_service_routes(app, runtime, gate)
     app.state.token = token
+    app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)  # inside auth: 401 reads no body
     if token:
         app.add_middleware(BearerAuthMiddleware, token=token)
     app.add_middleware(RequestStatsMiddleware, state=app.state, sink=runtime.sink)

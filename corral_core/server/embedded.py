@@ -15,8 +15,9 @@ from typing import Any
 import uvicorn
 
 from corral_core.server.auth import is_loopback_host
+from corral_core.server.limits import DEFAULT_REQUEST_TIMEOUT, KEEP_ALIVE_TIMEOUT, deadline_protocol
 
-__all__ = ["EmbeddedServer"]
+__all__ = ["EmbeddedServer", "uvicorn_config"]
 
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 5.0
@@ -41,13 +42,31 @@ def bind_socket(host: str, port: int, backlog: int = 2048) -> socket.socket:
     return sock
 
 
+def uvicorn_config(app: Any, *, request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
+                   timeout_graceful_shutdown: float | None = None) -> uvicorn.Config:
+    """How every corral-tui server runs uvicorn: no logging setup, no access log, and clients get
+    `request_timeout` seconds to deliver each request (server/limits.py)."""
+    return uvicorn.Config(
+        app,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        http=deadline_protocol(request_timeout),
+        timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
+        # uvicorn annotates int but passes it to asyncio.wait_for, which takes any float
+        timeout_graceful_shutdown=timeout_graceful_shutdown,  # type: ignore[arg-type]
+    )
+
+
 class EmbeddedServer:
     """Serve an ASGI app on `host:port` from a daemon thread."""
 
-    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0, *,
+                 request_timeout: float = DEFAULT_REQUEST_TIMEOUT) -> None:
         self.app = app
         self.host = host
         self.port = port
+        self.request_timeout = request_timeout
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
@@ -73,14 +92,8 @@ class EmbeddedServer:
         self.port = sock.getsockname()[1]
         host = f"[{self.host}]" if ":" in self.host else self.host
         self._url = f"http://{host}:{self.port}"
-        config = uvicorn.Config(
-            self.app,
-            log_config=None,
-            access_log=False,
-            lifespan="on",
-            # uvicorn annotates int but passes it to asyncio.wait_for, which takes any float
-            timeout_graceful_shutdown=STOP_TIMEOUT / 2,  # type: ignore[arg-type]
-        )
+        config = uvicorn_config(self.app, request_timeout=self.request_timeout,
+                                timeout_graceful_shutdown=STOP_TIMEOUT / 2)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name=f"corral-server-{self.port}", daemon=True)
         self._thread.start()

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from corral_core.errors import UserError
+from corral_core.server.limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT, KEEP_ALIVE_TIMEOUT
 
 __all__ = ["build_parser", "serve_main"]
 
@@ -34,6 +35,17 @@ def seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be a positive, finite number of seconds")
+    return value
+
+
+def byte_count(text: str) -> int:
+    """An argparse type: a positive whole number of bytes."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of bytes")
     return value
 
 
@@ -58,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--grader-timeout", type=seconds, default=DEFAULT_GRADER_TIMEOUT, metavar="SECONDS",
                         help="stop waiting for a scorer after this long: the trial ends as 'timeout' "
                              f"with no score (default {DEFAULT_GRADER_TIMEOUT:g})")
+    parser.add_argument("--max-body-bytes", type=byte_count, default=DEFAULT_MAX_BODY_BYTES, metavar="BYTES",
+                        help=f"refuse larger request bodies with 413 (default {DEFAULT_MAX_BODY_BYTES})")
+    parser.add_argument("--request-timeout", type=seconds, default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS",
+                        help="close a connection that has not delivered a complete request this long after "
+                             f"it opened or after its last response (default {DEFAULT_REQUEST_TIMEOUT:g}); "
+                             f"idle keep-alive connections close after {KEEP_ALIVE_TIMEOUT} s")
     return parser
 
 
@@ -101,9 +119,10 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from corral_core.server.app import create_app
+    from corral_core.server.embedded import uvicorn_config
 
     app = create_app(suite, gate=gate, token=args.token, tool_timeout=args.tool_timeout,
-                     grader_timeout=args.grader_timeout)
+                     grader_timeout=args.grader_timeout, max_body_bytes=args.max_body_bytes)
     runtime = app.state.runtime
 
     class _Server(uvicorn.Server):
@@ -115,8 +134,7 @@ def _serve(args: argparse.Namespace) -> int:
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"corral-tui serve: suite {suite.name!r} ({len(suite.task_ids)} tasks) on http://{host}:{port} "
           f"(approve: {args.approve}; Ctrl-C stops)", file=sys.stderr, flush=True)
-    server = _Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
-                                    timeout_graceful_shutdown=5))
+    server = _Server(uvicorn_config(app, request_timeout=args.request_timeout, timeout_graceful_shutdown=5))
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after its graceful shutdown

@@ -1,0 +1,137 @@
+"""What one client may cost the server: a request-body limit and a deadline for receiving a request.
+
+- `BodyLimitMiddleware` (pure ASGI) answers 413 to a body over `max_body_bytes`: at once when
+  Content-Length says so, else as soon as the streamed (chunked) body passes the limit.
+- `DeadlineH11Protocol` is uvicorn's h11 protocol with one more timer: from the moment a connection
+  opens, and again after every response, the client has `request_timeout` seconds to deliver a
+  complete request (head and body). uvicorn 0.54 has no such timer of its own: its keep-alive timer
+  is cancelled by the first byte of the next request, so a half-sent request (a slowloris) held its
+  connection forever, even with --token. A request that has fully arrived is never cut, however
+  long its tool runs. Idle keep-alive connections still close after `KEEP_ALIVE_TIMEOUT`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import h11
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_REQUEST_TIMEOUT",
+    "KEEP_ALIVE_TIMEOUT",
+    "BodyLimitMiddleware",
+    "DeadlineH11Protocol",
+    "deadline_protocol",
+]
+
+DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024  # tool arguments and answers are text; 10 MiB is plenty
+DEFAULT_REQUEST_TIMEOUT = 30.0  # seconds to deliver one complete request
+KEEP_ALIVE_TIMEOUT = 5  # seconds an idle keep-alive connection stays open (uvicorn's default)
+
+_TIMEOUT_RESPONSE = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                     b"connection: close\r\ncontent-length: 47\r\n\r\n"
+                     b"The request did not arrive completely in time.\n")
+
+
+def too_large_message(limit: int) -> str:
+    return (f"Request body too large: this server accepts at most {limit} bytes "
+            "(corral-tui serve --max-body-bytes).")
+
+
+class BodyLimitMiddleware:
+    """413 for request bodies larger than `max_body_bytes`."""
+
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+        self.app = app
+        self.limit = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    break  # h11 already refuses a malformed length; nothing to add
+                if declared > limit:
+                    await _send_json(send, 413, {"detail": too_large_message(limit)})
+                    return
+                break
+        received = 0
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:  # FastAPI lets an HTTPException raised while reading the body through
+                    raise HTTPException(413, too_large_message(limit))
+            return message
+
+        await self.app(scope, limited_receive, send)
+
+
+async def _send_json(send: Send, status: int, payload: Any) -> None:
+    body = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class DeadlineH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, plus a deadline for receiving each complete request (see the module)."""
+
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_deadline()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm_deadline()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_deadline()
+        super().connection_lost(exc)
+
+    def _arm_deadline(self) -> None:
+        self._disarm_deadline()
+        self._deadline = self.loop.call_later(self.request_timeout, self._on_deadline)
+
+    def _disarm_deadline(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _on_deadline(self) -> None:
+        """The client had its time: unless the whole request is in, the connection closes."""
+        self._deadline = None
+        state = self.conn.their_state
+        if self.transport.is_closing() or state not in (h11.IDLE, h11.SEND_BODY):
+            return  # closed, or the request is complete and the app is answering it
+        if state is h11.IDLE:  # no request head yet, so nobody else answers: say why
+            self.transport.write(_TIMEOUT_RESPONSE)
+        self.transport.close()  # a body cut short: the app sees the client disconnect
+
+
+def deadline_protocol(request_timeout: float) -> type[DeadlineH11Protocol]:
+    """The protocol class for a server whose clients get `request_timeout` seconds per request."""
+    if not request_timeout > 0:
+        raise ValueError(f"request_timeout must be positive, got {request_timeout!r}")
+    return type("DeadlineH11Protocol", (DeadlineH11Protocol,), {"request_timeout": float(request_timeout)})

@@ -1,0 +1,99 @@
+"""What one client may cost the server: bodies over the limit get 413, and a connection that does not
+deliver a complete request in time is closed (even with --token); a complete request is never cut.
+
+Before the fix a 100 MB body was accepted and a half-sent request held its connection forever.
+The socket timeouts below only bound a failing test: each test waits for the server to act.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+
+from corral_core.server import EmbeddedServer, create_app
+from tests.server.conftest import make_suite
+
+LIMIT = 4096
+REQUEST_TIMEOUT = 0.5
+FAIL_AFTER = 30.0  # a socket wait longer than this means the server never acted
+
+
+@pytest.fixture(params=[None, "s3cret"], ids=["open", "token"])
+def server(request) -> Iterator[tuple[str, dict[str, str]]]:
+    token = request.param
+    app = create_app(make_suite(), token=token, max_body_bytes=LIMIT)
+    with EmbeddedServer(app, request_timeout=REQUEST_TIMEOUT) as served:
+        yield served.url, ({"Authorization": f"Bearer {token}"} if token else {})
+
+
+def connect(url: str) -> socket.socket:
+    parts = urlsplit(url)
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=FAIL_AFTER)
+    return sock
+
+
+def read_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (socket.timeout if it never does)."""
+    received = b""
+    while chunk := sock.recv(65536):
+        received += chunk
+    return received
+
+
+def test_a_body_over_the_limit_is_refused_with_413(server) -> None:
+    url, headers = server
+    with httpx.Client(base_url=url, headers=headers, timeout=FAIL_AFTER) as http:
+        too_big = {"answer": "x" * LIMIT}
+        response = http.post("/tasks/echo/submit", json=too_big)
+        assert response.status_code == 413
+        assert f"at most {LIMIT} bytes" in response.json()["detail"]
+
+        def chunks():  # no Content-Length: the server counts as the body streams in
+            for _ in range(8):
+                yield b'{"answer": "' + b"x" * 1024
+            yield b'"}'
+
+        streamed = http.post("/tasks/echo/submit", content=chunks(), headers={"content-type": "application/json"})
+        assert streamed.status_code == 413
+        assert http.get("/tasks/echo/status").json()["is_attempted"] is False  # nothing was submitted
+        assert http.post("/tasks/echo/submit", json={"answer": "hi"}).json()["score"] == 1.0
+
+
+def test_a_half_sent_request_head_is_answered_408_and_closed(server) -> None:
+    url, _ = server
+    with connect(url) as sock:
+        sock.sendall(b"POST /tasks/echo/submit HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n")
+        received = read_until_closed(sock)
+    assert received.startswith(b"HTTP/1.1 408 ")
+
+
+def test_a_half_sent_body_is_closed(server) -> None:
+    url, headers = server
+    auth = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    with connect(url) as sock:
+        sock.sendall(f"POST /tasks/echo/submit HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                     f"{auth}Content-Length: 100\r\n\r\n".encode() + b'{"answer": ')
+        read_until_closed(sock)
+    with httpx.Client(base_url=url, headers=headers, timeout=FAIL_AFTER) as http:
+        assert http.get("/tasks/echo/status").json()["is_attempted"] is False
+
+
+def test_a_connection_that_sends_nothing_is_closed(server) -> None:
+    url, _ = server
+    with connect(url) as sock:
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 408 ")
+
+
+def test_a_complete_request_is_never_cut_however_long_its_tool_runs(server) -> None:
+    url, headers = server
+    with httpx.Client(base_url=url, headers=headers, timeout=FAIL_AFTER) as http:
+        body = {"tool_name": "slow", "arguments": {"seconds": REQUEST_TIMEOUT * 3}}
+        response = http.post("/tasks/add/tools/execute", json=body)
+        assert response.status_code == 200
+        assert response.json()["result"]["result"] == "slept"
+        # and the same keep-alive connection serves the next request
+        assert http.get("/tasks/add/status").status_code == 200
