@@ -53,7 +53,7 @@ _BUILTIN_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 _TYPE_KEYS: dict[str, tuple[str, ...]] = {
     "http": ("url", "method", "headers", "parameters", "timeout", "max_chars"),
-    "cli": ("binary", "allowed_commands", "parameters", "timeout", "cwd"),
+    "cli": ("binary", "allowed_commands", "parameters", "timeout", "cwd", "end_of_options"),
     "python": ("import",),
 }
 _CUSTOM_TYPES: dict[str, ToolBuilder] = {}
@@ -163,7 +163,7 @@ def _builtin(decl: dict[str, Any], name: str, allow_private: bool) -> Tool:
     )
 
 
-def _http(decl: dict[str, Any], name: str) -> Tool:
+def _http(decl: dict[str, Any], name: str, allow_private: bool) -> Tool:
     if "url" not in decl:
         raise _fail("an http tool needs a url.", name, "url", "add url: https://host/path/{param}.")
     return http_tool(
@@ -175,6 +175,7 @@ def _http(decl: dict[str, Any], name: str) -> Tool:
         parameters=decl.get("parameters"),
         timeout=float(_number(decl, "timeout", name, 30)),
         max_chars=_number(decl, "max_chars", name, 4000, integer=True),
+        allow_private=allow_private,
     )
 
 
@@ -194,6 +195,10 @@ def _cli(decl: dict[str, Any], name: str, base_dir: Path) -> Tool:
     if allowed is not None and not isinstance(allowed, list):
         fix = "write allowed_commands: [status, log]."
         raise _fail("allowed_commands must be a list.", name, "allowed_commands", fix)
+    end_of_options = decl.get("end_of_options", False)
+    if not isinstance(end_of_options, bool):
+        fix = "write end_of_options: true if the program takes `--` as the end of its options, else leave it out."
+        raise _fail("end_of_options must be true or false.", name, "end_of_options", fix)
     return cli_tool(
         name,
         binary,
@@ -202,6 +207,7 @@ def _cli(decl: dict[str, Any], name: str, base_dir: Path) -> Tool:
         parameters=decl.get("parameters"),
         timeout=float(_number(decl, "timeout", name, 30)),
         cwd=cwd,
+        end_of_options=end_of_options,
     )
 
 
@@ -261,7 +267,7 @@ def build_tool(
     """Build one Tool from a YAML-shaped declaration; `risk`/`render` in it override the defaults.
 
     `base_dir` resolves relative paths (cli `cwd` and `binary`, python `import` of a .py file);
-    `allow_private` lets fetch_url reach loopback and private addresses.
+    `allow_private` lets fetch_url, and http tools' redirects, reach loopback and private addresses.
     """
     if not isinstance(decl, Mapping):
         raise ToolDeclarationError(
@@ -294,7 +300,7 @@ def _build(decl: dict[str, Any], name: str, kind: str, base: Path, allow_private
     elif kind in _TYPE_KEYS:
         _check_keys(decl, name, (*COMMON_KEYS, *_TYPE_KEYS[kind]), kind)
         if kind == "http":
-            made = _http(decl, name)
+            made = _http(decl, name, allow_private)
         elif kind == "cli":
             made = _cli(decl, name, base)
         else:

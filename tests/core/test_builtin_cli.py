@@ -89,7 +89,7 @@ def test_arguments_map_to_flags_in_declared_order(fake_cli: Path, workspace: Pat
         "show", "docs/a.txt", "--name-filter", "abc", "--limit", "5", "--verbose", "--label", "x", "--label", "y",
     ]  # fmt: skip
     assert result["cwd"] == str(workspace)
-    assert run_json(tool, command="show", limit=-3, work_dir=str(workspace))["argv"] == ["show", "--limit", "-3"]
+    assert run_json(tool, command="show", limit=-3, work_dir=str(workspace))["argv"] == ["show", "--limit=-3"]
 
 
 def test_the_schema_whitelists_the_command_and_hides_the_workspace(fake_cli: Path) -> None:
@@ -121,10 +121,26 @@ def test_shell_metacharacters_are_refused_and_nothing_runs(fake_cli: Path, works
     assert not Path("SENTINEL").exists()
 
 
-@pytest.mark.parametrize("value", ["--exec=rm", "-rf", "-"])
+@pytest.mark.parametrize("value", ["--exec=rm", "-rf", "-", "-1", "-0.5"])
 def test_values_that_would_read_as_options_are_refused(fake_cli: Path, workspace: Path, value: str) -> None:
-    with pytest.raises(ToolExecutionError, match="starts with '-'"):
-        make(fake_cli).execute(command="show", path=value, work_dir=str(workspace))
+    for arguments in ({"path": value}, {"name_filter": value}, {"label": ["ok", value]}):
+        with pytest.raises(ToolExecutionError, match="starts with '-'"):
+            make(fake_cli).execute(command="show", work_dir=str(workspace), **arguments)
+
+
+def test_a_negative_number_never_reaches_the_program_as_an_option(fake_cli: Path, workspace: Path) -> None:
+    counted = [{"name": "count", "type": "integer", "positional": True},
+               {"name": "depth", "type": "number", "required": False}]
+    plain = make(fake_cli, parameters=counted)
+    with pytest.raises(ToolExecutionError, match="'-1', which starts with '-'"):  # `head -1` would be an option
+        plain.execute(command="show", count=-1, work_dir=str(workspace))
+    assert run_json(plain, command="show", count=3, depth=-1.5, work_dir=str(workspace))["argv"] == [
+        "show", "3", "--depth=-1.5"]
+    ended = make(fake_cli, parameters=counted, end_of_options=True)  # the program honours `--`
+    assert run_json(ended, command="show", count=-1, depth=-2, work_dir=str(workspace))["argv"] == [
+        "show", "--depth=-2", "--", "-1"]
+    named = make(fake_cli, parameters=[{"name": "file", "type": "string", "positional": True}], end_of_options=True)
+    assert run_json(named, command="show", file="-rf", work_dir=str(workspace))["argv"] == ["show", "--", "-rf"]
 
 
 def test_undeclared_arguments_are_refused(fake_cli: Path, workspace: Path) -> None:
@@ -176,11 +192,22 @@ def _cmdline(proc: Path) -> list[str]:
         return []
 
 
-def test_missing_binary_is_reported(workspace: Path) -> None:
-    with pytest.raises(ToolExecutionError, match="Binary not found: no-such-binary-corral"):
-        cli_tool("ghost", "no-such-binary-corral").execute(work_dir=str(workspace))
-    with pytest.raises(ToolExecutionError, match="Binary not found: /nonexistent/tool"):
-        cli_tool("ghost", "/nonexistent/tool").execute(work_dir=str(workspace))
+def test_a_missing_binary_is_refused_when_the_tool_is_declared(tmp_path: Path) -> None:
+    with pytest.raises(ToolDeclarationError, match="'no-such-binary-corral' was not found on PATH"):
+        cli_tool("ghost", "no-such-binary-corral")
+    with pytest.raises(ToolDeclarationError, match="'/nonexistent/tool' is not an executable file"):
+        cli_tool("ghost", "/nonexistent/tool")
+    not_executable = tmp_path / "script.sh"
+    not_executable.write_text("echo hi\n")
+    with pytest.raises(ToolDeclarationError, match="is not an executable file"):
+        cli_tool("ghost", str(not_executable))
+
+
+def test_a_binary_removed_after_declaration_is_reported(fake_cli: Path, workspace: Path) -> None:
+    tool = make(fake_cli)
+    fake_cli.unlink()
+    with pytest.raises(ToolExecutionError, match=f"Binary not found: {fake_cli}"):
+        tool.execute(command="show", work_dir=str(workspace))
 
 
 def test_failures_show_exit_code_stdout_and_stderr(fake_cli: Path, workspace: Path) -> None:

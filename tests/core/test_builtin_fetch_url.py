@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 import tracemalloc
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import httpx
+import httpcore
 import pytest
 
 from corral_core.tools.builtin import fetch_url_tool
 from corral_core.tools.builtin.html_text import html_to_text
 from corral_core.tools.builtin.netguard import is_public_address, wall_host
 from corral_core.tools.errors import ToolExecutionError
+from tests.fakes.network import LoopbackBackend
 
 PAGE = (
     "<html><head><title>Title</title><style>p{color:red}</style></head><body>"
@@ -63,6 +65,7 @@ class PageHandler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.server.hits.append(self.path)  # type: ignore[attr-defined]
+        self.server.hosts.append(self.headers.get("Host"))  # type: ignore[attr-defined]
         routes = {
             "/page": lambda: self._send(200, PAGE.encode()),
             "/redirect": lambda: self._redirect("/page"),
@@ -97,6 +100,7 @@ def server() -> Iterator[ThreadingHTTPServer]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), PageHandler)
     httpd.daemon_threads = True
     httpd.hits = []  # type: ignore[attr-defined]
+    httpd.hosts = []  # type: ignore[attr-defined]
     httpd.sent = 0  # type: ignore[attr-defined]
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
@@ -108,20 +112,6 @@ def server() -> Iterator[ThreadingHTTPServer]:
 
 def base(server: ThreadingHTTPServer) -> str:
     return f"http://127.0.0.1:{server.server_port}"
-
-
-class MappedHostTransport(httpx.BaseTransport):
-    """Sends requests for `host` to the local server, so a 'public' name can be tested offline."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.host, self.port = host, port
-        self.inner = httpx.HTTPTransport()
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if request.url.host == self.host:
-            url = request.url.copy_with(host="127.0.0.1", port=self.port)
-            request = httpx.Request(request.method, url, headers=request.headers)
-        return self.inner.handle_request(request)
 
 
 def test_redirects_are_followed_and_the_final_url_reported(server: ThreadingHTTPServer) -> None:
@@ -232,13 +222,67 @@ def test_loopback_is_refused_unless_allowed(server: ThreadingHTTPServer) -> None
 
 def test_every_redirect_hop_is_checked_for_private_addresses(server: ThreadingHTTPServer) -> None:
     fetch = fetch_url_tool(
-        transport=MappedHostTransport("public.example", server.server_port),
+        network_backend=LoopbackBackend(stand_ins=["93.184.215.14"]),
         resolver=lambda host, port: ["93.184.215.14"] if host == "public.example" else ["127.0.0.1"],
     )
-    assert "Ethanol" in fetch.execute(url="http://public.example/page")
+    port = server.server_port
+    assert "Ethanol" in fetch.execute(url=f"http://public.example:{port}/page")
+    assert server.hosts[-1] == f"public.example:{port}"  # type: ignore[attr-defined]  # Host names the URL's host
     with pytest.raises(ToolExecutionError, match="private, loopback"):
-        fetch.execute(url="http://public.example/to-loopback")
+        fetch.execute(url=f"http://public.example:{port}/to-loopback")
     assert server.hits == ["/page", "/to-loopback"]  # type: ignore[attr-defined]
+
+
+def test_ipv6_forms_of_loopback_are_refused(server: ThreadingHTTPServer) -> None:
+    for host in ("[::127.0.0.1]", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "[0:0:0:0:0:0:7f00:1]"):
+        with pytest.raises(ToolExecutionError, match="private, loopback or link-local"):
+            fetch_url_tool().execute(url=f"http://{host}:{server.server_port}/page")
+    assert server.hits == []  # type: ignore[attr-defined]
+
+
+def test_a_dns_answer_that_changes_after_the_check_cannot_reach_loopback(
+        server: ThreadingHTTPServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = iter([["93.184.215.14"]])  # the check sees a public address; any later lookup, loopback
+
+    def rebinding_resolver(host: str, port: int) -> list[str]:
+        return next(answers, ["127.0.0.1"])
+
+    real_connect = socket.create_connection
+    dialled: list[str] = []
+
+    def loopback_only(address, *args, **kwargs):  # no test traffic leaves this machine
+        dialled.append(address[0])
+        if address[0] == "93.184.215.14":
+            raise OSError("unreachable from tests")
+        return real_connect(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "create_connection", loopback_only)
+    with pytest.raises(ToolExecutionError, match="Could not fetch"):
+        fetch_url_tool(resolver=rebinding_resolver).execute(url=f"http://localhost:{server.server_port}/page")
+    assert server.hits == []  # type: ignore[attr-defined]
+    assert dialled == ["93.184.215.14"]  # the checked address, never a second answer
+
+
+def test_https_to_a_pinned_address_still_names_the_host_for_sni() -> None:
+    captured: dict[str, object] = {}
+
+    class Handshake(httpcore.NetworkStream):
+        def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+            captured["sni"] = server_hostname
+            raise httpcore.ConnectError("stop at the handshake")
+
+        def close(self) -> None:
+            pass
+
+    class Capturing(LoopbackBackend):
+        def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+            captured["address"] = host
+            return Handshake()
+
+    fetch = fetch_url_tool(resolver=lambda host, port: ["93.184.215.14"], network_backend=Capturing())
+    with pytest.raises(ToolExecutionError, match="Could not fetch"):
+        fetch.execute(url="https://public.example/page")
+    assert captured == {"address": "93.184.215.14", "sni": "public.example"}
 
 
 def test_a_host_resolving_to_a_private_address_is_refused() -> None:
@@ -264,6 +308,12 @@ def test_a_host_resolving_to_a_private_address_is_refused() -> None:
         ("fe80::1", False),
         ("fd00::1", False),
         ("::ffff:127.0.0.1", False),
+        ("::127.0.0.1", False),  # IPv4-compatible: loopback in disguise
+        ("::ffff:10.0.0.1", False),
+        ("64:ff9b::7f00:1", False),  # NAT64 of 127.0.0.1
+        ("2002:7f00:1::", False),  # 6to4 of 127.0.0.1
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", False),  # Teredo (its client is 192.0.2.45)
+        ("64:ff9b::5db8:d70e", True),  # NAT64 of a public address
     ],
 )
 def test_public_address_classification(address: str, public: bool) -> None:

@@ -1,8 +1,11 @@
 """cli tools: one binary, a whitelist of subcommands, arguments mapped to --flags, never a shell.
 
 Values carrying shell metacharacters are refused rather than stripped: stripping silently changes
-what the agent asked for, and refusing tells it. The process runs in its own session so a timeout
-kills the whole process group, grandchildren included.
+what the agent asked for, and refusing tells it. No value can reach the program as an option: a
+value starting with '-' is refused, except a number given to a parameter declared integer or number
+(passed attached, `--limit=-1`), and positional values of a tool declared `end_of_options: true`
+(passed after `--`, for programs that honour it). The binary must exist when the tool is declared.
+The process runs in its own session so a timeout kills the whole process group, grandchildren too.
 """
 
 from __future__ import annotations
@@ -10,12 +13,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +36,13 @@ ERROR_STDERR_CHARS = 2000
 MAX_OUTPUT_BYTES = 64 * 1024  # read back at most this much of a command's output
 SHELL_METACHARACTERS = frozenset(";|&`$(){}<>\n\r\x00")
 WORK_DIR_ARG = "work_dir"  # hidden argument: the environment passes the trial workspace
-_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+END_OF_OPTIONS = "--"
+NUMERIC_TYPES = frozenset({"integer", "number"})
 
 
-def check_value(argument: str, value: str) -> str:
-    """Refuse a value containing shell metacharacters, or starting with '-' (it would read as an option)."""
+def check_value(argument: str, value: str, *, dash_ok: bool = False) -> str:
+    """Refuse a value containing shell metacharacters, or starting with '-' (it would read as an
+    option) unless the caller places it where it cannot (`dash_ok`)."""
     found = sorted({char for char in value if char in SHELL_METACHARACTERS})
     if found:
         shown = ", ".join(repr(char) for char in found)
@@ -46,10 +50,10 @@ def check_value(argument: str, value: str) -> str:
             f"Argument '{argument}' contains shell metacharacter(s) {shown}; such values are refused. "
             "Pass plain values: the command runs without a shell."
         )
-    if value.startswith("-") and not _NUMBER.match(value):
+    if value.startswith("-") and not dash_ok:
         raise ToolExecutionError(
-            f"Argument '{argument}' starts with '-', which the program would read as an option; "
-            "pass options through their own parameters."
+            f"Argument '{argument}' is {value!r}, which starts with '-' and would reach the program as an "
+            "option; pass options through their own parameters."
         )
     return value
 
@@ -70,21 +74,30 @@ def build_argv(
     *,
     order: Sequence[str],
     positional: Sequence[str] = (),
+    numeric: Collection[str] = (),
+    end_of_options: bool = False,
 ) -> list[str]:
-    """[binary, command?, positionals..., --flags...] with every value checked; True -> bare flag."""
+    """[binary, command?, positionals..., --flags...] with every value checked; True -> bare flag.
+
+    With `end_of_options`: [binary, command?, --flags..., --, positionals...]. A flag in `numeric`
+    may take a negative number, passed attached (`--limit=-1`) so it cannot read as an option.
+    """
     argv = [binary]
     command = arguments.get("command")
     if command is not None:
         argv.append(check_value("command", str(command)))
+    unknown = sorted(set(arguments) - set(order) - {"command"})
+    if unknown:
+        raise ToolExecutionError(f"Unknown argument(s): {', '.join(unknown)}; declared: {', '.join(order) or 'none'}.")
+    positionals: list[str] = []
     for name in positional:
         value = arguments.get(name)
         if value is None or value is False:
             continue
         for item in value if isinstance(value, (list, tuple)) else [value]:
-            argv.append(check_value(name, _text(item)))
-    unknown = sorted(set(arguments) - set(order) - {"command"})
-    if unknown:
-        raise ToolExecutionError(f"Unknown argument(s): {', '.join(unknown)}; declared: {', '.join(order) or 'none'}.")
+            positionals.append(check_value(name, _text(item), dash_ok=end_of_options))
+    if not end_of_options:
+        argv.extend(positionals)
     flag_names = [n for n in order if n not in positional and n != "command"]
     for name in flag_names:
         value = arguments.get(name)
@@ -94,14 +107,26 @@ def build_argv(
             argv.append(_flag(name))
             continue
         for item in value if isinstance(value, (list, tuple)) else [value]:
-            argv.extend([_flag(name), check_value(name, _text(item))])
+            negative_number = name in numeric and isinstance(item, (int, float)) and not isinstance(item, bool)
+            text = check_value(name, _text(item), dash_ok=negative_number)
+            argv.extend([f"{_flag(name)}={text}"] if text.startswith("-") else [_flag(name), text])
+    if end_of_options:
+        argv.extend([END_OF_OPTIONS, *positionals])
     return argv
+
+
+def find_executable(binary: str) -> str | None:
+    """The path of `binary` (searched on PATH unless it names a path) if it is an executable file."""
+    executable = shutil.which(binary) if os.sep not in binary else binary
+    if not executable or not os.path.isfile(executable) or not os.access(executable, os.X_OK):
+        return None
+    return executable
 
 
 def run_command(argv: list[str], *, cwd: str, timeout: float) -> str:
     """Run argv without a shell; stdout (capped) on exit 0, ToolExecutionError otherwise."""
-    executable = shutil.which(argv[0]) if os.sep not in argv[0] else argv[0]
-    if not executable or not os.path.isfile(executable) or not os.access(executable, os.X_OK):
+    executable = find_executable(argv[0])
+    if executable is None:  # removed since the tool was declared
         raise ToolExecutionError(f"Binary not found: {argv[0]}")
     if not os.path.isdir(cwd):
         raise ToolExecutionError(f"Working directory does not exist: {cwd}")
@@ -169,12 +194,14 @@ def cli_tool(
     cwd: str | Path | None = None,
     risk: str = "safe",
     render: str = "text",
+    end_of_options: bool = False,
 ) -> Tool:
     """A Tool running `binary [command] [positionals] --flag value ...` with shell=False.
 
     `allowed_commands` whitelists the `command` argument (added as a required enum parameter).
-    The working directory is `cwd` if given, else the hidden `work_dir` argument the environment
-    supplies (the trial workspace), else the process's current directory.
+    `end_of_options=True` (for programs that honour `--`) passes positionals after `--`, so they may
+    start with '-'. The working directory is `cwd` if given, else the hidden `work_dir` argument the
+    environment supplies (the trial workspace), else the process's current directory.
     """
     if not isinstance(binary, str) or not binary.strip():
         raise ToolDeclarationError("binary is missing.", tool=name, key="binary", fix="name the program, e.g. git.")
@@ -215,7 +242,12 @@ def cli_tool(
             schema["required"] = ["command", *schema["required"]]
     positional = positional_names(parameters)
     order = list(properties)
+    numeric = frozenset(n for n, prop in properties.items() if prop.get("type") in NUMERIC_TYPES)
     fixed_cwd = str(cwd) if cwd is not None else None
+    if find_executable(binary) is None:
+        where = "is not an executable file" if os.sep in binary else "was not found on PATH"
+        raise ToolDeclarationError(f"binary {binary!r} {where}.", tool=name, key="binary",
+                                   fix="install the program, or give the full path of an executable file.")
 
     def run(work_dir: str | None = None, **arguments: Any) -> str:
         command = arguments.get("command")
@@ -223,7 +255,8 @@ def cli_tool(
             raise ToolExecutionError(
                 f"Command {command!r} is not allowed for {name}; allowed: {', '.join(commands)}."
             )
-        argv = build_argv(binary, arguments, order=order, positional=positional)
+        argv = build_argv(binary, arguments, order=order, positional=positional, numeric=numeric,
+                          end_of_options=end_of_options)
         directory = fixed_cwd or (str(work_dir) if work_dir else os.getcwd())
         return run_command(argv, cwd=directory, timeout=timeout)
 

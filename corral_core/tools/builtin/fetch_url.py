@@ -1,8 +1,10 @@
 """fetch_url: download one web page and return its readable text, within bytes, time and address limits.
 
 Redirects are followed by hand so every hop is checked (scheme, consent/login wall, private
-address) before it is requested. The body is streamed and reading stops at `max_bytes` or once
-the text extractor holds about 3x `max_chars`, so a huge page cannot exhaust memory.
+address) before it is requested, and every connection goes to the address that was checked
+(netguard.GuardedHttp pins it, so DNS rebinding cannot redirect it). The body is streamed and
+reading stops at `max_bytes` or once the text extractor holds about 3x `max_chars`, so a huge page
+cannot exhaust memory.
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urljoin
 
+import httpcore
 import httpx
 
 from corral_core.tools.base import Tool, ToolExecutionError
 from corral_core.tools.builtin.html_text import ReadableTextParser
 from corral_core.tools.builtin.netguard import (
+    MAX_REDIRECTS,
+    REDIRECT_CODES,
+    GuardedHttp,
     Resolver,
-    check_public_host,
     check_scheme,
     check_wall,
     system_resolver,
@@ -29,8 +34,7 @@ DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_CHARS = 4000
 MAX_CHARS_CAP = 20000
 DEFAULT_MAX_BYTES = 2_000_000
-DEFAULT_MAX_REDIRECTS = 5
-REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
+DEFAULT_MAX_REDIRECTS = MAX_REDIRECTS
 BROWSER_HEADERS = {
     # A plain bot User-Agent is rejected by Cloudflare on most news and finance sites.
     "User-Agent": (
@@ -65,14 +69,14 @@ refused. [/LIMITATIONS]
 
 @dataclass(frozen=True)
 class FetchSettings:
-    """Limits and collaborators of one fetch_url tool (transport and resolver are for tests)."""
+    """Limits and collaborators of one fetch_url tool (resolver and network backend are for tests)."""
 
     allow_private: bool = False
     timeout: float = DEFAULT_TIMEOUT
     max_bytes: int = DEFAULT_MAX_BYTES
     max_redirects: int = DEFAULT_MAX_REDIRECTS
-    transport: httpx.BaseTransport | None = None
     resolver: Resolver = system_resolver
+    network_backend: httpcore.NetworkBackend | None = None
 
 
 def is_text_type(mime: str) -> bool:
@@ -130,18 +134,13 @@ def fetch_page(url: str, max_chars: int, settings: FetchSettings) -> str:
     deadline = time.monotonic() + settings.timeout
     current = url
     try:
-        with httpx.Client(
-            headers=BROWSER_HEADERS,
-            timeout=httpx.Timeout(settings.timeout),
-            follow_redirects=False,
-            transport=settings.transport,
-        ) as client:
+        with GuardedHttp(timeout=settings.timeout, resolver=settings.resolver, headers=BROWSER_HEADERS,
+                         network_backend=settings.network_backend) as http:
             for _hop in range(settings.max_redirects + 1):
-                if not settings.allow_private:
-                    check_public_host(current, settings.resolver)
+                target = http.admit(current, check=not settings.allow_private)
                 if time.monotonic() > deadline:
                     raise httpx.TimeoutException("deadline passed during redirects")
-                with client.stream("GET", current) as response:
+                with http.client.stream("GET", target) as response:
                     location = response.headers.get("location")
                     if response.status_code in REDIRECT_CODES and location:
                         current = urljoin(str(response.url), location)
@@ -187,8 +186,8 @@ def fetch_url_tool(
     max_chars: int = DEFAULT_MAX_CHARS,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_redirects: int = DEFAULT_MAX_REDIRECTS,
-    transport: httpx.BaseTransport | None = None,
     resolver: Resolver | None = None,
+    network_backend: httpcore.NetworkBackend | None = None,
     name: str = "fetch_url",
     risk: str = "safe",
 ) -> Tool:
@@ -202,8 +201,8 @@ def fetch_url_tool(
         timeout=timeout,
         max_bytes=max_bytes,
         max_redirects=max_redirects,
-        transport=transport,
         resolver=resolver or system_resolver,
+        network_backend=network_backend,
     )
 
     def fetch_url(url: str, max_chars: int = max_chars) -> str:

@@ -1,8 +1,11 @@
 """http tools: a declared REST call with {param} URL placeholders, env-substituted headers, typed args.
 
-The URL is declared by the suite author, so it is not subject to fetch_url's private-address rule
-(local test APIs must work); agent-supplied values only ever fill URL-quoted placeholders, the
-query string or the JSON body.
+The URL is declared by the suite author, so its host is not subject to fetch_url's private-address
+rule (local test APIs must work). Agent-supplied values only ever fill URL-quoted placeholders (dots
+encoded too, so `.` and `..` cannot climb the path), the query string or the JSON body. Redirects
+are followed hop by hop: a hop to another origin is checked for private addresses (unless the suite
+allows them) and never gets the declared headers (an API key stays with its host). Every
+connection goes to the address resolved for it (netguard.GuardedHttp).
 """
 
 from __future__ import annotations
@@ -15,9 +18,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
+import httpcore
 import httpx
 
 from corral_core.tools.base import Tool, ToolExecutionError
+from corral_core.tools.builtin.netguard import (
+    ALLOWED_SCHEMES,
+    MAX_REDIRECTS,
+    REDIRECT_CODES,
+    GuardedHttp,
+    Resolver,
+    origin,
+    system_resolver,
+)
 from corral_core.tools.builtin.params import ToolDeclarationError, schema_from_parameters, truncate
 
 HTTP_METHODS = ("GET", "POST", "PUT", "DELETE")
@@ -54,6 +67,11 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
+def path_value(value: Any) -> str:
+    """A placeholder's value as one opaque piece of the path: '/', '?', '#' and '.' are all encoded."""
+    return quote(_as_text(value), safe="").replace(".", "%2E")
+
+
 def _query_value(value: Any) -> str | list[str]:
     if isinstance(value, (list, tuple)):
         return [_as_text(item) for item in value]
@@ -85,14 +103,17 @@ def http_tool(
     max_bytes: int = DEFAULT_MAX_BYTES,
     risk: str = "safe",
     render: str = "text",
-    transport: httpx.BaseTransport | None = None,
     environ: Mapping[str, str] | None = None,
+    allow_private: bool = False,
+    resolver: Resolver | None = None,
+    network_backend: httpcore.NetworkBackend | None = None,
 ) -> Tool:
     """A Tool that calls one REST endpoint; `parameters` is the YAML list form or a JSON-schema object.
 
     URL placeholders take their parameter's value (URL-quoted); the other arguments go to the query
     string (GET, DELETE) or the JSON body (POST, PUT). Header values may use $VAR / ${VAR}, read at
-    call time from `environ` (default: os.environ).
+    call time from `environ` (default: os.environ). `allow_private` lets redirects to other hosts
+    reach private addresses; `resolver` and `network_backend` are for tests.
     """
     verb = str(method).upper()
     if verb not in HTTP_METHODS:
@@ -137,9 +158,8 @@ def http_tool(
         for placeholder in placeholders:
             if placeholder not in values:
                 raise ToolExecutionError(f"Missing value for '{placeholder}', which the URL needs.")
-        target = PLACEHOLDER.sub(
-            lambda m: quote(_as_text(values[m.group(1)]), safe="") if m.group(1) in values else m.group(0), url
-        )
+        target = PLACEHOLDER.sub(lambda m: path_value(values[m.group(1)]) if m.group(1) in values else m.group(0),
+                                 url)
         rest = {key: value for key, value in values.items() if key not in placeholders}
         request_headers = {
             key: expand_env(value, env, where=f"Header '{key}' of tool '{name}'")
@@ -158,11 +178,7 @@ def http_tool(
             body = rest
         deadline = time.monotonic() + timeout
         try:
-            with httpx.Client(
-                timeout=httpx.Timeout(timeout), follow_redirects=True, max_redirects=5, transport=transport
-            ) as client, client.stream(verb, request_url, headers=request_headers, json=body) as response:
-                text = _read_capped(response, max_bytes, deadline)
-                status, reason = response.status_code, response.reason_phrase
+            status, reason, text = _send(request_url, verb, request_headers, body, deadline)
         except httpx.TimeoutException:
             raise ToolExecutionError(f"Request timed out after {timeout:g}s: {shown}") from None
         except httpx.HTTPError as exc:
@@ -171,6 +187,30 @@ def http_tool(
             snippet = truncate(" ".join(text.split()), ERROR_SNIPPET_CHARS)
             raise ToolExecutionError(f"HTTP {status} {reason} from {shown}: {snippet or '(empty body)'}")
         return truncate(text, max_chars) if text.strip() else f"(empty response, HTTP {status})"
+
+    def _send(start: httpx.URL, method: str, headers: dict[str, str], body: dict[str, Any] | None,
+              deadline: float) -> tuple[int, str, str]:
+        """Send the request, following redirects by hand; (status, reason, body text)."""
+        declared, current = origin(start), start
+        with GuardedHttp(timeout=timeout, resolver=resolver or system_resolver,
+                         network_backend=network_backend) as http:
+            for _hop in range(MAX_REDIRECTS + 1):
+                same_origin = origin(current) == declared
+                # the declared host is the author's choice; any other host must be public (unless allowed)
+                http.admit(current, check=not (same_origin or allow_private))
+                with http.client.stream(method, current, headers=headers if same_origin else None,
+                                        json=body) as response:
+                    status, location = response.status_code, response.headers.get("location")
+                    if status not in REDIRECT_CODES or not location:
+                        return status, response.reason_phrase, _read_capped(response, max_bytes, deadline)
+                next_url = current.join(location)
+                if next_url.scheme not in ALLOWED_SCHEMES:
+                    raise ToolExecutionError(f"Refused the redirect from {current} to {next_url}: only http "
+                                             "and https are followed.")
+                if status == 303 or (status in (301, 302) and method == "POST"):
+                    method, body = "GET", None  # what browsers (and httpx) do
+                current = next_url
+        raise ToolExecutionError(f"Too many redirects (more than {MAX_REDIRECTS}) after {verb} {start}.")
 
     tool_description = description or f"Call {verb} {url}."
     return Tool(name, tool_description, schema, call_endpoint, risk=risk, render=render)
