@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 
 import httpx
 import pytest
@@ -185,7 +186,10 @@ def test_request_served_events_are_emitted(served_factory):
     served = served_factory()
     with httpx.Client(base_url=served.url) as client:
         client.get("/tasks/nope/prompt")
-    events = served.sink.of_kind(EventKind.REQUEST_SERVED)
+    # The event is emitted once the response has left: wait for it (bounded), do not assume it.
+    deadline = time.monotonic() + 10
+    while not (events := served.sink.of_kind(EventKind.REQUEST_SERVED)) and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert events and events[-1].data["path"] == "/tasks/nope/prompt"
     assert events[-1].data["status"] == 404 and events[-1].data["method"] == "GET"
     assert events[-1].data["latency_ms"] >= 0
