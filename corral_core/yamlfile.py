@@ -1,4 +1,11 @@
-"""Load YAML files while remembering where each key stands, so errors can name the line."""
+"""Load YAML files while remembering where each key stands, so errors can name the line.
+
+Every YAML we read goes through `safe_load` or `load_yaml_document`, which are bounded: aliases may
+add at most `MAX_ALIAS_EXPANSION` nodes to a document (an "alias bomb" of a few hundred bytes
+would otherwise expand to billions as soon as anything walks it), a recursive alias is refused, and
+so is nesting deeper than the parser can follow. A document without aliases is never refused for
+its size.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +18,74 @@ import yaml
 from corral_core.errors import UserError
 
 KeyPath = tuple[str | int, ...]
+MAX_ALIAS_EXPANSION = 100_000  # nodes that aliases may add beyond the document's own
+
+
+class YamlBombError(yaml.YAMLError):
+    """A document whose aliases would expand without bound (or refer to themselves)."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.problem_mark = None
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def check_expansion(root: yaml.Node, limit: int = MAX_ALIAS_EXPANSION) -> None:
+    """Raise `YamlBombError` if aliases expand `root` by more than `limit` nodes, or form a cycle.
+
+    Costs one pass over the distinct nodes (an alias is a shared node): sizes are memoised.
+    """
+    size: dict[int, int] = {}  # expanded size of each finished node
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        if finished:
+            on_path.discard(key)
+            size[key] = 1 + sum(size[id(child)] for child in _children(node))
+            if size[key] - len(size) > limit:
+                break
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise YamlBombError("an alias refers to a node that contains it (a recursive alias)")
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in size)
+    expanded = size.get(id(root), max(size.values(), default=0))
+    if expanded - len(size) > limit:
+        raise YamlBombError(f"its aliases (*name) would expand it to more than {limit:,} extra nodes "
+                            "(an alias bomb)")
+
+
+def _load(text: str) -> tuple[yaml.Node | None, Any]:
+    """(node graph, data) of one document, parsed once, bounded (see the module docstring)."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, None
+        check_expansion(node)
+        return node, loader.construct_document(node)
+    except RecursionError:
+        raise YamlBombError("it is nested too deeply") from None
+    finally:
+        loader.dispose()
+
+
+def safe_load(text: str) -> Any:
+    """`yaml.safe_load`, bounded: a `YamlBombError` (a `yaml.YAMLError`) instead of a blow-up."""
+    return _load(text)[1]
 
 
 @dataclass
@@ -80,13 +155,14 @@ def load_yaml_document(path: str | Path, what: str = "file") -> YamlDocument:
     except OSError as exc:
         raise UserError(f"cannot be read: {exc.strerror or exc}.", file=file) from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        node, data = _load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
-        raise UserError(f"not valid YAML: {problem}.", file=file, where=where, fix="correct the YAML syntax.") from None
+        fix = ("use fewer aliases, or write the data out." if isinstance(exc, YamlBombError)
+               else "correct the YAML syntax.")
+        raise UserError(f"not valid YAML: {problem}.", file=file, where=where, fix=fix) from None
     if not isinstance(data, dict):
         raise UserError(
             f"the {what} must be a YAML mapping (key: value pairs) at the top level.",

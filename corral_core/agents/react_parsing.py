@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from corral_core.yamlfile import safe_load
+
 _FLAGS = re.DOTALL | re.IGNORECASE
 _THOUGHT = re.compile(r"<thought>(.*?)</thought>", _FLAGS)
 _ACTION_OPEN = re.compile(r"<action>", re.IGNORECASE)
@@ -75,7 +77,7 @@ def parse_arguments(text: str) -> dict[str, Any]:
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             pass
         try:
-            value = yaml.safe_load(candidate)
+            value = safe_load(candidate)  # bounded: an LLM can write an alias bomb too
             if isinstance(value, dict):
                 break
         except yaml.YAMLError:

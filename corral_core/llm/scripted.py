@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from corral_core.llm.types import CallContext, LLMError, LLMToolCall
+from corral_core.yamlfile import safe_load
 
 SCRIPTS_ENV = "CORRAL_TUI_SCRIPTS"
 SCRIPT_SUFFIX = ".script.yaml"
@@ -94,7 +95,7 @@ def load_script(path: Path) -> dict[str, Any]:
         if hit and hit[0] == stamp:
             return hit[1]
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark is not None else ""

@@ -14,7 +14,7 @@ import yaml
 from corral_core.env import Suite
 from corral_core.spec.checks import _Checker
 from corral_core.spec.model import AgentSpec
-from corral_core.yamlfile import KeyPath
+from corral_core.yamlfile import KeyPath, safe_load
 
 SCRIPTED = "scripted/"
 
@@ -84,7 +84,7 @@ def content_hashes(suite_paths: Iterable[Path], model_ids: Iterable[str]) -> tup
 
 def _environment_module(suite_path: Path) -> Path | None:
     try:
-        data: Any = yaml.safe_load(suite_path.read_text(encoding="utf-8"))
+        data: Any = safe_load(suite_path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError):
         return None
     module = data.get("environment") if isinstance(data, dict) else None

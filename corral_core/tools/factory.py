@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from corral_core.pyfile import load_python_file
+from corral_core.pyfile import exits_refused, load_python_file
 from corral_core.tools.base import RiskLevel, Tool
 from corral_core.tools.builtin import (
     calculator_tool,
@@ -214,7 +214,8 @@ def _cli(decl: dict[str, Any], name: str, base_dir: Path) -> Tool:
 def _load_module(module_ref: str, base_dir: Path) -> ModuleType:
     """Import `package.module`, or load `path/file.py` (relative to base_dir) once per process."""
     if not module_ref.endswith(".py"):
-        return importlib.import_module(module_ref)
+        with exits_refused(module_ref):
+            return importlib.import_module(module_ref)
     return load_python_file(base_dir / module_ref)
 
 
