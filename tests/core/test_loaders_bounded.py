@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from corral_core.yamlfile import YamlBombError, load_yaml_document, safe_load
 
 LEVELS = "abcdefghi"
 BOMB = "name: bomb\na: &a [" + ",".join(['"x"'] * 9) + "]\n" + "".join(
-    f"{b}: &{b} [" + ",".join([f"*{a}"] * 9) + "]\n" for a, b in zip(LEVELS, LEVELS[1:], strict=False))
+    f"{b}: &{b} [" + ",".join([f"*{a}"] * 9) + "]\n" for a, b in pairwise(LEVELS))
 TIMEOUT = 120  # bounds a failing (hanging) run only
 
 
@@ -65,7 +66,7 @@ def test_bounded_loading_keeps_ordinary_aliases_and_refuses_cycles_and_depth(tmp
 
 def test_an_alias_bomb_from_a_model_is_not_expanded() -> None:
     bomb = "{a: &a [x,x,x,x,x,x,x,x,x], " + ", ".join(
-        f"{b}: &{b} [" + ",".join([f"*{a}"] * 9) + "]" for a, b in zip(LEVELS, LEVELS[1:], strict=False)) + "}"
+        f"{b}: &{b} [" + ",".join([f"*{a}"] * 9) + "]" for a, b in pairwise(LEVELS)) + "}"
     with pytest.raises(ValueError, match="not"):
         parse_arguments(bomb)
 
