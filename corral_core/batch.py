@@ -4,8 +4,9 @@ Progress goes to stderr (a live rich display on a terminal, a line per tenth of 
 elsewhere); results go to stdout and to the --json / --junit files.
 
 Exit codes: 0 ok; 1 a trial ended in error or timeout, or the headline score is below
---fail-under; 2 bad input (spec, suite, flags: one readable message); 130 interrupted (the run
-can be resumed with --resume ID).
+--fail-under; 2 bad input (spec, suite, flags: one readable message); 130 interrupted by Ctrl-C,
+143 stopped by SIGTERM (either way the run can be resumed with --resume ID: the first signal
+cancels the running trials and starts no more, a second one aborts at once).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from corral_core.errors import UserError
 from corral_core.events import Event, EventKind, EventSink
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 MAX_HISTORY_LIMIT = 10_000
 
 
@@ -149,16 +151,20 @@ def batch_main(args: argparse.Namespace) -> int:
     runner = BenchmarkRunner(spec, repository=repository, writer_sink=writer, sink=sinks,
                              server_url=args.server, token=args.token)
     cancel = threading.Event()
-    previous = _on_interrupt(cancel, err)
+    stop = _StopSignals(cancel, err).install()
     try:
         result = runner.run(resume_id=args.resume, cancel_event=cancel)
+    except KeyboardInterrupt:  # a second signal: aborted at once, still resumable
+        if runner.benchmark_id is None:
+            raise
+        err.print(f"aborted. Resume with: {_resume_command(args, runner.benchmark_id)}", highlight=False)
+        return stop.exit_code
     finally:
         if progress is not None:
             progress.stop()
         writer.close()
         engine.dispose()
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        stop.restore()
     document = result.to_dict()
     report.print_results(document, report.plain_console(sys.stdout))
     if args.json:
@@ -166,21 +172,40 @@ def batch_main(args: argparse.Namespace) -> int:
     if args.junit:
         report.write_text(args.junit, report.junit_xml(spec.name, document["trials"], [a.name for a in spec.arms],
                                                          spec.task_ids))
-    return _exit_code(result, args.fail_under, _resume_command(args, result.benchmark_id), err)
+    return _exit_code(result, args.fail_under, _resume_command(args, result.benchmark_id), err, stop.exit_code)
 
 
-def _on_interrupt(cancel: threading.Event, err: Console) -> Any:
-    """First Ctrl-C stops the run gracefully (resumable); a second one aborts at once."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
+class _StopSignals:
+    """Ctrl-C and SIGTERM: the first stops the run gracefully (resumable), a second aborts at once."""
 
-    def handler(signum: int, frame: Any) -> None:
-        if cancel.is_set():
+    def __init__(self, cancel: threading.Event, err: Console) -> None:
+        self.cancel = cancel
+        self.err = err
+        self.received: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal that stopped the run (130 for Ctrl-C, 143 for SIGTERM)."""
+        return 128 + self.received if self.received is not None else EXIT_INTERRUPTED
+
+    def install(self) -> _StopSignals:
+        if threading.current_thread() is threading.main_thread():  # only it may set handlers
+            self._previous = {sig: signal.signal(sig, self._handle) for sig in STOP_SIGNALS}
+        return self
+
+    def restore(self) -> None:
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
+        self._previous = {}
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.cancel.is_set():
             raise KeyboardInterrupt
-        cancel.set()
-        err.print("stopping: running trials are cancelled (press Ctrl-C again to abort at once)")
-
-    return signal.signal(signal.SIGINT, handler)
+        self.received = signum
+        self.cancel.set()
+        again = "press Ctrl-C again" if signum == signal.SIGINT else f"send {signal.Signals(signum).name} again"
+        self.err.print(f"stopping: running trials are cancelled ({again} to abort at once)")
 
 
 def _resume_command(args: argparse.Namespace, benchmark_id: str) -> str:
@@ -192,10 +217,11 @@ def _resume_command(args: argparse.Namespace, benchmark_id: str) -> str:
     return shlex.join([*parts, "--resume", benchmark_id])
 
 
-def _exit_code(result: Any, fail_under: float | None, resume_command: str, err: Console) -> int:
+def _exit_code(result: Any, fail_under: float | None, resume_command: str, err: Console,
+               interrupted_code: int = EXIT_INTERRUPTED) -> int:
     if result.interrupted:
         err.print(f"interrupted. Resume with: {resume_command}", highlight=False)
-        return EXIT_INTERRUPTED
+        return interrupted_code
     code = EXIT_OK
     if result.errored:
         err.print(f"{result.errored} trial(s) ended in error or timeout; see the table and the trial rows.",

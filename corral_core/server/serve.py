@@ -2,7 +2,9 @@
 
 Binds 127.0.0.1 by default; any other address needs `--token` (or CORRAL_TUI_TOKEN), because
 tools may read and write files on this machine. Mistakes in flags or in the suite end with one
-readable message on stderr and exit code 2, never a traceback.
+readable message on stderr and exit code 2, never a traceback. Ctrl-C or SIGTERM stop it cleanly:
+pending approvals are rejected, requests in flight get a few seconds to finish, every environment
+is closed and the temporary workspaces removed, then it says so and exits 0.
 """
 
 from __future__ import annotations
@@ -10,8 +12,10 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import socket
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -126,7 +130,10 @@ def _serve(args: argparse.Namespace) -> int:
     runtime = app.state.runtime
 
     class _Server(uvicorn.Server):
+        stopped_by: str | None = None
+
         def handle_exit(self, sig: int, frame: Any) -> None:
+            self.stopped_by = self.stopped_by or signal.Signals(sig).name
             runtime.begin_shutdown()  # nobody waits on an approval while we stop
             super().handle_exit(sig, frame)
 
@@ -135,14 +142,29 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"corral-tui serve: suite {suite.name!r} ({len(suite.task_ids)} tasks) on http://{host}:{port} "
           f"(approve: {args.approve}; Ctrl-C stops)", file=sys.stderr, flush=True)
     server = _Server(uvicorn_config(app, request_timeout=args.request_timeout, timeout_graceful_shutdown=5))
+    # uvicorn shuts down gracefully on SIGINT and SIGTERM, then raises the signal again: SIGINT
+    # becomes KeyboardInterrupt, and so does SIGTERM with this handler (by default it killed us
+    # without a word).
+    previous = signal.signal(signal.SIGTERM, _interrupt) if _on_main_thread() else None
     try:
         server.run(sockets=[sock])
-    except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after its graceful shutdown
+    except KeyboardInterrupt:
         pass
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         sock.close()
-    print("corral-tui serve: stopped.", file=sys.stderr, flush=True)
+    by = f" ({server.stopped_by})" if server.stopped_by else ""
+    print(f"corral-tui serve: stopped{by}.", file=sys.stderr, flush=True)
     return 0
+
+
+def _on_main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _gate(args: argparse.Namespace) -> Any:

@@ -97,3 +97,12 @@ def test_a_complete_request_is_never_cut_however_long_its_tool_runs(server) -> N
         assert response.json()["result"]["result"] == "slept"
         # and the same keep-alive connection serves the next request
         assert http.get("/tasks/add/status").status_code == 200
+
+
+@pytest.mark.parametrize("flags", [["--max-body-bytes", "0"], ["--max-body-bytes", "lots"],
+                                   ["--request-timeout", "0"], ["--request-timeout", "nan"]])
+def test_serve_refuses_unusable_limits(flags: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from corral_core.server.serve import serve_main
+
+    assert serve_main(["sample_tasks/samplemath.yaml", *flags]) == 2
+    assert flags[0] in capsys.readouterr().err
