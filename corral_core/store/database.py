@@ -6,11 +6,13 @@ Nothing here runs at import time; the CLI, the batch mode and the tests build th
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import platformdirs
-from sqlalchemy import Engine, create_engine, event, inspect, text
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
@@ -20,7 +22,10 @@ from corral_core.store.tables import ADDED_COLUMNS, ALL_TABLES, metadata
 
 log = logging.getLogger(__name__)
 
-BUSY_TIMEOUT_MS = 5_000
+# How long a connection waits for SQLite's write lock before "database is locked". Waiting is
+# cheap and a lock is held only for one batched commit, so a starved machine must not turn a wait
+# into a lost write.
+BUSY_TIMEOUT_MS = 30_000
 
 
 def default_db_path() -> Path:
@@ -108,6 +113,21 @@ def _set_sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
         cursor.close()
 
 
+@contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """A transaction that writes: committed on success, rolled back on error.
+
+    On SQLite it starts with ``BEGIN IMMEDIATE``, taking the write lock first (waiting up to the
+    busy timeout), so what it reads before writing (a trial's row, a benchmark's owner and
+    heartbeat) cannot change before it commits. Python's sqlite3 would begin only at the first
+    write, leaving earlier reads outside the transaction. An in-memory store shares one
+    connection between threads and has no other connection to wait for: SQLite's default there."""
+    with engine.begin() as conn:
+        if engine.dialect.name == "sqlite" and not isinstance(engine.pool, StaticPool):
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        yield conn
+
+
 def init_db(engine: Engine) -> None:
     """Create the store's tables and indexes if they are missing (safe to call every start).
 
@@ -137,7 +157,7 @@ def _add_missing_columns(engine: Engine) -> None:
             kind = tables[name].c[column_name].type.compile(dialect=engine.dialect)
             log.info("store: adding column %s.%s", name, column_name)
             try:
-                with engine.begin() as conn:
+                with write_transaction(engine) as conn:
                     conn.execute(text(f'ALTER TABLE "{name}" ADD COLUMN "{column_name}" {kind}'))
             except DatabaseError:
                 if column_name not in _columns(engine, name):  # else another process added it first

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Select, case, delete, func, insert, select, update
 
 from corral_core.store import convert, detail
+from corral_core.store.database import write_transaction
 from corral_core.store.models import (
     ArmInfo,
     BenchmarkInfo,
@@ -119,7 +120,7 @@ class Repository:
             "owner_host": owner.host if owner else None,
         }
         values["heartbeat_at"] = values["created_at"] if owner else None
-        with self._engine.begin() as conn:
+        with write_transaction(self._engine) as conn:
             conn.execute(insert(benchmark_table).values(**values))
         return convert.benchmark_from_row(values)
 
@@ -138,7 +139,7 @@ class Repository:
             raise ValueError(f"attempt status must be one of {ATTEMPT_STATUSES} or None, not {attempt_status!r}")
         metrics = metrics_json if metrics_json is None or isinstance(metrics_json, str) else convert.dumps(metrics_json)
         b = benchmark_table
-        with self._engine.begin() as conn:
+        with write_transaction(self._engine) as conn:
             result = conn.execute(
                 update(b)
                 .where(b.c.id == benchmark_id)
@@ -225,7 +226,7 @@ class Repository:
 
         A compare-and-set: of two processes resuming the same benchmark at once, one wins."""
         b = benchmark_table
-        with self._engine.begin() as conn:
+        with write_transaction(self._engine) as conn:
             result = conn.execute(
                 update(b)
                 .where(
@@ -243,7 +244,7 @@ class Repository:
     def heartbeat(self, benchmark_id: str, owner: Owner) -> bool:
         """Note that `owner` is still running the benchmark; False when it no longer owns it."""
         b = benchmark_table
-        with self._engine.begin() as conn:
+        with write_transaction(self._engine) as conn:
             result = conn.execute(
                 update(b)
                 .where(b.c.id == benchmark_id, b.c.status == "running", b.c.owner_pid == owner.pid,
@@ -337,7 +338,7 @@ class Repository:
         events and LLM calls, so a resumed run re-runs them without duplicates. Returns the count."""
         t = trial_table
         running = select(t.c.id).where(t.c.benchmark_id == benchmark_id, t.c.status == "running")
-        with self._engine.begin() as conn:
+        with write_transaction(self._engine) as conn:
             for table in TRIAL_CHILD_TABLES:
                 conn.execute(delete(table).where(table.c.trial_id.in_(running)))
             conn.execute(
@@ -396,7 +397,7 @@ class Repository:
         score: float | None = None,
         trial_id: str | None = None,
     ) -> None:
-        with self._engine.begin() as conn:
+        with write_transaction(self._engine) as conn:
             conn.execute(
                 insert(chain_output_table).values(
                     benchmark_id=benchmark_id,

@@ -22,6 +22,7 @@ from corral_core.events import Event, EventKind
 from corral_core.safetext import clean
 from corral_core.store import event_rows as rows
 from corral_core.store.apply import EventApplier
+from corral_core.store.database import write_transaction
 
 log = logging.getLogger(__name__)
 
@@ -291,7 +292,7 @@ class StoreWriter:
         """One transaction; the applier's memory is rolled back with the database on failure."""
         saved = self._applier.save()
         try:
-            with self._engine.begin() as conn:
+            with write_transaction(self._engine) as conn:
                 self._applier.apply(conn, batch)
         except Exception:
             self._applier.restore(saved)

@@ -11,6 +11,7 @@ from sqlalchemy import inspect, text
 
 from corral_core.errors import UserError
 from corral_core.store import default_db_path, init_db, make_engine
+from corral_core.store.database import BUSY_TIMEOUT_MS, write_transaction
 
 TABLES = {"benchmark", "trial", "message", "tool_call", "hook_event", "llm_call", "chain_output"}
 
@@ -28,7 +29,7 @@ def test_sqlite_engine_uses_wal_busy_timeout_and_foreign_keys(tmp_path: Path, as
         init_db(engine)
         assert path.exists()
         assert _pragma(engine, "journal_mode") == "wal"
-        assert _pragma(engine, "busy_timeout") == 5000
+        assert _pragma(engine, "busy_timeout") == BUSY_TIMEOUT_MS
         assert _pragma(engine, "synchronous") == 1  # NORMAL
         assert _pragma(engine, "foreign_keys") == 1
     finally:
@@ -107,3 +108,41 @@ def test_importing_the_store_creates_no_engine_and_no_ui() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_write_transaction_reads_and_writes_with_no_commit_in_between(tmp_path: Path) -> None:
+    """Claiming a benchmark reads its owner and heartbeat, then writes: another runner must not
+    commit between the two. Python's sqlite3 starts a transaction only at the first write, so a
+    read before it saw data another connection could change at once; a write transaction takes
+    SQLite's write lock first, so the other connection waits (here it gives up at once)."""
+    import sqlite3
+    import threading
+
+    path = tmp_path / "store.db"
+    engine = make_engine(path)
+    init_db(engine)
+    other_done = threading.Event()
+    outcome: list[str] = []
+
+    def other_connection_writes() -> None:
+        raw = sqlite3.connect(path, timeout=0, isolation_level=None)
+        try:
+            raw.execute("INSERT INTO chain_output (task_id, output, ts) VALUES ('other', 'x', 0)")
+            outcome.append("committed")
+        except sqlite3.OperationalError as exc:
+            outcome.append(str(exc))
+        finally:
+            raw.close()
+            other_done.set()
+
+    try:
+        with write_transaction(engine) as conn:
+            conn.execute(text("SELECT count(*) FROM chain_output")).scalar()
+            threading.Thread(target=other_connection_writes).start()
+            other_done.wait()
+            conn.execute(text("INSERT INTO chain_output (task_id, output, ts) VALUES ('mine', 'y', 0)"))
+        assert outcome == ["database is locked"]  # it had to wait for us, not the other way round
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT task_id FROM chain_output")).scalars().all() == ["mine"]
+    finally:
+        engine.dispose()
