@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from corral_core.deadline import call_with_timeout
 from corral_core.env.approval import CANCELLED, ApprovalGate, ApprovalRequest, RejectAll
 from corral_core.env.records import ToolCall, ToolStatus, tool_statistics, utc_now
+from corral_core.tools.base import result_text
 
 if TYPE_CHECKING:
     from corral_core.tools import Tool
@@ -35,7 +36,7 @@ ScoreResult = float | tuple[float, str]
 
 @dataclass
 class TaskState:
-    """The state of one trial of a task."""
+    """The state of one trial of a task (Corral's TaskState / CorralState fields, plus ours)."""
 
     task_id: str
     trial_id: str
@@ -49,6 +50,18 @@ class TaskState:
     tool_calls: list[ToolCall] = field(default_factory=list)
     started_at: datetime = field(default_factory=utc_now)
     ended_at: datetime | None = None
+    task_prompt: str | list[dict[str, Any]] | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)  # Corral's field; the server sees none
+    artifacts: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def feedback(self) -> str | None:
+        """Corral's name for the scorer's explanation."""
+        return self.explanation
+
+    @feedback.setter
+    def feedback(self, value: str | None) -> None:
+        self.explanation = value
 
     @property
     def is_finished(self) -> bool:
@@ -61,21 +74,36 @@ class TaskState:
         return (self.ended_at - self.started_at).total_seconds()
 
     def snapshot(self) -> dict[str, Any]:
-        """A JSON-safe view of the trial, with Corral's keys."""
+        """A JSON-safe view of the trial with the keys Corral's clients read, of every era.
+
+        E2a's TaskState (`task_prompt`, `messages`, `tool_calls`, `feedback`, `env_start_time`,
+        `env_end_time`), E2b's CorralState snapshot (`started_at`, `ended_at`, `duration`, `status`,
+        `tool_statistics`, ...) and ours (`explanation`, the same text as `feedback`).
+        """
+        stats = tool_statistics(self.tool_calls)
+        started = self.started_at.isoformat()
+        ended = self.ended_at.isoformat() if self.ended_at else None
         return {
             "task_id": self.task_id,
+            "task_prompt": self.task_prompt,
             "trial_id": self.trial_id,
             "status": self.status,
             "is_attempted": self.is_attempted,
             "submitted_answer": self.submitted_answer,
             "score": self.score,
+            "feedback": self.explanation,
             "explanation": self.explanation,
             "surrendered": self.surrendered,
             "workspace": self.workspace,
-            "started_at": self.started_at.isoformat(),
-            "ended_at": self.ended_at.isoformat() if self.ended_at else None,
+            "artifacts": dict(self.artifacts),
+            "messages": list(self.messages),
+            "tool_calls": stats["tool_calls"],
+            "started_at": started,
+            "ended_at": ended,
+            "env_start_time": started,
+            "env_end_time": ended,
             "duration": self.duration,
-            "tool_statistics": tool_statistics(self.tool_calls),
+            "tool_statistics": stats,
         }
 
 
@@ -123,8 +151,13 @@ class Environment(ABC):
         return "No external app/service configuration needed for this trial."
 
     def hidden_argument_values(self) -> dict[str, Any]:
-        """Values for tools' hidden arguments (never shown to, nor taken from, the agent)."""
-        return {"work_dir": self.current_work_dir, "task_id": self.task_id}
+        """Values for tools' hidden arguments (never shown to, nor taken from, the agent): the
+        trial's `work_dir` and `task_id`, and, as in Corral, the environment's `hidden_args` dict."""
+        values: dict[str, Any] = {"work_dir": self.current_work_dir, "task_id": self.task_id}
+        own = getattr(self, "hidden_args", None)
+        if isinstance(own, dict):
+            values.update(own)
+        return values
 
     # --- tools ---------------------------------------------------------------------------------
 
@@ -151,8 +184,14 @@ class Environment(ABC):
             return self._record(call, started)
         if not self._allowed(tool, call, visible_args):
             return self._record(call, started)
-        values = self.hidden_argument_values()
-        args.update({name: values.get(name) for name in hidden})
+        if hidden:
+            values = self.hidden_argument_values()
+            defaults = getattr(tool, "hidden_defaults", {})
+            for name in hidden:  # a name the environment does not supply keeps the function's default
+                if name in values:
+                    args[name] = values[name]
+                elif defaults.get(name) is not None:
+                    args[name] = defaults[name]
         self._execute(tool, args, call)
         return self._record(call, started)
 
@@ -184,7 +223,8 @@ class Environment(ABC):
             call.status = ToolStatus.EXECUTION_ERROR
             call.error_message = describe_error(outcome.error)
         else:
-            call.result = cap_result(outcome.value)
+            value = outcome.value
+            call.result = cap_result(value if value is None or isinstance(value, str) else result_text(value))
 
     def _record(self, call: ToolCall, started: float) -> ToolCall:
         call.duration = time.perf_counter() - started
@@ -196,31 +236,44 @@ class Environment(ABC):
 
     # --- what the agent reads ------------------------------------------------------------------
 
-    def tools_guide(self, verbosity: Any = None) -> str:
-        """The text guide of this task's tools at `verbosity` (None means full)."""
-        from corral_core.tools import parse_verbosity, tools_guide
+    def tools_guide(self, verbosity: Any = None, style: Any = None) -> str:
+        """The text guide of this task's tools at `verbosity` (None means full) and doc `style`."""
+        from corral_core.tools import tools_guide
 
-        return tools_guide(self.tools.values(), parse_verbosity(verbosity))
+        return tools_guide(self.tools.values(), verbosity, style)
 
-    def task_guide(self, verbosity: Any = None) -> str:
+    def task_guide(self, verbosity: Any = None, style: Any = None) -> str:
         """The task prompt followed by the tools guide (Corral's `/guide`)."""
         prompt = self.get_task_prompt()
         if not isinstance(prompt, str):
             prompt = "\n".join(str(p.get("text", "")) for p in prompt if isinstance(p, dict))
-        return f"Task: {prompt}\n\n{self.tools_guide(verbosity)}"
+        return f"Task: {prompt}\n\n{self.tools_guide(verbosity, style)}"
 
-    def tools_list(self, verbosity: Any = None) -> list[dict[str, Any]]:
-        """The tools in OpenAI function format at `verbosity`."""
-        from corral_core.tools import parse_verbosity, tools_openai
+    def tools_list(self, verbosity: Any = None, style: Any = None) -> list[dict[str, Any]]:
+        """The `/tools` entries: OpenAI function format plus Corral E2's name/description/arguments."""
+        from corral_core.tools import tools_listing
 
-        return tools_openai(self.tools.values(), parse_verbosity(verbosity))
+        return tools_listing(self.tools.values(), verbosity, style)
 
-    def tools_mcp(self, verbosity: Any = None) -> list[dict[str, Any]]:
+    def tools_mcp(self, verbosity: Any = None, style: Any = None) -> list[dict[str, Any]]:
         """The tools as MCP tool descriptions (name, description, inputSchema)."""
         from corral_core.tools import parse_verbosity
 
         level = parse_verbosity(verbosity)
-        return [tool.to_mcp(level) for tool in self.tools.values()]
+        return [tool.to_mcp(level, style) for tool in self.tools.values()]
+
+    def snapshot(self) -> dict[str, Any]:
+        """The current trial's snapshot (`TaskState.snapshot`) with what only the environment
+        knows: the task prompt when the state has none yet, and the trial counter."""
+        state = self.state
+        if state.task_prompt is None:
+            try:
+                state.task_prompt = self.get_task_prompt()
+            except Exception:  # a prompt that cannot be built now must not break a state read
+                state.task_prompt = None
+        data = state.snapshot()
+        data["trial_counter"] = self.trial_counter
+        return data
 
     # --- the trial's end ---------------------------------------------------------------------
 
@@ -239,7 +292,8 @@ class Environment(ABC):
             return 0.0
         self.state.status = "scored"
         self.state.score = score
-        self.state.explanation = explanation
+        if explanation is not None:  # else keep feedback the scorer set on the state itself (Corral style)
+            self.state.explanation = explanation
         self.on_scored(answer, score)
         return score
 
@@ -253,6 +307,7 @@ class Environment(ABC):
         """End the trial as surrendered; the score is the one already set, else 0."""
         self._ensure_running()
         self.state.surrendered = True
+        self.state.is_attempted = True
         self.state.status = "surrendered"
         self.state.score = self.state.score if self.state.score is not None else 0.0
         self.state.ended_at = utc_now()

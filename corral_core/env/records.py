@@ -64,15 +64,22 @@ class ToolCall:
         }
 
 
+FAILURE_STATUSES = tuple(status.value for status in ToolStatus if status is not ToolStatus.SUCCESS)
+
+
 def tool_statistics(calls: Iterable[ToolCall]) -> dict[str, Any]:
-    """Corral's `tool_statistics` shape, counting every non-success status as a failure."""
+    """Corral's `tool_statistics` shape, counting every non-success status as a failure.
+
+    `error_types` lists every failure status, zeros included (Corral's three first), as Corral does.
+    """
     calls = list(calls)
-    failed = [c for c in calls if not c.success]
+    failed = Counter(c.status.value for c in calls if not c.success)
+    total_failed = sum(failed.values())
     return {
         "total_calls": len(calls),
-        "successful_calls": len(calls) - len(failed),
-        "failed_calls": len(failed),
+        "successful_calls": len(calls) - total_failed,
+        "failed_calls": total_failed,
         "tools_used": sorted({c.tool_name for c in calls}),
-        "error_types": dict(Counter(c.status.value for c in failed)),
+        "error_types": {status: failed.get(status, 0) for status in FAILURE_STATUSES},
         "tool_calls": [c.to_dict() for c in calls],
     }

@@ -34,18 +34,30 @@ from corral_core.server.schemas import (
     TrialCreatedResponse,
     TrialCreateRequest,
 )
-from corral_core.tools import ToolVerbosity, parse_verbosity
+from corral_core.tools import DocStyle, ToolVerbosity, parse_style, parse_verbosity
 
 _LEVELS = ", ".join(level.value for level in ToolVerbosity)
 VerbosityParam = Annotated[
     str | None,
     Query(description=f"Tool description detail, case-insensitive: {_LEVELS}. Omitted means `full`."),
 ]
+StyleParam = Annotated[
+    str | None,
+    Query(description="How tool documentation is rendered: `corral` (default; Corral's text, rule by rule) or "
+                      "`tidy` (ours: the Returns section from brief up, `full` without tag markers, choices listed)."),
+]
 
 
 def _level(verbosity: str | None) -> ToolVerbosity:
     try:
         return parse_verbosity(verbosity)
+    except ValueError as exc:
+        raise HTTPException(422, str(exc)) from None
+
+
+def _style(style: str | None) -> DocStyle:
+    try:
+        return parse_style(style)
     except ValueError as exc:
         raise HTTPException(422, str(exc)) from None
 
@@ -72,26 +84,29 @@ def add_target_routes(
         return _json({"prompt": target.env.get_task_prompt()})
 
     @get(f"{prefix}/guide", tags=[tag], response_model=PromptResponse, responses={**ERRORS_404, **ERRORS_422})
-    def guide(target: TargetDep, verbosity: VerbosityParam = None) -> SafeJSONResponse:
+    def guide(target: TargetDep, verbosity: VerbosityParam = None, style: StyleParam = None) -> SafeJSONResponse:
         """"Task: <prompt>" followed by the tools guide at `verbosity`."""
-        return _json({"prompt": target.env.task_guide(_level(verbosity))})
+        return _json({"prompt": target.env.task_guide(_level(verbosity), _style(style))})
 
     @get(f"{prefix}/tools/guide", tags=[tag], response_model=PromptResponse,
          responses={**ERRORS_404, **ERRORS_422})
-    def tools_guide(target: TargetDep, verbosity: VerbosityParam = None) -> SafeJSONResponse:
+    def tools_guide(target: TargetDep, verbosity: VerbosityParam = None, style: StyleParam = None
+                    ) -> SafeJSONResponse:
         """The text guide of the task's tools only."""
-        return _json({"prompt": target.env.tools_guide(_level(verbosity))})
+        return _json({"prompt": target.env.tools_guide(_level(verbosity), _style(style))})
 
     @get(f"{prefix}/tools", tags=[tag], response_model=ToolsResponse, responses={**ERRORS_404, **ERRORS_422})
-    def tools(target: TargetDep, verbosity: VerbosityParam = None) -> SafeJSONResponse:
-        """The task's tools in OpenAI function format."""
-        return _json({"tools": target.env.tools_list(_level(verbosity))})
+    def tools(target: TargetDep, verbosity: VerbosityParam = None, style: StyleParam = None) -> SafeJSONResponse:
+        """The task's tools in OpenAI function format, each also carrying Corral E2's `name`,
+        `description` and `arguments` (`{name, type, description, required, default, choices}`)."""
+        return _json({"tools": target.env.tools_list(_level(verbosity), _style(style))})
 
     @get(f"{prefix}/tools/mcp", tags=[tag], response_model=McpToolsResponse,
          responses={**ERRORS_404, **ERRORS_422})
-    def tools_mcp(target: TargetDep, verbosity: VerbosityParam = None) -> SafeJSONResponse:
+    def tools_mcp(target: TargetDep, verbosity: VerbosityParam = None, style: StyleParam = None
+                  ) -> SafeJSONResponse:
         """The task's tools as MCP definitions, with the sha256 of their canonical JSON."""
-        listed = target.env.tools_mcp(_level(verbosity))
+        listed = target.env.tools_mcp(_level(verbosity), _style(style))
         digest = hashlib.sha256(json.dumps(listed, sort_keys=True).encode()).hexdigest()
         return _json({"tools": listed, "mcp_schema_sha256": digest})
 
@@ -103,7 +118,7 @@ def add_target_routes(
     @get(f"{prefix}/state", tags=[tag], responses=ERRORS_404)
     def state(target: TargetDep) -> SafeJSONResponse:
         """The current trial's full snapshot."""
-        return _json(target.env.state.snapshot())
+        return _json(target.env.snapshot())
 
     @post(f"{prefix}/tools/execute", tags=[tag], response_model=ToolExecuteResponse,
           responses={**ERRORS_404, **ERRORS_409, **ERRORS_422})
@@ -185,13 +200,15 @@ def build_router(runtime: ServerRuntime) -> APIRouter:
         meta = {"benchmark_id": request.benchmark_id, "arm": request.arm, "trial_index": request.trial_index}
         runtime_ = runtime.open_trial(task_id, episode_id=request.episode_id,
                                       benchmark_id=request.benchmark_id, meta=meta, inputs=request.inputs)
-        return _json({"trial_id": runtime_.trial_id, "task_id": task_id, "workspace": runtime_.workspace})
+        trial_id = runtime_.trial_id
+        return _json({"trial_id": trial_id, "trial_runtime_id": trial_id, "task_id": task_id,
+                      "workspace": runtime_.workspace, "mcp_url": f"/trials/{trial_id}/mcp"})
 
     @router.delete("/trials/{trial_id}", tags=["trials"], responses=ERRORS_404)
     def close_trial(trial_id: TrialId) -> SafeJSONResponse:
         """Close a trial runtime and free its environment."""
         runtime.close_trial(trial_id)
-        return _json({"status": "closed", "trial_id": trial_id})
+        return _json({"status": "closed", "trial_id": trial_id, "trial_runtime_id": trial_id})
 
     @router.delete("/episodes/{episode_id}", tags=["trials"], responses=ERRORS_404)
     async def close_episode(episode_id: str) -> SafeJSONResponse:

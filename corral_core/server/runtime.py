@@ -273,7 +273,7 @@ class ServerRuntime:
                 score = env.surrender() if surrender else env.submit_answer(answer or "")
             except TrialFinishedError as exc:
                 raise ConflictError(str(exc)) from None
-            snapshot = state.snapshot()
+            snapshot = env.snapshot()
             finished_id = state.trial_id
             self._archive(env.task_id, finished_id, snapshot)
             if target.reset_after_finish:
@@ -329,10 +329,10 @@ class ServerRuntime:
             return snapshot
         env = slot.env_if_created
         if env is not None and env.state.trial_id == trial_id:
-            return env.state.snapshot()
+            return env.snapshot()
         runtime = self.trials.get(trial_id)
         if runtime is not None and runtime.task_id == task_id:
-            return runtime.env.state.snapshot()
+            return runtime.env.snapshot()
         raise NotFoundError(f"Trial not found: {trial_id!r} of task {task_id!r}.")
 
     def last_score(self, task_id: str) -> dict[str, Any]:

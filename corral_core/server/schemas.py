@@ -147,8 +147,10 @@ class ConfigureResponse(BaseModel):
 
 class TrialCreatedResponse(BaseModel):
     trial_id: str
+    trial_runtime_id: str = Field(description="the same id, under the name Corral E2c clients read")
     task_id: str
     workspace: str | None
+    mcp_url: str = Field(description="the trial's MCP endpoint (Streamable HTTP), relative to the server")
 
 
 class ErrorResponse(BaseModel):

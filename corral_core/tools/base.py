@@ -1,7 +1,8 @@
 """Tool: a named function with a JSON-schema signature, a risk level and a render hint.
 
-A Tool is built either by the `@tool` decorator (from a docstring and type hints) or directly from a
-JSON schema (tools declared in YAML), so every check here is driven by the schema alone.
+A Tool is built by the `@tool` decorator (from a docstring and type hints), from a JSON schema
+(tools declared in YAML), or the way Corral builds them: a subclass that passes a `ToolArgument`
+list to `__init__` and overrides `execute(**kwargs)`. Every check here is driven by the schema.
 """
 
 from __future__ import annotations
@@ -13,13 +14,19 @@ from collections.abc import Callable, Iterable, Mapping
 from enum import Enum
 from typing import Any
 
+from corral_core.tools.arguments import ToolArgument, arguments_schema, schema_arguments
 from corral_core.tools.errors import ToolArgumentError, ToolDefinitionError, ToolExecutionError
-from corral_core.tools.schema import parameters_problem, schema_choices, schema_type_name
+from corral_core.tools.schema import parameters_problem
 from corral_core.tools.validation import validate_arguments
 from corral_core.tools.verbosity import (
+    DocStyle,
     ToolVerbosity,
+    corral_argument_text,
+    corral_describe,
+    corral_describe_argument,
     describe_argument_text,
     describe_text,
+    parse_style,
     parse_verbosity,
     tag_problem,
 )
@@ -28,6 +35,7 @@ __all__ = [
     "RENDER_HINTS",
     "RiskLevel",
     "Tool",
+    "ToolArgument",
     "ToolArgumentError",
     "ToolDefinitionError",
     "ToolExecutionError",
@@ -61,38 +69,63 @@ def result_text(result: Any) -> str:
 class Tool:
     """A callable tool the environment offers to agents.
 
-    `parameters` is a JSON-schema object; property descriptions may carry verbosity tags, as may
-    `description` (the docstring without its Args block). `hidden_args` are names the environment
-    supplies at call time; they are not in the schema the agent sees, but `execute` passes them on.
+    `parameters` is a JSON-schema object, or Corral's list of `ToolArgument`s (also accepted as
+    `arguments=`); property descriptions may carry verbosity tags, as may `description`. `function`
+    runs the tool; a subclass may instead override `execute(**kwargs)`, as Corral tools do.
+    `hidden_args` are names the environment supplies at call time (a list, or Corral's mapping of
+    name to default); they are not in the schema the agent sees, but `execute` receives them.
+    `doc` is the fuller text the opt-in `tidy` documentation style renders (default: `description`).
     """
 
     def __init__(
         self,
         name: str,
         description: str,
-        parameters: Mapping[str, Any],
-        function: Callable[..., Any],
+        parameters: Mapping[str, Any] | list[ToolArgument] | None = None,
+        function: Callable[..., Any] | None = None,
         *,
+        arguments: list[ToolArgument] | None = None,
         risk: RiskLevel | str = RiskLevel.SAFE,
         render: str = "text",
-        hidden_args: Iterable[str] = (),
+        hidden_args: Iterable[str] | Mapping[str, Any] | None = (),
+        doc: str | None = None,
     ) -> None:
         if not isinstance(name, str) or not _NAME.match(name):
             raise ToolDefinitionError(
                 f"Tool name {name!r} is not valid: use 1-64 letters, digits, '_' or '-' (e.g. 'get_weather')."
             )
         label = f"Tool '{name}'"
+        if isinstance(parameters, list) and arguments is None:
+            parameters, arguments = None, parameters
+        self._arguments: list[ToolArgument] | None = None
+        declared: Mapping[str, Any]
+        if arguments is not None:
+            if parameters is not None:
+                raise ToolDefinitionError(f"{label}: pass either parameters (a JSON schema) or arguments, not both.")
+            self._arguments = list(arguments)
+            declared = arguments_schema(self._arguments, label)
+        elif parameters is None:
+            declared = {"type": "object", "properties": {}, "required": []}
+        elif isinstance(parameters, Mapping):
+            declared = parameters
+        else:
+            raise ToolDefinitionError(f"{label}: parameters must be a JSON schema or a list of ToolArguments.")
+        if function is None:
+            if type(self).execute is Tool.execute:
+                raise ToolDefinitionError(f"{label}: pass a function, or subclass Tool and override execute(**kwargs).")
+            function = self.execute
         if not callable(function):
             raise ToolDefinitionError(f"{label}: function must be callable, got {type(function).__name__}.")
         if not isinstance(description, str):
             raise ToolDefinitionError(f"{label}: description must be text, got {type(description).__name__}.")
-        problem = parameters_problem(parameters)
+        problem = parameters_problem(declared)
         if problem:
             raise ToolDefinitionError(f"{label}: {problem}.")
-        problem = tag_problem(description)
-        if problem:
-            raise ToolDefinitionError(f"{label}: its description has {problem}. Close each [TAG] with [/TAG].")
-        schema = copy.deepcopy(dict(parameters))
+        for text in (description, doc or ""):
+            problem = tag_problem(text)
+            if problem:
+                raise ToolDefinitionError(f"{label}: its description has {problem}. Close each [TAG] with [/TAG].")
+        schema = copy.deepcopy(dict(declared))
         schema.setdefault("properties", {})
         schema.setdefault("required", [])
         for arg, prop in schema["properties"].items():
@@ -103,11 +136,13 @@ class Tool:
                 )
         self.name = name
         self.description = description
+        self.doc = doc if doc is not None else description
         self.parameters: dict[str, Any] = schema
         self.function = function
         self.risk = _risk_level(label, risk)
         self.render = _render_hint(label, render)
-        self.hidden_args = _hidden_args(label, hidden_args, schema["properties"])
+        self.hidden_defaults: dict[str, Any] = dict(hidden_args) if isinstance(hidden_args, Mapping) else {}
+        self.hidden_args = _hidden_args(label, hidden_args or (), schema["properties"])
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, risk={self.risk.value!r}, arguments={list(self.parameters['properties'])})"
@@ -116,69 +151,117 @@ class Tool:
         """Call the underlying function directly (no validation, raw result)."""
         return self.function(*args, **kwargs)
 
+    @property
+    def arguments(self) -> list[ToolArgument]:
+        """Corral's view of the arguments: `ToolArgument(name, type, description, required, default, choices)`."""
+        if self._arguments is not None:
+            return list(self._arguments)
+        texts = {name: corral_argument_text(prop.get("description", ""))
+                 for name, prop in self.parameters["properties"].items()}
+        return schema_arguments(self.parameters, texts)
+
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """The arguments coerced to the schema's types, or ToolArgumentError with the reason."""
         return validate_arguments(self.parameters, arguments, hidden_args=self.hidden_args)
+
+    def validate_arguments(self, provided_args: Mapping[str, Any]) -> tuple[bool, str | None]:
+        """Corral's form of `validate`: (True, None), or (False, the reason)."""
+        try:
+            self.validate(provided_args)
+        except ToolArgumentError as exc:
+            return False, str(exc)
+        return True, None
 
     def execute(self, **arguments: Any) -> str:
         """Run the function and return its result as text (dict/list as JSON, else str())."""
         return result_text(self.function(**arguments))
 
-    def describe(self, verbosity: str | ToolVerbosity | None = None) -> str:
-        """The description filtered to a verbosity level (None means FULL)."""
-        return describe_text(self.description, parse_verbosity(verbosity))
+    # --- documentation at a verbosity level --------------------------------------------------
 
-    def describe_argument(self, name: str, verbosity: str | ToolVerbosity | None = None) -> str:
-        """One argument's description filtered to a verbosity level ("" when it has none)."""
-        text = self.parameters["properties"][name].get("description", "")
-        return describe_argument_text(text, parse_verbosity(verbosity))
-
-    def input_schema(self, verbosity: str | ToolVerbosity | None = None) -> dict[str, Any]:
-        """A copy of the parameters schema whose argument descriptions are filtered to the level."""
+    def describe(self, verbosity: str | ToolVerbosity | None = None, style: str | DocStyle | None = None) -> str:
+        """The description filtered to a verbosity level (None means FULL), in Corral's style by default."""
         level = parse_verbosity(verbosity)
+        if parse_style(style) is DocStyle.TIDY:
+            return describe_text(self.doc, level)
+        return corral_describe(self.description, level)
+
+    def describe_argument(self, name: str, verbosity: str | ToolVerbosity | None = None,
+                          style: str | DocStyle | None = None) -> str:
+        """One argument's description filtered to a verbosity level ("" when it has none)."""
+        level = parse_verbosity(verbosity)
+        if parse_style(style) is DocStyle.TIDY:
+            return describe_argument_text(self.parameters["properties"][name].get("description", ""), level)
+        return corral_describe_argument(self._corral_argument_texts().get(name, ""), level)
+
+    def _corral_argument_texts(self) -> dict[str, str]:
+        return {argument.name: argument.description or "" for argument in self.arguments}
+
+    def input_schema(self, verbosity: str | ToolVerbosity | None = None,
+                     style: str | DocStyle | None = None) -> dict[str, Any]:
+        """A copy of the parameters schema whose argument descriptions are filtered to the level
+        (in Corral's style, MINIMAL leaves them out, as Corral's servers do)."""
+        level = parse_verbosity(verbosity)
+        doc_style = parse_style(style)
         schema = copy.deepcopy(self.parameters)
-        for prop in schema["properties"].values():
-            if "description" in prop:
-                text = describe_argument_text(prop["description"], level)
-                if text:
-                    prop["description"] = text
-                else:
-                    del prop["description"]
+        hide = level is ToolVerbosity.MINIMAL and doc_style is DocStyle.CORRAL
+        for name, prop in schema["properties"].items():
+            text = "" if hide else self.describe_argument(name, level, doc_style)
+            if text:
+                prop["description"] = text
+            else:
+                prop.pop("description", None)
         return schema
 
-    def to_openai(self, verbosity: str | ToolVerbosity | None = None) -> dict[str, Any]:
+    def to_openai(self, verbosity: str | ToolVerbosity | None = None,
+                  style: str | DocStyle | None = None) -> dict[str, Any]:
         """OpenAI function-calling format: {"type": "function", "function": {name, description, parameters}}."""
-        function = {"name": self.name, "description": self.describe(verbosity),
-                    "parameters": self.input_schema(verbosity)}
+        function = {"name": self.name, "description": self.describe(verbosity, style),
+                    "parameters": self.input_schema(verbosity, style)}
         return {"type": "function", "function": function}
 
-    def to_mcp(self, verbosity: str | ToolVerbosity | None = None) -> dict[str, Any]:
+    def to_mcp(self, verbosity: str | ToolVerbosity | None = None,
+               style: str | DocStyle | None = None) -> dict[str, Any]:
         """MCP tool listing format: {name, description, inputSchema}."""
-        return {"name": self.name, "description": self.describe(verbosity), "inputSchema": self.input_schema(verbosity)}
+        return {"name": self.name, "description": self.describe(verbosity, style),
+                "inputSchema": self.input_schema(verbosity, style)}
 
-    def to_dict(self, verbosity: str | ToolVerbosity | None = None) -> dict[str, Any]:
-        """Corral's structured shape: {name, description, arguments: [...], risk, render}.
+    def to_dict(self, verbosity: str | ToolVerbosity | None = None,
+                style: str | DocStyle | None = None) -> dict[str, Any]:
+        """Corral E2's structured shape: {name, description, arguments: [...], risk, render}.
 
         Each argument is {name, type, description, required, default, choices}; MINIMAL gives only
         {name, type, required}, as Corral does. Types are Python-style names (`float`, `list[str]`).
         """
         level = parse_verbosity(verbosity)
-        required = set(self.parameters["required"])
         arguments = []
-        for name, prop in self.parameters["properties"].items():
-            entry: dict[str, Any] = {"name": name, "type": schema_type_name(prop), "required": name in required}
+        for argument in self.arguments:
+            entry: dict[str, Any] = {"name": argument.name, "type": argument.type, "required": argument.required}
             if level is not ToolVerbosity.MINIMAL:
-                entry["description"] = describe_argument_text(prop.get("description", ""), level)
-                entry["default"] = prop.get("default")
-                entry["choices"] = schema_choices(prop)
+                entry["description"] = self.describe_argument(argument.name, level, style)
+                entry["default"] = _json_safe(argument.default)
+                entry["choices"] = argument.choices
             arguments.append(entry)
         return {
             "name": self.name,
-            "description": self.describe(level),
+            "description": self.describe(level, style),
             "arguments": arguments,
             "risk": self.risk.value,
             "render": self.render,
         }
+
+    def to_listing(self, verbosity: str | ToolVerbosity | None = None,
+                   style: str | DocStyle | None = None) -> dict[str, Any]:
+        """One `/tools` entry: OpenAI function format that also carries Corral E2's keys
+        (`name`, `description`, `arguments`), so clients of either shape read it."""
+        return {**self.to_openai(verbosity, style), **self.to_dict(verbosity, style)}
+
+
+def _json_safe(value: Any) -> Any:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
 
 
 def _risk_level(label: str, risk: RiskLevel | str) -> RiskLevel:
@@ -198,7 +281,8 @@ def _render_hint(label: str, render: str) -> str:
     return hint
 
 
-def _hidden_args(label: str, hidden_args: Iterable[str], properties: Mapping[str, Any]) -> tuple[str, ...]:
+def _hidden_args(label: str, hidden_args: Iterable[str] | Mapping[str, Any],
+                 properties: Mapping[str, Any]) -> tuple[str, ...]:
     if isinstance(hidden_args, str):
         hidden_args = (hidden_args,)
     names = tuple(hidden_args)

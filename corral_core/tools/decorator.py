@@ -17,10 +17,15 @@ from collections.abc import Callable, Iterable
 from typing import Any, overload
 
 from corral_core.tools.base import RiskLevel, Tool
-from corral_core.tools.docstring import parse_docstring
+from corral_core.tools.docstring import ParsedDocstring, parse_docstring
 from corral_core.tools.errors import ToolDefinitionError
 from corral_core.tools.schema import SUPPORTED_TYPES_TEXT, UnsupportedAnnotation, annotation_schema, type_repr
-from corral_core.tools.verbosity import CHOICES_FRAGMENT, parse_sections, tag_problem
+from corral_core.tools.verbosity import (
+    CHOICES_FRAGMENT,
+    corral_docstring_description,
+    parse_sections,
+    tag_problem,
+)
 
 _UNUSABLE_KINDS = {
     inspect.Parameter.VAR_POSITIONAL: "*args",
@@ -47,7 +52,7 @@ def tool(
     name: str | None = None,
     risk: RiskLevel | str = "safe",
     render: str = "text",
-    hidden_args: Iterable[str] = (),
+    hidden_args: Iterable[str] | None = (),
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -57,9 +62,9 @@ def tool(
     name: str | None = None,
     risk: RiskLevel | str = "safe",
     render: str = "text",
-    hidden_args: Iterable[str] = (),
+    hidden_args: Iterable[str] | None = (),
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
-    """Make a Tool of a function; use as `@tool` or `@tool(risk="confirm", render="table", ...)`.
+    """Make a FunctionTool of a function; use as `@tool` or `@tool(risk="confirm", hidden_args=[...])`.
 
     `name` defaults to the function's name; `hidden_args` are parameters the environment supplies
     (they need no documentation and are left out of the agent's schema).
@@ -76,26 +81,67 @@ def tool(
     return build(func)
 
 
+class FunctionTool(Tool):
+    """A Tool made from a documented, type-hinted function (what `@tool` returns, as in Corral).
+
+    `description` is what Corral's `@tool` keeps of the docstring (the whole docstring without its
+    Args block when it has verbosity tags, else its first paragraph), so Corral's documentation
+    style renders the same text as Corral; `doc` keeps everything but the Args block, for the
+    opt-in `tidy` style. Calling it returns the function's raw result; `execute` returns text.
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        risk: RiskLevel | str = "safe",
+        render: str = "text",
+        hidden_args: Iterable[str] | None = (),
+    ) -> None:
+        owner = _owner(func)
+        doc = inspect.getdoc(func)
+        if not doc or not doc.strip():
+            raise ToolDefinitionError(
+                f"{owner} has no docstring. Write one with a description and an 'Args:' section "
+                "with one 'name: description' line per parameter."
+            )
+        problem = tag_problem(doc)
+        if problem:
+            raise ToolDefinitionError(f"{owner}: its docstring has {problem}. Close each [TAG] with [/TAG].")
+        hidden_args = hidden_args or ()
+        hidden = (hidden_args,) if isinstance(hidden_args, str) else tuple(hidden_args)
+        parameters, parsed, defaults = _function_schema(func, owner, doc, hidden)
+        super().__init__(
+            name or func.__name__,
+            corral_docstring_description(doc),
+            parameters,
+            func,
+            risk=risk,
+            render=render,
+            hidden_args={h: defaults.get(h) for h in hidden},
+            doc=parsed.description,
+        )
+        self._func = func
+        self.__wrapped__ = func  # lets inspect find the function
+        self.__doc__ = func.__doc__
+
+
 def tool_from_function(
     function: Callable[..., Any],
     *,
     name: str | None = None,
     risk: RiskLevel | str = "safe",
     render: str = "text",
-    hidden_args: Iterable[str] = (),
+    hidden_args: Iterable[str] | None = (),
 ) -> Tool:
     """The work behind `@tool`; see the module docstring for what is checked."""
-    owner = _owner(function)
-    doc = inspect.getdoc(function)
-    if not doc or not doc.strip():
-        raise ToolDefinitionError(
-            f"{owner} has no docstring. Write one with a description and an 'Args:' section "
-            "with one 'name: description' line per parameter."
-        )
-    problem = tag_problem(doc)
-    if problem:
-        raise ToolDefinitionError(f"{owner}: its docstring has {problem}. Close each [TAG] with [/TAG].")
-    hidden = (hidden_args,) if isinstance(hidden_args, str) else tuple(hidden_args)
+    return FunctionTool(function, name=name, risk=risk, render=render, hidden_args=hidden_args)
+
+
+def _function_schema(function: Callable[..., Any], owner: str, doc: str, hidden: tuple[str, ...]
+                     ) -> tuple[dict[str, Any], ParsedDocstring, dict[str, Any]]:
+    """(parameters schema, parsed docstring, hidden parameters' defaults) of a tool function."""
     signature = inspect.signature(function)
     params = list(signature.parameters.values())
     for param in params:
@@ -149,19 +195,8 @@ def tool_from_function(
         properties[param.name] = _property_schema(owner, param, hints[param.name], parsed.arguments[param.name])
         if param.default is inspect.Parameter.empty:
             required.append(param.name)
-    parameters = {"type": "object", "properties": properties, "required": required}
-    built = Tool(
-        name or function.__name__,
-        parsed.description,
-        parameters,
-        function,
-        risk=risk,
-        render=render,
-        hidden_args=hidden,
-    )
-    built.__wrapped__ = function  # type: ignore[attr-defined]  # lets inspect find the function
-    built.__doc__ = function.__doc__
-    return built
+    defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    return {"type": "object", "properties": properties, "required": required}, parsed, defaults
 
 
 def _owner(function: Callable[..., Any]) -> str:

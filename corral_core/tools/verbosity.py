@@ -1,18 +1,19 @@
 """Verbosity levels and the `[TAG] ... [/TAG]` sections of tool docstrings (Corral's system).
 
-A description is split into sections: the tagged ones (BRIEF, DETAILED, ...), the text after a
-`Returns:` line (RETURNS) and the untagged rest (BASIC). Each level shows the sections of the level
-below plus its own, so a higher level only ever adds text; that is what makes verbosity ablations fair.
+Two renderings of the same documentation, chosen by `DocStyle`:
 
-- MINIMAL: one line, the BRIEF section if there is one, else the first paragraph of BASIC.
-- BRIEF: BRIEF (or BASIC when there is no BRIEF) and RETURNS; each further level adds its tags.
-- FULL: every section, the untagged text included even when a BRIEF exists, and unknown tags too.
-  Unlike Corral (which returns the raw docstring, tags and all), FULL strips the tag markers and uses
-  the same layout as the other levels, so the text of COMPREHENSIVE is contained in FULL's as well.
+- `corral` (the default): Corral's `VerbosityConfig` filter, text for text, so verbosity ablations
+  are comparable with results obtained on Corral. Section order BRIEF, BASIC (only without a
+  BRIEF), DETAILED, PROCEDURAL ("When to use: "), CONTEXTUAL, WORKFLOW_INTEGRATION ("Workflow: "),
+  SYNTACTICAL, EXAMPLES, RAISES ("Exceptions: "), LIMITATIONS ("Limitations: "); MINIMAL is the
+  basic description (BRIEF, else the first paragraph of the untagged text); FULL is the description
+  unchanged, tags included. `Returns:` text is never shown below FULL, as in Corral.
+- `tidy` (opt-in): ours. The text after `Returns:` shows from BRIEF up; FULL strips the tag markers
+  and shows every section, unknown tags too, so each level's text is contained in the next one's.
 
-Tags are matched case-insensitively. Unknown tags nested inside a section are unwrapped (markers
-removed, text kept); an unknown name counts as a tag only when its closing marker appears, so text
-such as `list[str]` is left alone. Parsing is cached with bounded LRU caches.
+Tags are matched case-insensitively. In the tidy rendering, unknown tags nested inside a section
+are unwrapped (markers removed, text kept); an unknown name counts as a tag only when its closing
+marker appears, so text such as `list[str]` is left alone. Parsing is cached with bounded LRU caches.
 """
 
 from __future__ import annotations
@@ -297,3 +298,168 @@ def describe_argument_text(text: str, level: ToolVerbosity = ToolVerbosity.FULL)
     if fragment:
         parts.append(_one_line(fragment.group(0)))
     return "\n".join(parts)
+
+
+# --- which rendering -----------------------------------------------------------------------------
+
+
+class DocStyle(str, Enum):
+    """How tool documentation is rendered: Corral's filter (default) or our tidier one (opt-in)."""
+
+    CORRAL = "corral"
+    TIDY = "tidy"
+
+
+VALID_STYLES = tuple(style.value for style in DocStyle)
+
+
+def parse_style(value: str | DocStyle | None) -> DocStyle:
+    """A DocStyle from its name (any case); None means CORRAL. ValueError names the valid styles."""
+    if value is None:
+        return DocStyle.CORRAL
+    if isinstance(value, DocStyle):
+        return value
+    if isinstance(value, str):
+        try:
+            return DocStyle(value.strip().lower())
+        except ValueError:
+            pass
+    raise ValueError(f"Unknown documentation style {value!r}. Valid styles: {', '.join(VALID_STYLES)}.")
+
+
+# --- Corral's rendering (VerbosityConfig in corral/router/verbosity.py), rule by rule ------------
+
+# The tags Corral extracts (its SUPPORTED_KEYWORDS, with PR #191's ARGS_/RETURNS_ variants).
+CORRAL_KEYWORDS = (
+    "BRIEF", "DETAILED", "PROCEDURAL", "WORKFLOW_INTEGRATION", "CONTEXTUAL", "SYNTACTICAL", "RAISES",
+    "LIMITATIONS", "EXAMPLES", "ARGS_BRIEF", "ARGS_DETAILED", "ARGS_SYNTACTICAL", "ARGS_EXAMPLES",
+    "RETURNS_BRIEF", "RETURNS_DETAILED", "RETURNS_EXAMPLES",
+)
+# Tags whose presence makes @tool keep the whole docstring as the description ("complex").
+COMPLEX_MARKERS = tuple(f"[{name}]" for name in (
+    "BRIEF", "DETAILED", "PROCEDURAL", "CONTEXTUAL", "WORKFLOW_INTEGRATION", "SYNTACTICAL", "RAISES", "LIMITATIONS"))
+_CORRAL_TAG = re.compile(r"\[(" + "|".join(CORRAL_KEYWORDS) + r")\](.*?)\[/\1\]", re.DOTALL | re.IGNORECASE)
+_CORRAL_NESTED = re.compile(r"\[([A-Z_]+)\](.*?)\[/\1\]", re.DOTALL)
+_CORRAL_ARGS = re.compile(r"Args:(.*?)(?=Returns:|$)", re.DOTALL | re.IGNORECASE)
+_CORRAL_RETURNS = re.compile(r"Returns:(.*?)$", re.DOTALL | re.IGNORECASE)
+_CORRAL_DOC_ARGS = re.compile(r"Args:.*?(?=Returns:|$)", re.DOTALL)
+_CORRAL_ORDER = ("BRIEF", "BASIC", "DETAILED", "PROCEDURAL", "CONTEXTUAL", "WORKFLOW_INTEGRATION", "SYNTACTICAL",
+                 "EXAMPLES", "RAISES", "LIMITATIONS")
+_CORRAL_PREFIX = {"PROCEDURAL": "When to use: ", "WORKFLOW_INTEGRATION": "Workflow: ", "RAISES": "Exceptions: ",
+                  "LIMITATIONS": "Limitations: "}
+_CORRAL_ARGUMENT_ORDER = ("BRIEF", "DETAILED", "SYNTACTICAL", "EXAMPLES")
+_CORRAL_STEPS = ("BASIC", "BRIEF", "DETAILED", "PROCEDURAL", "CONTEXTUAL", "WORKFLOW_INTEGRATION", "SYNTACTICAL")
+# VERBOSITY_SECTIONS: each level's sections (FULL is handled before these are consulted).
+CORRAL_LEVEL_SECTIONS: dict[ToolVerbosity, frozenset[str]] = {
+    _V.MINIMAL: frozenset({"BASIC"}),
+    **{level: frozenset(_CORRAL_STEPS[: index + 2]) for index, level in enumerate(
+        (_V.BRIEF, _V.DETAILED, _V.PROCEDURAL, _V.CONTEXTUAL, _V.WORKFLOW, _V.SYNTACTICAL))},
+    _V.COMPREHENSIVE: frozenset({*_CORRAL_STEPS, "RAISES", "LIMITATIONS", "EXAMPLES"}),
+    _V.FULL: frozenset({"*"}),
+}
+
+
+def corral_docstring_description(doc: str) -> str:
+    """What Corral's `@tool` keeps as a tool's description: a docstring with a known tag loses its
+    Args block (up to `Returns:`, which stays); any other keeps only its first paragraph."""
+    if any(marker in doc for marker in COMPLEX_MARKERS):
+        return _CORRAL_DOC_ARGS.sub("", doc).strip()
+    return doc.split("\n\n")[0].strip()
+
+
+def corral_argument_text(text: str) -> str:
+    """What Corral's `@tool` keeps of an argument's docstring text: the part before `(choices:`."""
+    return text.split("(choices:", 1)[0].strip() if "(choices:" in text else text
+
+
+def _corral_unwrap(content: str) -> str:
+    while _CORRAL_NESTED.search(content):
+        content = _CORRAL_NESTED.sub(r"\2", content)
+    return content.strip()
+
+
+@lru_cache(maxsize=4096)
+def corral_sections(text: str) -> tuple[tuple[str, str], ...]:
+    """`extract_all_sections`: tagged sections (a repeated tag keeps its last content), ARGS,
+    RETURNS, and the rest as BASIC, in that order of insertion."""
+    if not text:
+        return ()
+    sections: dict[str, str] = {}
+    for name, content in _CORRAL_TAG.findall(text):
+        if content.strip():
+            sections[name.upper()] = _corral_unwrap(content.strip())
+    rest = _CORRAL_TAG.sub("", text)
+    found = _CORRAL_ARGS.search(rest)
+    if found:
+        sections["ARGS"] = found.group(1).strip()
+        rest = _CORRAL_ARGS.sub("", rest)
+    found = _CORRAL_RETURNS.search(rest)
+    if found:
+        sections["RETURNS"] = found.group(1).strip()
+        rest = _CORRAL_RETURNS.sub("", rest)
+    if rest.strip():
+        sections["BASIC"] = rest.strip()
+    return tuple(sections.items())
+
+
+def corral_basic_description(text: str) -> str:
+    """`get_basic_description`: BRIEF, else the first paragraph of BASIC joined with spaces, else
+    the first line."""
+    if not text:
+        return NO_DESCRIPTION
+    sections = dict(corral_sections(text))
+    if sections.get("BRIEF"):
+        return sections["BRIEF"]
+    if sections.get("BASIC"):
+        paragraph: list[str] = []
+        for line in sections["BASIC"].split("\n"):
+            if not line.strip() and paragraph:
+                break
+            if line.strip():
+                paragraph.append(line.strip())
+        return " ".join(paragraph) if paragraph else sections["BASIC"]
+    return text.split("\n")[0].strip()
+
+
+@lru_cache(maxsize=4096)
+def corral_describe(text: str, level: ToolVerbosity = ToolVerbosity.FULL) -> str:
+    """`filter_tool_description`: the description as Corral shows it at `level`."""
+    level = parse_verbosity(level)
+    if not text:
+        return NO_DESCRIPTION
+    if level is ToolVerbosity.FULL:
+        return text
+    if level is ToolVerbosity.MINIMAL:
+        return corral_basic_description(text)
+    sections = dict(corral_sections(text))
+    included = CORRAL_LEVEL_SECTIONS[level]
+    parts: list[str] = []
+    added: set[str] = set()
+    for name in _CORRAL_ORDER:
+        if name in included and name in sections:
+            if name == "BASIC" and "BRIEF" in added:
+                continue
+            parts.append(_CORRAL_PREFIX.get(name, "") + sections[name])
+            added.add(name)
+    return "\n\n".join(parts) if parts else corral_basic_description(text)
+
+
+@lru_cache(maxsize=4096)
+def corral_describe_argument(text: str, level: ToolVerbosity = ToolVerbosity.FULL) -> str:
+    """`filter_argument_description`: an argument's description as Corral shows it at `level`."""
+    level = parse_verbosity(level)
+    if not text:
+        return text or ""
+    if level is ToolVerbosity.MINIMAL:
+        return text.split("[")[0].split("(choices:")[0].strip()
+    sections = {(name.replace("ARGS_", "") if name.startswith("ARGS_") else name): content
+                for name, content in corral_sections(text)}
+    included = CORRAL_LEVEL_SECTIONS[level]
+    parts = [sections["BASIC"]] if "BASIC" in sections and "BRIEF" not in sections else []
+    parts += [sections[name] for name in _CORRAL_ARGUMENT_ORDER if name in included and name in sections]
+    if "(choices:" in text:
+        start = text.find("(choices:")
+        end = text.find(")", start)
+        if end != -1:
+            parts.append(text[start : end + 1])
+    return "\n".join(parts) if parts else text

@@ -150,7 +150,8 @@ def test_failures_become_records_not_exceptions(env):
     assert worded.status is ToolStatus.EXECUTION_ERROR and worded.error_message == "service unavailable"
     stats = env.tool_statistics()
     assert stats["total_calls"] == 4 and stats["failed_calls"] == 4 and stats["successful_calls"] == 0
-    assert stats["error_types"] == {"invalid_tool": 1, "invalid_args": 1, "execution_error": 2}
+    assert stats["error_types"] == {"invalid_tool": 1, "invalid_args": 1, "execution_error": 2,
+                                   "blocked": 0, "rejected": 0, "timeout": 0}
 
 
 def test_blocked_tool_never_runs(tmp_path):

@@ -74,10 +74,13 @@ def test_builtin_guides_differ_by_verbosity(tools: dict[str, Tool]) -> None:
     for name in ("calculator", "search", "fetch_url"):
         tool = tools[name]
         minimal, brief = tool.describe(ToolVerbosity.MINIMAL), tool.describe(ToolVerbosity.BRIEF)
-        detailed, full = tool.describe(ToolVerbosity.DETAILED), tool.describe(ToolVerbosity.FULL)
-        assert "[" + "BRIEF]" not in full
-        assert len(minimal) <= len(brief) < len(detailed) < len(full), name
-        assert "Limitations:" in full and "Limitations:" not in detailed
+        detailed = tool.describe(ToolVerbosity.DETAILED)
+        comprehensive, full = tool.describe(ToolVerbosity.COMPREHENSIVE), tool.describe(ToolVerbosity.FULL)
+        assert full == tool.description and "[" + "BRIEF]" in full  # Corral's full: the description as is
+        assert len(minimal) <= len(brief) < len(detailed) < len(comprehensive), name
+        assert "Limitations:" in comprehensive and "Limitations:" not in detailed
+        tidy_full = tool.describe(ToolVerbosity.FULL, "tidy")
+        assert "[" + "BRIEF]" not in tidy_full and "Limitations:" in tidy_full
 
 
 def test_allow_private_reaches_fetch_url() -> None:

@@ -28,8 +28,9 @@ def test_bare_decorator_builds_tool_from_docstring_and_hints() -> None:
 
     assert isinstance(add, Tool)
     assert add.name == "add"
-    assert "Args:" not in add.description and "The first number" not in add.description
-    assert "Second paragraph" in add.description and "Returns:" in add.description
+    assert add.description == "Add two integers."  # Corral's @tool keeps an untagged docstring's first paragraph
+    assert "Args:" not in add.doc and "The first number" not in add.doc
+    assert "Second paragraph" in add.doc and "Returns:" in add.doc
     props = add.parameters["properties"]
     assert props["b"]["description"] == "The second number, continued on a second line."
     assert add.parameters["required"] == ["a"]

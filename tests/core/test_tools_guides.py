@@ -1,4 +1,5 @@
-"""Tool guides: Corral's text format and OpenAI lists, visibly different at each verbosity level."""
+"""Tool guides in the opt-in `tidy` style and OpenAI lists, visibly different at each verbosity level.
+(Corral's default rendering of the guide has its golden tests in test_verbosity_corral.py.)"""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def ping() -> str:
 
 
 def test_guide_format_at_brief() -> None:
-    guide = tools_guide([convert, ping], "brief")
+    guide = tools_guide([convert, ping], "brief", "tidy")
     assert guide.startswith(
         "Available Tools:\nTool: convert\nDescription: Length converter.\n\n"
         "Returns: The converted length with its unit.\nArguments:\n"
@@ -57,7 +58,7 @@ def test_guide_format_at_brief() -> None:
 
 
 def test_guide_minimal_is_compact_without_usage_notes() -> None:
-    guide = tools_guide([convert, ping], ToolVerbosity.MINIMAL)
+    guide = tools_guide([convert, ping], ToolVerbosity.MINIMAL, "tidy")
     assert guide == (
         "Available Tools:\n**convert**: Length converter.\nArguments: value, unit, digits\n\n"
         "**ping**: Check that the service answers.\nArguments: none"
@@ -71,17 +72,18 @@ def test_no_tools() -> None:
 
 @pytest.mark.parametrize(("lower", "higher"), list(pairwise(ToolVerbosity)))
 def test_guide_and_openai_list_differ_between_adjacent_levels(lower: ToolVerbosity, higher: ToolVerbosity) -> None:
-    assert tools_guide([convert], lower) != tools_guide([convert], higher)
-    assert tools_openai([convert], lower) != tools_openai([convert], higher)
+    for style in ("corral", "tidy"):
+        assert tools_guide([convert], lower, style) != tools_guide([convert], higher, style)
+        assert tools_openai([convert], lower, style) != tools_openai([convert], higher, style)
 
 
 def test_guide_argument_text_follows_the_level() -> None:
-    assert "Any non-negative number." not in tools_guide([convert], "brief")
-    assert "- value (float, required): The length.\n  Any non-negative number." in tools_guide([convert], "detailed")
+    assert "Any non-negative number." not in tools_guide([convert], "brief", "tidy")
+    assert "- value (float, required): The length.\n  Any non-negative number." in tools_guide([convert], "detailed", "tidy")
 
 
 def test_tools_openai_accepts_any_level_name() -> None:
-    listed = tools_openai([convert, ping], "Detailed")
+    listed = tools_openai([convert, ping], "Detailed", "tidy")
     assert [entry["function"]["name"] for entry in listed] == ["convert", "ping"]
     assert listed[0]["function"]["description"] == (
         "Length converter.\n\nConverts between metres and feet.\n\nReturns: The converted length with its unit."

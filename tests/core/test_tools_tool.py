@@ -120,8 +120,12 @@ def test_to_mcp_shape_and_verbosity() -> None:
     assert full["name"] == "forecast"
     assert full["inputSchema"]["type"] == "object"
     assert full["inputSchema"]["required"] == ["city"]
-    assert full["inputSchema"]["properties"]["city"]["description"] == "City name.\nAny spelling."
-    assert "Looks up a forecast." in full["description"]
+    # Corral's filter at full: the description unchanged, an argument's untagged text only
+    assert full["description"] == "[BRIEF] Weather forecast. [/BRIEF] Looks up a forecast."
+    assert full["inputSchema"]["properties"]["city"]["description"] == "City name."
+    tidy = t.to_mcp("full", "tidy")
+    assert tidy["inputSchema"]["properties"]["city"]["description"] == "City name.\nAny spelling."
+    assert tidy["description"] == "Weather forecast.\n\nLooks up a forecast."
     brief = t.to_mcp("brief")
     assert brief["description"] == "Weather forecast."
     assert brief["inputSchema"]["properties"]["city"]["description"] == "City name."
@@ -133,7 +137,9 @@ def test_to_openai_shape() -> None:
     assert exported["type"] == "function"
     assert set(exported["function"]) == {"name", "description", "parameters"}
     assert exported["function"]["description"] == "Weather forecast."
-    assert exported["function"]["parameters"]["properties"]["days"] == {
+    assert exported["function"]["parameters"]["properties"]["days"] == {"type": "integer", "default": 1}
+    tidy = make().to_openai(ToolVerbosity.MINIMAL, "tidy")
+    assert tidy["function"]["parameters"]["properties"]["days"] == {
         "type": "integer",
         "description": "Days ahead.",
         "default": 1,

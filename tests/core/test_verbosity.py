@@ -1,4 +1,5 @@
-"""Verbosity levels: each level only adds text, tags parse case-insensitively, bad tags fail early."""
+"""Verbosity levels in the opt-in `tidy` style: each level only adds text, tags parse case-insensitively,
+bad tags fail early. (Corral's default rendering has its golden tests in test_verbosity_corral.py.)"""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Literal
 
 import pytest
 
-from corral_core.tools import Tool, ToolDefinitionError, ToolVerbosity, parse_verbosity, tool
+from corral_core.tools import DocStyle, Tool, ToolDefinitionError, ToolVerbosity, parse_verbosity, tool
 from corral_core.tools.verbosity import (
     describe_argument_text,
     describe_text,
@@ -18,6 +19,7 @@ from corral_core.tools.verbosity import (
 )
 
 LEVELS = list(ToolVerbosity)
+TIDY = DocStyle.TIDY
 
 
 @tool
@@ -74,7 +76,7 @@ FIRST_SHOWN = [
 @pytest.mark.parametrize(("phrase", "first"), FIRST_SHOWN)
 def test_each_section_appears_from_its_level_on(phrase: str, first: ToolVerbosity) -> None:
     for level in LEVELS:
-        shown = phrase in calculator.describe(level)
+        shown = phrase in calculator.describe(level, TIDY)
         assert shown == (LEVELS.index(level) >= LEVELS.index(first)), (phrase, level)
 
 
@@ -84,36 +86,36 @@ def _norm(text: str) -> str:
 
 @pytest.mark.parametrize(("lower", "higher"), list(pairwise(LEVELS)))
 def test_higher_level_only_adds_text(lower: ToolVerbosity, higher: ToolVerbosity) -> None:
-    low, high = calculator.describe(lower), calculator.describe(higher)
+    low, high = calculator.describe(lower, TIDY), calculator.describe(higher, TIDY)
     assert len(high) > len(low)
     for part in low.split("\n\n"):
         assert _norm(part) in _norm(high), (lower, higher, part)
     assert included_sections(lower) <= included_sections(higher)
     for name in calculator.parameters["properties"]:
-        low_arg = calculator.describe_argument(name, lower)
-        high_arg = calculator.describe_argument(name, higher)
+        low_arg = calculator.describe_argument(name, lower, TIDY)
+        high_arg = calculator.describe_argument(name, higher, TIDY)
         assert all(_norm(line) in _norm(high_arg) for line in low_arg.splitlines()), (name, lower, higher)
 
 
 def test_every_tag_is_used_and_full_has_no_tag_markers() -> None:
-    full = calculator.describe("full")
+    full = calculator.describe("full", TIDY)
     assert not re.search(r"\[/?[A-Za-z_]+\]", full), full
-    names = {name for name, _ in parse_sections(calculator.description)}
+    names = {name for name, _ in parse_sections(calculator.doc)}
     assert {"BASIC", "BRIEF", "DETAILED", "PROCEDURAL", "CONTEXTUAL", "WORKFLOW_INTEGRATION"} <= names
     assert {"SYNTACTICAL", "RAISES", "LIMITATIONS", "EXAMPLES", "RETURNS", "NOTES"} <= names
 
 
 def test_argument_descriptions_follow_the_level() -> None:
-    assert calculator.describe_argument("operation", "minimal") == "Which operation."
-    assert calculator.describe_argument("operation", "brief") == "Which operation."
-    assert calculator.describe_argument("operation", "detailed") == 'Which operation.\n"/" is true division.'
-    assert "One character." in calculator.describe_argument("operation", "syntactical")
-    assert '"+"' not in calculator.describe_argument("operation", "syntactical")
-    assert '"+"' in calculator.describe_argument("operation", "comprehensive")
-    assert calculator.describe_argument("a", "minimal") == "First operand."
-    assert calculator.describe_argument("a", "brief") == "First operand.\nThe left number."
-    assert "Not zero" not in calculator.describe_argument("b", "syntactical")
-    assert "Limitations: Not zero for division." in calculator.describe_argument("b", "comprehensive")
+    assert calculator.describe_argument("operation", "minimal", TIDY) == "Which operation."
+    assert calculator.describe_argument("operation", "brief", TIDY) == "Which operation."
+    assert calculator.describe_argument("operation", "detailed", TIDY) == 'Which operation.\n"/" is true division.'
+    assert "One character." in calculator.describe_argument("operation", "syntactical", TIDY)
+    assert '"+"' not in calculator.describe_argument("operation", "syntactical", TIDY)
+    assert '"+"' in calculator.describe_argument("operation", "comprehensive", TIDY)
+    assert calculator.describe_argument("a", "minimal", TIDY) == "First operand."
+    assert calculator.describe_argument("a", "brief", TIDY) == "First operand.\nThe left number."
+    assert "Not zero" not in calculator.describe_argument("b", "syntactical", TIDY)
+    assert "Limitations: Not zero for division." in calculator.describe_argument("b", "comprehensive", TIDY)
 
 
 def test_argument_minimal_cuts_before_choices_and_falls_back_to_brief() -> None:
@@ -136,7 +138,7 @@ def test_parse_verbosity_none_is_full_and_bad_names_list_the_levels() -> None:
     assert levels in str(info.value)
     with pytest.raises(ValueError):
         parse_verbosity(3)  # type: ignore[arg-type]
-    assert calculator.describe("Detailed") == calculator.describe(ToolVerbosity.DETAILED)
+    assert calculator.describe("Detailed", TIDY) == calculator.describe(ToolVerbosity.DETAILED, TIDY)
 
 
 def test_values_are_lowercase_strings() -> None:
@@ -166,7 +168,7 @@ def test_untagged_docstring_is_the_same_at_every_level_but_minimal() -> None:
         """
         return round(value, digits)
 
-    texts = {level: round_number.describe(level) for level in LEVELS}
+    texts = {level: round_number.describe(level, TIDY) for level in LEVELS}
     assert texts[ToolVerbosity.MINIMAL] == "Round a number to some digits."
     assert len({texts[level] for level in LEVELS[1:]}) == 1
     assert "Uses round-half-even" in texts[ToolVerbosity.BRIEF]
@@ -174,13 +176,13 @@ def test_untagged_docstring_is_the_same_at_every_level_but_minimal() -> None:
 
 def test_single_line_untagged_description_is_identical_at_all_levels() -> None:
     t = Tool("ping", "Check the server answers.", {"type": "object", "properties": {}}, lambda: "pong")
-    assert {t.describe(level) for level in LEVELS} == {"Check the server answers."}
+    assert {t.describe(level, TIDY) for level in LEVELS} == {"Check the server answers."}
 
 
 def test_empty_description_reads_no_description_available() -> None:
     t = Tool("blank", "", {"type": "object", "properties": {}}, lambda: "")
-    assert t.describe("brief") == "No description available"
-    assert t.describe("minimal") == "No description available"
+    assert t.describe("brief", TIDY) == "No description available"
+    assert t.describe("minimal", TIDY) == "No description available"
 
 
 def test_brackets_that_are_not_tags_are_left_alone() -> None:

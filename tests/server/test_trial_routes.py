@@ -110,7 +110,7 @@ def test_unknown_trial_is_404_everywhere(http):
 def test_close_trial_then_404(http, served):
     created = open_trial(http, benchmark_id="b1", arm="a", trial_index=3)
     trial = created["trial_id"]
-    assert http.delete(f"/trials/{trial}").json() == {"status": "closed", "trial_id": trial}
+    assert http.delete(f"/trials/{trial}").json() == {"status": "closed", "trial_id": trial, "trial_runtime_id": trial}
     assert http.get(f"/trials/{trial}/prompt").status_code == 404
     assert http.delete(f"/trials/{trial}").status_code == 404
     assert not Path(created["workspace"]).exists()  # the server's own temp workspaces are removed
