@@ -11,7 +11,8 @@ from corral_core.env.chains import (
     topological_order,
 )
 from corral_core.env.environment import Environment, TaskState, TrialFinishedError, normalize_score
-from corral_core.env.groups import suite_from_task_group
+from corral_core.env.groups import ChainedEnvironment, suite_from_task_group
+from corral_core.env.prebuilt import EnvironmentSuite, load_environments
 from corral_core.env.records import ToolCall, ToolStatus, tool_statistics
 from corral_core.env.scoring import (
     ScoringContext,
@@ -25,16 +26,21 @@ from corral_core.env.scoring import (
 )
 from corral_core.env.suite import Suite, SuiteEnvironment, TaskSpec, load_module, load_suite
 
+ServedSuite = Suite | SuiteCatalog | EnvironmentSuite  # what a server can serve
+
 __all__ = [
     "ApprovalDecision",
     "ApprovalGate",
     "ApprovalRequest",
+    "ChainedEnvironment",
     "DependencyError",
     "Environment",
+    "EnvironmentSuite",
     "EpisodeStore",
     "LinkOutput",
     "RejectAll",
     "ScoringContext",
+    "ServedSuite",
     "Suite",
     "SuiteCatalog",
     "SuiteEnvironment",
@@ -50,6 +56,7 @@ __all__ = [
     "combine_suites",
     "exact_match",
     "extract_number",
+    "load_environments",
     "load_module",
     "load_suite",
     "normalize_score",

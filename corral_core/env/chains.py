@@ -102,8 +102,8 @@ class TaskDefinition:
 class TaskGroup:
     """Related tasks (seed fields); `chained_tasks` turns on when any task has dependencies."""
 
-    group_id: str
-    tasks: dict[str, TaskDefinition]
+    group_id: str = "task_group"
+    tasks: dict[str, TaskDefinition] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
     scores: dict[str, float] = field(default_factory=dict)
     chained_tasks: bool = False

@@ -13,6 +13,7 @@ import shutil
 import tempfile
 import time
 from abc import ABC, abstractmethod
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ from corral_core.env.records import ToolCall, ToolStatus, tool_statistics, utc_n
 from corral_core.tools.base import result_text
 
 if TYPE_CHECKING:
+    from corral_core.env.chains import EpisodeStore
     from corral_core.tools import Tool
 
 
@@ -107,8 +109,25 @@ class TaskState:
         }
 
 
+# Set by `Environment.for_trial` while it constructs a copy: what the copy's base __init__ applies.
+_TRIAL_OPTIONS: ContextVar[dict[str, Any] | None] = ContextVar("corral_trial_options", default=None)
+
+
 class Environment(ABC):
-    """Base class of every task environment (seed: "Environment Class")."""
+    """Base class of every task environment (seed: "Environment Class").
+
+    A subclass may take any constructor arguments, as in Corral (`MyEnv(task_id, question,
+    expected)` calling `super().__init__(task_id, base_work_dir)`): the arguments are remembered, so
+    `for_trial` can build an isolated copy for a parallel trial the same way the author built it.
+    """
+
+    _init_args: tuple[tuple[Any, ...], dict[str, Any]]
+    episode: EpisodeStore | None = None  # the chain round whose outputs this trial shares, if any
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Environment:
+        instance = super().__new__(cls)
+        instance._init_args = (args, kwargs)
+        return instance
 
     def __init__(
         self,
@@ -122,6 +141,15 @@ class Environment(ABC):
         trial_id: str | None = None,
         work_dir: str | Path | None = None,
     ) -> None:
+        options = _TRIAL_OPTIONS.get()
+        if options is not None:  # a copy built by for_trial: its trial id, workspace, gate and limits
+            _TRIAL_OPTIONS.set(None)  # environments this constructor builds in turn are not copies
+            approval_gate = options.get("approval_gate", approval_gate)
+            tool_timeout = options.get("tool_timeout", tool_timeout)
+            grader_timeout = options.get("grader_timeout", grader_timeout)
+            trial_id = options.get("trial_id", trial_id)
+            work_dir = options.get("work_dir", work_dir)
+            self.episode = options.get("episode")
         self.task_id = task_id
         self.fs_manager = fs_manager
         self.tools: dict[str, Tool] = {}
@@ -158,6 +186,37 @@ class Environment(ABC):
         if isinstance(own, dict):
             values.update(own)
         return values
+
+    def dependencies(self) -> list[str]:
+        """Tasks whose output this task takes as input: from a Corral `task_group` attribute
+        (its TaskDefinition's `input_from_tasks`), else none."""
+        group = getattr(self, "task_group", None)
+        definition = getattr(group, "tasks", {}).get(self.task_id) if group is not None else None
+        return list(getattr(definition, "input_from_tasks", None) or [])
+
+    # --- serving -------------------------------------------------------------------------------
+
+    def configure_runtime(self, *, approval_gate: ApprovalGate | None = None, tool_timeout: float | None = None,
+                          grader_timeout: float | None = None, episode: EpisodeStore | None = None) -> None:
+        """What a server sets on an environment it serves as is (Corral's task routes)."""
+        if approval_gate is not None:
+            self.approval_gate = approval_gate
+        self.tool_timeout = tool_timeout
+        self.grader_timeout = grader_timeout
+        if episode is not None:
+            self.episode = episode
+
+    def for_trial(self, trial_id: str, work_dir: str | Path, **options: Any) -> Environment:
+        """A fresh environment for one isolated trial: this class constructed again with the
+        arguments this instance was built with, in `work_dir`, with `options` (approval_gate,
+        tool_timeout, grader_timeout, episode). Override it when construction has side effects
+        that a copy must not repeat."""
+        args, kwargs = getattr(self, "_init_args", ((self.task_id,), {}))
+        token = _TRIAL_OPTIONS.set({**options, "trial_id": trial_id, "work_dir": work_dir})
+        try:
+            return type(self)(*args, **kwargs)
+        finally:
+            _TRIAL_OPTIONS.reset(token)
 
     # --- tools ---------------------------------------------------------------------------------
 

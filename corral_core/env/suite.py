@@ -167,7 +167,12 @@ def load_module(path: Path) -> ModuleType:
 
 
 def load_suite(path: str | Path) -> Suite:
-    """Load a suite YAML; every problem is a `UserError` naming file, line and fix."""
+    """Load a suite YAML, or a Corral-style environment module (a .py file defining `environments`);
+    every problem is a `UserError` naming file, line and fix."""
+    if str(path).endswith(".py"):
+        from corral_core.env.prebuilt import load_environments
+
+        return load_environments(path)
     doc = load_yaml_document(path, "suite file")
     data = doc.data
     _check_keys(doc, (), data, SUITE_KEYS)

@@ -21,7 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import corral_core
-from corral_core.env import Suite
+from corral_core.env import ServedSuite
 from corral_core.env.approval import ApprovalGate
 from corral_core.events import EventSink
 from corral_core.server.approvals import PolicyGate, QueueGate
@@ -40,7 +40,7 @@ __all__ = ["create_app"]
 
 
 def create_app(
-    suite: Suite,
+    suite: ServedSuite,
     *,
     gate: ApprovalGate | None = None,
     sink: EventSink | None = None,

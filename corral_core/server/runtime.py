@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corral_core.env import Environment, EpisodeStore, Suite, TrialFinishedError
+from corral_core.env import Environment, EpisodeStore, ServedSuite, TrialFinishedError
 from corral_core.env.approval import ApprovalGate
 from corral_core.events import NULL_SINK, Event, EventKind, EventSink
 from corral_core.server.approvals import EventingGate, QueueGate
@@ -98,7 +98,7 @@ class ServerRuntime:
 
     def __init__(
         self,
-        suite: Suite,
+        suite: ServedSuite,
         *,
         gate: ApprovalGate,
         sink: EventSink | None = None,

@@ -22,7 +22,7 @@ from typing import Any
 from corral_core.errors import UserError
 from corral_core.server.limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT, KEEP_ALIVE_TIMEOUT
 
-__all__ = ["build_parser", "serve_main"]
+__all__ = ["build_parser", "run_app", "serve_main"]
 
 TOKEN_ENV = "CORRAL_TUI_TOKEN"
 
@@ -58,7 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="corral-tui serve",
         description="Serve a task suite over Corral's REST API (plus isolated trial routes).",
     )
-    parser.add_argument("suite", metavar="SUITE.yaml", help="the task suite to serve")
+    parser.add_argument("suite", metavar="SUITE.yaml",
+                        help="the task suite to serve, or a Corral-style environment module (.py) that "
+                             "defines `environments = {task_id: Environment}`")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port to bind (default 8000; 0 picks one)")
     parser.add_argument("--token", default=os.environ.get(TOKEN_ENV),
@@ -112,7 +114,7 @@ def _serve(args: argparse.Namespace) -> int:
     from corral_core.env import load_suite
 
     try:
-        suite = load_suite(args.suite)
+        suite = load_suite(args.suite)  # a .py file: a Corral-style module defining `environments`
     except UserError:
         raise
     except OSError as exc:
@@ -120,13 +122,22 @@ def _serve(args: argparse.Namespace) -> int:
     gate = _gate(args)
     sock = _bind(args.host, args.port)
 
-    import uvicorn
-
     from corral_core.server.app import create_app
-    from corral_core.server.embedded import uvicorn_config
 
     app = create_app(suite, gate=gate, token=args.token, tool_timeout=args.tool_timeout,
                      grader_timeout=args.grader_timeout, max_body_bytes=args.max_body_bytes)
+    run_app(app, sock, f"suite {suite.name!r} ({len(suite.task_ids)} tasks)", f"approve: {args.approve}",
+            request_timeout=args.request_timeout)
+    return 0
+
+
+def run_app(app: Any, sock: socket.socket, what: str, note: str, *,
+            request_timeout: float = DEFAULT_REQUEST_TIMEOUT) -> None:
+    """Serve `app` on the bound `sock` until Ctrl-C, saying where on stderr."""
+    import uvicorn
+
+    from corral_core.server.embedded import uvicorn_config
+
     runtime = app.state.runtime
 
     class _Server(uvicorn.Server):
@@ -137,11 +148,10 @@ def _serve(args: argparse.Namespace) -> int:
             runtime.begin_shutdown()  # nobody waits on an approval while we stop
             super().handle_exit(sig, frame)
 
-    port = sock.getsockname()[1]
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"corral-tui serve: suite {suite.name!r} ({len(suite.task_ids)} tasks) on http://{host}:{port} "
-          f"(approve: {args.approve}; Ctrl-C stops)", file=sys.stderr, flush=True)
-    server = _Server(uvicorn_config(app, request_timeout=args.request_timeout, timeout_graceful_shutdown=5))
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"corral-tui serve: {what} on http://{shown}:{port} ({note}; Ctrl-C stops)", file=sys.stderr, flush=True)
+    server = _Server(uvicorn_config(app, request_timeout=request_timeout, timeout_graceful_shutdown=5))
     # uvicorn shuts down gracefully on SIGINT and SIGTERM, then raises the signal again: SIGINT
     # becomes KeyboardInterrupt, and so does SIGTERM with this handler (by default it killed us
     # without a word).
@@ -156,7 +166,6 @@ def _serve(args: argparse.Namespace) -> int:
         sock.close()
     by = f" ({server.stopped_by})" if server.stopped_by else ""
     print(f"corral-tui serve: stopped{by}.", file=sys.stderr, flush=True)
-    return 0
 
 
 def _on_main_thread() -> bool:
