@@ -71,7 +71,8 @@ def test_corral_clients_use_its_tools(url: str) -> None:
         converted = router.execute_tool("si_lattice_nm", "unit_converter",
                                         {"value": 5.431, "from_unit": "angstrom", "to_unit": "nm"})
         assert converted.result["status"] == "success" and converted.result["result"] == "0.5431"
-        wrong = router.execute_tool("si_lattice_nm", "unit_converter", {"value": 1, "from_unit": "inch", "to_unit": "m"})
+        wrong = router.execute_tool("si_lattice_nm", "unit_converter",
+                                    {"value": 1, "from_unit": "inch", "to_unit": "m"})
         assert wrong.result["status"] == "invalid_args" and "Must be one of" in wrong.result["error_message"]
         secret = router.execute_tool("si_lattice_nm", "query_database", {"query": "Si.lattice_a"})
         assert secret.result["status"] == "success" and secret.result["result"] == "5.431"

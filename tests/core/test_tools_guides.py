@@ -79,7 +79,8 @@ def test_guide_and_openai_list_differ_between_adjacent_levels(lower: ToolVerbosi
 
 def test_guide_argument_text_follows_the_level() -> None:
     assert "Any non-negative number." not in tools_guide([convert], "brief", "tidy")
-    assert "- value (float, required): The length.\n  Any non-negative number." in tools_guide([convert], "detailed", "tidy")
+    detailed = tools_guide([convert], "detailed", "tidy")
+    assert "- value (float, required): The length.\n  Any non-negative number." in detailed
 
 
 def test_tools_openai_accepts_any_level_name() -> None:
