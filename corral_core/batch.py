@@ -96,7 +96,8 @@ class BatchProgress:
 
 
 class LiveRunNotice:
-    """An event sink saying on stderr (even with --quiet) why a run did not resume a live one."""
+    """An event sink saying on stderr (even with --quiet) why a run did not resume a live one, and
+    the run's other notices (e.g. a server without trial routes run one trial per task at a time)."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -104,6 +105,8 @@ class LiveRunNotice:
     def emit(self, event: Event) -> None:
         if event.kind is not EventKind.BENCHMARK_STARTED:
             return
+        for notice in event.data.get("notices") or []:
+            self.console.print(f"note: {notice}", highlight=False)
         for live in event.data.get("live_elsewhere") or []:
             self.console.print(f"benchmark {live['benchmark_id']} of this spec is running right now in process "
                                f"{live['pid']} on {live['host']}; starting a new benchmark "

@@ -6,14 +6,28 @@ One pooled keep-alive `httpx.Client` per router, safe to share between threads. 
 `success=False`, unlike Corral, where they looked like successes.
 
 `open_trial` gives a `TrialClient`: the same task methods, routed to an isolated trial runtime
-(`/trials/{trial_id}/...`), which is what parallel runs use.
+(`/trials/{trial_id}/...`), which is what parallel runs use. It works against any Corral server:
+
+- a server with trial routes (ours, Corral E2c's `trial_runtime_id`) gets isolated runtimes;
+- a server without them (Corral E2, only `/tasks/{id}/...`) gets a `TaskRouteTrial`: the task
+  routes themselves, one running trial per task at a time (a lock per task), started with
+  `POST /configure` and ended by submit or surrender (an abandoned trial is surrendered so the next
+  one starts clean). `trial_routes()` says which, for the run's output.
+
+Corral's quirks are handled here: a finished trial's id is read from its state (Corral's
+completion answer names the *next* trial), and verbosity names are sent in lowercase (Corral's
+servers answer 422 to "BRIEF").
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import re
+import secrets
 import socket
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -21,17 +35,26 @@ from urllib.parse import quote
 import httpx
 
 __all__ = [
+    "NO_TRIAL_ROUTES",
     "Conflict",
     "ConnectionFailed",
     "CorralHTTPError",
     "CorralRouter",
     "NotFound",
+    "TaskRouteTrial",
     "TaskTrialResult",
     "ToolResponse",
     "TrialClient",
     "Unauthorized",
     "ValidationFailed",
 ]
+
+
+log = logging.getLogger(__name__)
+
+NO_TRIAL_ROUTES = ("the environment server at {url} has no trial routes (a Corral E2 server): running its tasks "
+                   "over the task routes, one trial per task at a time")
+_TRIALS_PATH = re.compile(r"^/tasks/\{[^}/]+\}/trials$")
 
 
 class CorralHTTPError(Exception):
@@ -196,9 +219,14 @@ class _TaskApi:
     def _post(self, task_id: str, suffix: str, **kwargs: Any) -> Any:
         return self._transport.request("POST", self._prefix(task_id) + suffix, **kwargs)
 
+    doc_style: str | None = None
+
     def _verbosity_params(self, verbosity: str | None) -> dict[str, str]:
         level = verbosity if verbosity is not None else self.default_verbosity
-        return {} if level is None else {"verbosity": str(getattr(level, "value", level))}
+        params = {} if level is None else {"verbosity": str(getattr(level, "value", level)).strip().lower()}
+        if self.doc_style is not None:  # our servers' opt-in rendering; other servers ignore the parameter
+            params["style"] = self.doc_style
+        return params
 
     def set_verbosity(self, verbosity: str | None) -> None:
         """Verbosity used when a method is called without one (None: the server's, `full`)."""
@@ -259,10 +287,15 @@ class CorralRouter(_TaskApi):
         default_verbosity: str | None = "brief",
         token: str | None = None,
         timeout: float = 30.0,
+        doc_style: str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.default_verbosity = default_verbosity
+        self.doc_style = doc_style
         self._transport = _Transport(self.base_url, token, timeout)
+        self._trial_routes: bool | None = None  # unknown until probed or first used
+        self._task_locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
 
     def _prefix(self, task_id: str) -> str:
         return f"/tasks/{_seg(task_id)}"
@@ -297,11 +330,44 @@ class CorralRouter(_TaskApi):
 
     # --- trial runtimes, episodes, approvals ----------------------------------------------------
 
-    def open_trial(self, task_id: str, episode_id: str | None = None, **meta: Any) -> TrialClient:
-        """Open an isolated trial of `task_id` (meta: benchmark_id, arm, trial_index)."""
+    def trial_routes(self) -> bool:
+        """Whether the server opens isolated trials (POST /tasks/{id}/trials), from its OpenAPI
+        document; a server that has none is a Corral E2 server, driven over its task routes."""
+        if self._trial_routes is None:
+            try:
+                paths = self._transport.request("GET", "/openapi.json").get("paths", {})
+            except (CorralHTTPError, AttributeError):
+                return True  # no document: try the trial routes, fall back when refused (open_trial)
+            self._trial_routes = any(_TRIALS_PATH.match(path) and "post" in operations
+                                     for path, operations in paths.items() if isinstance(operations, dict))
+            if not self._trial_routes:
+                log.warning(NO_TRIAL_ROUTES.format(url=self.base_url))
+        return self._trial_routes
+
+    def open_trial(self, task_id: str, episode_id: str | None = None, **meta: Any) -> TrialClient | TaskRouteTrial:
+        """Open an isolated trial of `task_id` (meta: benchmark_id, arm, trial_index), or, on a
+        server without trial routes, the task's next trial on the task routes (waiting for the
+        task's running trial to end)."""
+        if self._trial_routes is False:
+            return TaskRouteTrial(self, task_id)
         body = {k: v for k, v in {"episode_id": episode_id, **meta}.items() if v is not None}
-        created = self._transport.request("POST", f"/tasks/{_seg(task_id)}/trials", json=body)
-        return TrialClient(self, created["trial_id"], created["task_id"], created.get("workspace"))
+        try:
+            created = self._transport.request("POST", f"/tasks/{_seg(task_id)}/trials", json=body)
+        except CorralHTTPError as exc:
+            if exc.status_code == 405 or (exc.status_code == 404 and exc.detail == "Not Found"):  # no such route
+                if self._trial_routes is None:
+                    log.warning(NO_TRIAL_ROUTES.format(url=self.base_url))
+                self._trial_routes = False
+                return TaskRouteTrial(self, task_id)
+            raise
+        self._trial_routes = True
+        trial_id = created.get("trial_id") or created.get("trial_runtime_id")  # ours | Corral E2c
+        return TrialClient(self, str(trial_id), created.get("task_id", task_id), created.get("workspace"))
+
+    def task_lock(self, task_id: str) -> threading.Lock:
+        """The lock a `TaskRouteTrial` holds while it runs: one running trial per task."""
+        with self._locks_guard:
+            return self._task_locks.setdefault(task_id, threading.Lock())
 
     def close_trial(self, trial_id: str) -> dict[str, Any]:
         return self._transport.request("DELETE", f"/trials/{_seg(trial_id)}")
@@ -337,6 +403,7 @@ class TrialClient(_TaskApi):
         self.task_id = task_id
         self.workspace = workspace
         self.default_verbosity = router.default_verbosity
+        self.doc_style = router.doc_style
         self._transport = router._transport
         self.closed = False
 
@@ -374,11 +441,85 @@ class TrialClient(_TaskApi):
         self.close()
 
 
+class TaskRouteTrial(_TaskApi):
+    """The next trial of a task on a server without trial routes (Corral E2): the task routes,
+    held for this trial alone until it is submitted, surrendered or closed."""
+
+    def __init__(self, router: CorralRouter, task_id: str) -> None:
+        self.router = router
+        self.task_id = task_id
+        self.default_verbosity = router.default_verbosity
+        self.doc_style = router.doc_style
+        self._transport = router._transport
+        self.workspace: str | None = None
+        self.closed = False
+        self.finished = False
+        self._lock = router.task_lock(task_id)
+        self._lock.acquire()
+        try:
+            configured = router.configure_additional_apps(task_id)  # Corral's runner starts every trial so
+        except BaseException:
+            self._lock.release()
+            raise
+        self.server_trial_id = str(configured.get("trial_id")) if isinstance(configured, dict) else None
+        self.trial_id = "tk_" + secrets.token_hex(8)  # unique across tasks and runs; the server's ids are not
+
+    def _prefix(self, task_id: str) -> str:
+        if task_id != self.task_id:
+            raise ValueError(f"trial {self.trial_id} belongs to task {self.task_id!r}, not {task_id!r}")
+        return f"/tasks/{_seg(task_id)}"
+
+    def submit_answer(self, task_id: str, answer: str) -> TaskTrialResult:
+        result = super().submit_answer(task_id, answer)
+        self.finished = True
+        return result
+
+    def surrender_task(self, task_id: str) -> TaskTrialResult:
+        result = super().surrender_task(task_id)
+        self.finished = True
+        return result
+
+    def get_last_score(self, task_id: str) -> dict[str, Any]:
+        self._prefix(task_id)
+        return self.router.get_last_score(task_id)
+
+    def get_trial_state(self, task_id: str, trial_id: str | None = None) -> dict[str, Any]:
+        self._prefix(task_id)
+        return self.router.get_trial_state(task_id, trial_id or self.server_trial_id or "")
+
+    def get_available_tasks(self) -> list[str]:
+        return self.router.get_available_tasks()
+
+    def supports_dependency_chain(self) -> bool:
+        return self.router.supports_dependency_chain()
+
+    def close(self) -> None:
+        """End the trial: one never submitted is surrendered, so the task's next trial starts clean."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if not self.finished:
+                self.surrender_task(self.task_id)
+        except CorralHTTPError as exc:
+            log.warning("could not end abandoned trial %s of %s on %s: %s", self.server_trial_id, self.task_id,
+                        self.router.base_url, exc)
+        finally:
+            self._lock.release()
+
+    def __enter__(self) -> TaskRouteTrial:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
 def _completion(task_id: str, body: dict[str, Any]) -> TaskTrialResult:
     state = body.get("state") or {}
+    finished = state.get("trial_id") if isinstance(state, dict) else None
     return TaskTrialResult(
         task_id=task_id,
-        trial_id=str(body.get("trial_id")),
+        trial_id=str(finished if finished is not None else body.get("trial_id")),  # Corral's names the next trial
         score=float(body.get("score") or 0.0),
         state=state,
         surrendered=bool(body.get("surrendered", False)),

@@ -97,6 +97,7 @@ class BenchmarkRunner:
         self._used = False
         self._rows_lock = threading.Lock()
         self._rows: list[tuple[str, str, dict[str, Any]]] = []
+        self._notices: list[str] = []  # said once in BENCHMARK_STARTED (e.g. a server without trial routes)
 
     def stop(self) -> None:
         """Stop the run: running trials are cancelled, queued ones never start (resume finishes them)."""
@@ -236,6 +237,10 @@ class BenchmarkRunner:
         if missing:
             raise UserError(f"the server at {self.server_url} does not have tasks {missing[:5]}.", where="--server",
                             fix="serve the spec's suite there, or drop --server to use an embedded server.")
+        if not router.trial_routes():  # a Corral E2 server: the client falls back to its task routes
+            from corral_core.client import NO_TRIAL_ROUTES
+
+            self._notices.append(NO_TRIAL_ROUTES.format(url=self.server_url) + ".")
 
     def _emit_started(self, bus: EventSink, opened: OpenedBenchmark, done: dict[TrialKey, TrialRecord],
                       jobs: list[Job]) -> None:
@@ -247,6 +252,7 @@ class BenchmarkRunner:
             score_by_arm[arm] = score_by_arm.get(arm, 0.0) + (record.score or 0.0)
         emit_event(bus, EventKind.BENCHMARK_STARTED, benchmark_id=opened.benchmark_id, name=spec.name,
                    spec_digest=spec.digest, resumed=opened.resumed, live_elsewhere=opened.live_summary(),
+                   notices=list(self._notices),
                    parallel=spec.parallel, tasks=spec.task_ids,
                    trials_per_task=spec.trials_per_task, total_trials=spec.total_trials,
                    pending_trials=sum(job.size for job in jobs),
