@@ -174,7 +174,7 @@ def batch_main(args: argparse.Namespace) -> int:
         report.write_text(args.json, report.to_json(document))
     if args.junit:
         report.write_text(args.junit, report.junit_xml(spec.name, document["trials"], [a.name for a in spec.arms],
-                                                         spec.task_ids))
+                                                         spec.task_ids, document["arms"]))
     return _exit_code(result, args.fail_under, _resume_command(args, result.benchmark_id), err, stop.exit_code)
 
 

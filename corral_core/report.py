@@ -10,7 +10,7 @@ import io
 import json
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 from xml.etree import ElementTree as ET
@@ -56,55 +56,99 @@ def to_json(document: dict[str, Any]) -> str:
 
 # --- JUnit ---------------------------------------------------------------------------------------
 
+ERRORED = frozenset({"error", "timeout"})
+
 
 def junit_xml(name: str, rows: Sequence[dict[str, Any]], arm_order: Sequence[str],
-              task_order: Sequence[str] = ()) -> str:
-    """One <testsuite> per arm and one <testcase> per task of it.
+              task_order: Sequence[str] = (), arms: dict[str, Any] | None = None) -> str:
+    """One <testsuite> per arm and one <testcase> per task of it (the task is the unit of analysis).
 
-    A testcase fails when no trial of the task succeeded in that arm; it is skipped when none of
-    its trials was measured (all skipped or cancelled). system-out lists every trial's status,
-    score and answer.
+    A testcase is an <error> when any of its trials errored or timed out (whose fault is named: that
+    measured the infrastructure, not the agent); otherwise it passes only when at least one trial
+    succeeded without a person's help, and is a <failure> when none did; it is <skipped> when none of
+    its trials was measured. system-out lists every trial. `arms` (the results document's per-arm
+    metrics) adds each suite's score and success rate with their intervals as properties and the
+    task's success interval to failure messages. The <testsuites> root carries name, tests,
+    failures, errors and time (the JUnit schema has no `skipped` there).
     """
     by_arm: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for row in rows:
         by_arm[row["arm"]][row["task_id"]].append(row)
     root = ET.Element("testsuites", name=name)
-    totals = {"tests": 0, "failures": 0, "skipped": 0}
-    arms = [a for a in arm_order if a in by_arm] + sorted(a for a in by_arm if a not in arm_order)
-    for arm in arms:
+    totals = {"tests": 0, "failures": 0, "errors": 0}
+    root_time = 0.0
+    arm_names = [a for a in arm_order if a in by_arm] + sorted(a for a in by_arm if a not in arm_order)
+    rank = {task: i for i, task in enumerate(task_order)}
+    for arm in arm_names:
+        metrics = (arms or {}).get(arm) or {}
         suite = ET.SubElement(root, "testsuite", name=f"{name}.{arm}")
-        counts = {"tests": 0, "failures": 0, "skipped": 0}
+        _junit_properties(suite, metrics)
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         suite_time = 0.0
-        rank = {task: i for i, task in enumerate(task_order)}
         for task_id, trials in sorted(by_arm[arm].items(), key=lambda item: (rank.get(item[0], len(rank)), item[0])):
             trials.sort(key=lambda r: r.get("trial_index") or 0)
             elapsed = math.fsum(float(r.get("duration") or 0.0) for r in trials)
             suite_time += elapsed
             case = ET.SubElement(suite, "testcase", classname=f"{name}.{arm}", name=task_id, time=f"{elapsed:.3f}")
             counts["tests"] += 1
-            successes = sum(1 for r in trials if r.get("success"))
-            measured = [r for r in trials if r.get("status") not in NOT_MEASURED]
-            statuses = ", ".join(f"{s} {n}" for s, n in _count(r.get("status") for r in trials))
-            if not measured:
-                ET.SubElement(case, "skipped", message=f"no trial was measured ({statuses})")
-                counts["skipped"] += 1
-            elif successes == 0:
-                ET.SubElement(case, "failure", message=f"0/{len(trials)} trials succeeded ({statuses})",
-                              type="NoSuccess")
-                counts["failures"] += 1
+            outcome = _junit_outcome(case, trials, ((metrics.get("tasks") or {}).get(task_id) or {}))
+            if outcome:
+                counts[outcome] += 1
             ET.SubElement(case, "system-out").text = "\n".join(_trial_line(r) for r in trials)
-        suite.set("tests", str(counts["tests"]))
-        suite.set("failures", str(counts["failures"]))
-        suite.set("errors", "0")
-        suite.set("skipped", str(counts["skipped"]))
+        for key, value in counts.items():
+            suite.set(key, str(value))
         suite.set("time", f"{suite_time:.3f}")
+        root_time += suite_time
         for key in totals:
             totals[key] += counts[key]
     for key, value in totals.items():
         root.set(key, str(value))
-    root.set("errors", "0")
+    root.set("time", f"{root_time:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _junit_properties(suite: ET.Element, metrics: dict[str, Any]) -> None:
+    if not metrics:
+        return
+    properties = ET.SubElement(suite, "properties")
+    for key, label in (("average_score", "score"), ("success_rate", "success rate")):
+        estimate = metrics.get(key) or {}
+        if estimate.get("value") is None:
+            continue
+        value = f"{_est(estimate, 3)} ({estimate.get('method') or 'no interval'}, {estimate.get('n_tasks')} tasks)"
+        ET.SubElement(properties, "property", name=label, value=value)
+
+
+def _junit_outcome(case: ET.Element, trials: list[dict[str, Any]], task: dict[str, Any]) -> str | None:
+    """Add the testcase's error / failure / skipped element; returns which (None when it passes)."""
+    statuses = ", ".join(f"{s} {n}" for s, n in _count(r.get("status") for r in trials))
+    measured = [r for r in trials if r.get("status") not in NOT_MEASURED]
+    errored = [r for r in measured if r.get("status") in ERRORED]
+    if not measured:
+        ET.SubElement(case, "skipped", message=f"no trial was measured ({statuses})")
+        return "skipped"
+    if errored:
+        faults = ", ".join(f"{fault} {n}" for fault, n in _count(_fault(r) for r in errored))
+        first = next((str(r.get("error")) for r in errored if r.get("error")), "")
+        element = ET.SubElement(case, "error", message=f"{len(errored)} of {len(trials)} trials errored or timed "
+                                                       f"out, by fault: {faults} ({statuses})", type=_fault(errored[0]))
+        element.text = first[:2000]
+        return "errors"
+    unassisted = [r for r in measured if not r.get("assisted")]
+    if any(r.get("success") for r in unassisted):
+        return None
+    assisted_wins = sum(1 for r in measured if r.get("assisted") and r.get("success"))
+    ci = task.get("success_ci")
+    interval = f"; task success rate 0.00 [{ci[0]:.2f}, {ci[1]:.2f}] (Wilson over its trials)" if ci else ""
+    note = f"; {assisted_wins} assisted success(es) do not count" if assisted_wins else ""
+    ET.SubElement(case, "failure", type="NoSuccess",
+                  message=f"0/{len(unassisted)} unassisted trials succeeded{interval}{note} ({statuses})")
+    return "failures"
+
+
+def _fault(row: dict[str, Any]) -> str:
+    return str(row.get("fault") or ("timeout" if row.get("status") == "timeout" else "unknown"))
 
 
 def _count(values: Iterable[Any]) -> list[tuple[str, int]]:
@@ -145,16 +189,14 @@ def _csv_value(value: Any) -> Any:
 # --- terminal tables -------------------------------------------------------------------------------
 
 
-def _est(estimate: dict[str, Any] | None, digits: int = 2, *, interval: bool = False) -> str:
-    """`0.80 ± 0.12` for a mean's symmetric CI; `0.80 [0.55-0.93]` for a proportion's (Wilson)."""
+def _est(estimate: dict[str, Any] | None, digits: int = 2) -> str:
+    """`0.80 [0.25, 1.00]`: the value and the interval that was computed (often asymmetric)."""
     if not estimate or estimate.get("value") is None:
         return "-"
     value = f"{estimate['value']:.{digits}f}"
     ci = estimate.get("ci")
-    if ci and interval:
-        value += f" [{ci[0]:.{digits}f}-{ci[1]:.{digits}f}]"
-    elif ci:
-        value += f" ± {(ci[1] - ci[0]) / 2:.{digits}f}"
+    if ci:
+        value += f" [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
     return value
 
 
@@ -162,44 +204,148 @@ def _num(value: Any, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def print_results(document: dict[str, Any], console: Console) -> None:
-    """The per-arm table, comparison lines, chain lines and the headline of a results document."""
-    arms: dict[str, Any] = document.get("arms") or {}
+def _shown_ks(document: dict[str, Any]) -> list[int]:
     ks = (document.get("spec") or {}).get("k_values") or [1]
-    if len(ks) > 3:  # the table shows three; the JSON has them all
-        ks = [ks[0], ks[len(ks) // 2], ks[-1]]
-    title = f"{document.get('name')} — benchmark {document.get('benchmark_id')} ({document.get('status')})"
-    table = Table(title=Text(title))
-    for column in ("arm", "trials", "score ± CI", "success [CI]", *[f"pass@{k}" for k in ks],
-                   *[f"pass^{k}" for k in ks], "surrender", "errors", "tokens", "duration s"):
-        table.add_column(column, justify="left" if column == "arm" else "right")
+    return [ks[0], ks[len(ks) // 2], ks[-1]] if len(ks) > 3 else list(ks)  # the JSON has them all
+
+
+def _pass_k(m: dict[str, Any], k: int) -> str:
+    entry = (m.get("pass_k") or {}).get(str(k)) or {}
+    if entry.get("pass_at_k") is None:
+        return f"- ({entry.get('n_tasks', 0)})"
+    return f"{entry['pass_at_k']:.2f} / {entry['pass_hat_k']:.2f} ({entry.get('n_tasks')})"
+
+
+def _errors(m: dict[str, Any]) -> str:
+    faults = m.get("errors_by_fault") or {}
+    total = sum(faults.values())
+    return f"{total} ({', '.join(f'{f} {n}' for f, n in faults.items())})" if total else "0"
+
+
+def _assisted(m: dict[str, Any]) -> str:
+    assisted = m.get("assisted") or {}
+    n = assisted.get("n_assisted") or 0
+    return f"{n}: score {_num((assisted.get('assisted_average_score') or {}).get('value'))}" if n else "0"
+
+
+def _cost(m: dict[str, Any]) -> str:
+    cost = (m.get("resources") or {}).get("cost")
+    return "-" if cost is None else f"{cost:.4f}"
+
+
+Column = tuple[str, Callable[[dict[str, Any]], str]]
+
+
+def quality_columns(document: dict[str, Any]) -> list[Column]:
+    """The first per-arm table: (header, cell of an arm's metrics dict). Add a column here."""
+    return [
+        ("tasks", lambda m: str(m.get("n_tasks"))),
+        ("trials", lambda m: str(m.get("n_trials"))),
+        ("score [95% CI]", lambda m: _est(m.get("average_score"))),
+        ("success [95% CI]", lambda m: _est(m.get("success_rate"))),
+        *[(f"pass@{k} / pass^{k} (tasks)", lambda m, k=k: _pass_k(m, k)) for k in _shown_ks(document)],
+    ]
+
+
+def conduct_columns(document: dict[str, Any]) -> list[Column]:
+    """The second per-arm table: how the trials went and what they cost. Add a column here."""
+    arms = (document.get("arms") or {}).values()
+    columns: list[Column] = [
+        ("surrender [95% CI]", lambda m: _est(m.get("surrender_rate"))),
+        ("errored (by fault)", _errors),
+        ("assisted (apart)", _assisted),
+        ("tokens", lambda m: str((m.get("resources") or {}).get("total_tokens", 0))),
+    ]
+    if any((m.get("resources") or {}).get("cost") is not None for m in arms):
+        columns.append(("cost", _cost))
+    columns.append(("duration s", lambda m: _num((m.get("resources") or {}).get("duration_total"), 1)))
+    return columns
+
+
+def _arm_table(title: str | None, arms: dict[str, Any], columns: list[Column]) -> Table:
+    table = Table(title=Text(title) if title else None)
+    table.add_column("arm", justify="left", no_wrap=True)
+    for header, _ in columns:
+        table.add_column(header, justify="right", no_wrap=True)
     for name, m in arms.items():
-        pass_k = m.get("pass_k") or {}
-        resources = m.get("resources") or {}
-        table.add_row(
-            Text(name), str(m.get("n_trials")), _est(m.get("average_score")),
-            _est(m.get("success_rate"), interval=True),
-            *[_num((pass_k.get(str(k)) or {}).get("pass_at_k")) for k in ks],
-            *[_num((pass_k.get(str(k)) or {}).get("pass_hat_k")) for k in ks],
-            _num((m.get("surrender_rate") or {}).get("value")), _num((m.get("error_rate") or {}).get("value")),
-            str(resources.get("total_tokens", 0)), _num(resources.get("duration_total"), 1),
-        )
-    console.print(table)
+        table.add_row(Text(name), *[cell(m) for _, cell in columns])
+    return table
+
+
+def _methods_line(arms: dict[str, Any]) -> str | None:
+    methods: dict[str, set[str]] = {}
+    for m in arms.values():
+        for key, label in (("average_score", "score"), ("success_rate", "success"), ("surrender_rate", "surrender")):
+            method = (m.get(key) or {}).get("method")
+            if method:
+                methods.setdefault(label, set()).add(method)
+    if not methods:
+        return None
+    parts = "; ".join(f"{label}: {', '.join(sorted(found))}" for label, found in methods.items())
+    return (f"intervals ({parts}). Unit of analysis: the task (a chain counts once, by its weighted workflow "
+            "score); see the README's \"What the metrics mean\".")
+
+
+def _calibration_line(arm: str, c: dict[str, Any]) -> str:
+    return (f"surrender calibration ({arm}): precision {_num(c.get('precision'))}, recall {_num(c.get('recall'))} "
+            f"(surrendered on unsolvable {c.get('true_positive')}, on solvable {c.get('false_positive')}; kept "
+            f"going on unsolvable {c.get('false_negative')}, on solvable {c.get('true_negative')}); left out: "
+            f"{c.get('n_excluded_errors', 0)} errored and {c.get('n_excluded_timeouts', 0)} timed-out trial(s)")
+
+
+def _pass_k_notes(arm: str, m: dict[str, Any]) -> list[str]:
+    notes = []
+    for k, entry in sorted((m.get("pass_k") or {}).items(), key=lambda item: int(item[0])):
+        excluded = entry.get("tasks_excluded") or []
+        if excluded:
+            shown = ", ".join(excluded[:10]) + (f" and {len(excluded) - 10} more" if len(excluded) > 10 else "")
+            notes.append(f"pass@{k} / pass^{k} ({arm}) cover {entry.get('n_tasks')} task(s); left out with fewer "
+                         f"than {k} trials: {shown}")
+    return notes
+
+
+def _chain_line(arm: str, chain: dict[str, Any]) -> str:
+    links = ", ".join(f"{t} {_num(s.get('success_rate'))}" for t, s in (chain.get("links") or {}).items())
+    weights = ", ".join(f"{t} {w:.3g}" for t, w in (chain.get("weights") or {}).items())
+    note = f"; {chain['weights_note']}" if chain.get("weights_note") else ""
+    return (f"chain ({arm}): workflow score {_est(chain.get('workflow_score'))} (weights {weights}{note}; skipped "
+            f"links score 0), end-to-end {_est(chain.get('end_to_end'))}, partial completion "
+            f"{_est(chain.get('partial_completion'))} over {chain.get('n_episodes')} episode(s); per link, "
+            f"success once reached: {links}")
+
+
+def print_results(document: dict[str, Any], console: Console) -> None:
+    """The per-arm table, comparison lines, calibration, chain lines and the headline of a results document."""
+    arms: dict[str, Any] = document.get("arms") or {}
+    title = f"{document.get('name')} — benchmark {document.get('benchmark_id')} ({document.get('status')})"
+    console.print(_arm_table(title, arms, quality_columns(document)))
+    console.print(_arm_table(None, arms, conduct_columns(document)))
+
+    def say(text: str) -> None:
+        console.print(text, highlight=False, markup=False, soft_wrap=True)
+
+    methods = _methods_line(arms)
+    if methods:
+        say(methods)
+    for name, m in arms.items():
+        for note in _pass_k_notes(name, m):
+            say(note)
     for comparison in document.get("comparisons") or []:
-        console.print(f"{comparison['arm_b']} vs {comparison['arm_a']}: {comparison['summary']}",
-                      highlight=False, markup=False)
+        say(f"{comparison['arm_b']} vs {comparison['arm_a']}: {comparison['summary']}")
+    for name, m in arms.items():
+        if m.get("surrender_calibration"):
+            say(_calibration_line(name, m["surrender_calibration"]))
     for arm, chains in (document.get("chains") or {}).items():
         for chain in chains:
-            links = ", ".join(f"{t} {_num(s.get('success_rate'))}" for t, s in (chain.get("links") or {}).items())
-            end_to_end = _est(chain.get("end_to_end"), interval=True)
-            console.print(f"chain ({arm}): end-to-end {end_to_end}, partial completion "
-                          f"{_est(chain.get('partial_completion'))}; per link: {links}", highlight=False, markup=False)
+            say(_chain_line(arm, chain))
     headline = document.get("headline_score")
     best = document.get("previous_best")
-    console.print(f"headline score {_num(headline, 3)} ({document.get('attempt_status') or 'not classified'}; "
-                  f"best earlier run of this spec: {_num(best, 3) if best is not None else 'none'}); "
-                  f"{document.get('trials_run', 0)} trials run now, {document.get('trials_errored', 0)} errored",
-                  highlight=False, markup=False)
+    direction = (document.get("spec") or {}).get("direction") or "maximize"
+    cost = document.get("cost_total")
+    say(f"headline score {_num(headline, 3)} ({document.get('attempt_status') or 'not classified'}; "
+        f"best earlier run of this spec ({direction}): {_num(best, 3) if best is not None else 'none'}); "
+        f"{document.get('trials_run', 0)} trials run now, {document.get('trials_errored', 0)} errored"
+        + (f"; cost {cost:.4f}" if cost is not None else ""))
 
 
 def history_table(benchmarks: Sequence[Any]) -> Table:

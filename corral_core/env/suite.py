@@ -147,6 +147,17 @@ class Suite:
     def ordered_task_ids(self) -> list[str]:
         return list(self.order)
 
+    def chained_task_ids(self, selected: Iterable[str]) -> list[str]:
+        """The selected tasks that take part in a chain (depend on, or are depended on by, another
+        selected task), in dependency order."""
+        chosen = set(selected)
+        linked: set[str] = set()
+        for task_id, task in self.tasks.items():
+            if task_id in chosen and task.depends_on:
+                linked.add(task_id)
+                linked.update(dep for dep in task.depends_on if dep in chosen)
+        return [t for t in self.order if t in linked]
+
     def tools_for(self, task_id: str) -> list[Tool]:
         names = self.tasks[task_id].tools
         return list(self.tools.values()) if names is None else [self.tools[n] for n in names]

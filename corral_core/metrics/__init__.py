@@ -1,35 +1,51 @@
 """Pure statistics over plain trial records (stdlib only; never imports the UI or the store).
 
-Definitions (what the README quotes):
+Definitions (what the README's "What the metrics mean" quotes):
 
 - success: status completed, score > pass_threshold (default 0, as in Corral), no error, not
   surrendered.
 - analysed trials: attempted (not skipped / cancelled / running) and not assisted by a person;
   assisted trials are reported apart. A missing score counts as 0.
-- average_score: mean over tasks of each task's mean score (Corral's definition), t CI across tasks.
+- the unit of analysis is the task: an independent task, or a whole chain (its episodes are its
+  trials; a skipped link scores 0 in the episode's weighted workflow score).
+- average_score (the headline): mean over tasks of each task's mean score; t interval across tasks.
+- success / surrender / error rates: pooled over trials, Wilson interval on the design-effect
+  adjusted sample size (cluster-robust variance by task).
 - pass@k: mean over tasks of 1 - C(n-c, k)/C(n, k) (unbiased, Chen et al.); pass^k: mean over
-  tasks of C(c, k)/C(n, k). Tasks with fewer than k trials are left out and counted.
-- rates (success, surrender, error): share of analysed trials with a Wilson 95% CI.
-- tool calls: failed = any status other than success.
-- chains: per-link success, partial completion (links done in order before the first
-  non-success), end-to-end success (every link of an episode succeeded).
-- comparisons: paired by (task, trial index); exact McNemar on success, bootstrap on score.
+  tasks of C(c, k)/C(n, k). Tasks with fewer than k trials are left out and listed.
+- comparisons: every pair of arms, paired by task; sign-flip permutation test (exact or seeded Monte
+  Carlo) and task-cluster bootstrap CI; Holm-adjusted; McNemar on trials as a labelled secondary.
+- chains: per-link success, partial completion, end-to-end success, weighted workflow score.
 """
 
+from .analysis import Analysis, analyse
 from .arm import (
     ArmMetrics,
+    ArmTally,
     AssistedSummary,
     Resources,
     SurrenderCalibration,
     TaskRow,
     ToolCallStats,
+    UnitRow,
     arm_metrics,
+    fault_of,
     surrender_calibration,
     tool_call_stats,
 )
-from .attempt import AttemptStatus, attempt_status, best_score
-from .chain import ChainMetrics, EpisodeRow, LinkStats, chain_metrics
-from .compare import PairedComparison, compare_arms
+from .attempt import ATTEMPT_STATUSES, DIRECTIONS, AttemptStatus, attempt_status, best_score
+from .chain import ChainDef, ChainMetrics, EpisodeRow, LinkStats, chain_metrics, normalise_weights
+from .compare import McNemarResult, PairedComparison, TaskLevelResult, compare_arms, compare_tallies
+from .intervals import Cluster, clustered_mean, clustered_proportion, task_mean_interval
+from .paired import (
+    BootstrapCI,
+    SignFlipTest,
+    bootstrap_mean_ci,
+    cohens_dz,
+    format_p,
+    holm,
+    sign_flip_test,
+)
 from .records import (
     ATTEMPTED_STATUSES,
     EXCLUDED_STATUSES,
@@ -39,17 +55,15 @@ from .records import (
     effective_score,
     has_error,
     is_attempted,
+    is_errored,
     success,
 )
 from .serialize import metrics_to_dict, to_jsonable
 from .stats import (
-    Bootstrap,
     Estimate,
     PassK,
-    cohens_dz,
     mcnemar_exact,
     mean_ci,
-    paired_bootstrap,
     pass_at_k,
     pass_hat_k,
     pass_k_over_tasks,
@@ -61,45 +75,66 @@ from .stats import (
 
 __all__ = [
     "ATTEMPTED_STATUSES",
+    "ATTEMPT_STATUSES",
+    "DIRECTIONS",
     "EXCLUDED_STATUSES",
     "TOOL_STATUSES",
     "TRIAL_STATUSES",
+    "Analysis",
     "ArmMetrics",
+    "ArmTally",
     "AssistedSummary",
     "AttemptStatus",
-    "Bootstrap",
+    "BootstrapCI",
+    "ChainDef",
     "ChainMetrics",
+    "Cluster",
     "EpisodeRow",
     "Estimate",
     "LinkStats",
+    "McNemarResult",
     "PairedComparison",
     "PassK",
     "Resources",
+    "SignFlipTest",
     "SurrenderCalibration",
+    "TaskLevelResult",
     "TaskRow",
     "ToolCallStats",
     "TrialRecord",
+    "UnitRow",
+    "analyse",
     "arm_metrics",
     "attempt_status",
     "best_score",
+    "bootstrap_mean_ci",
     "chain_metrics",
+    "clustered_mean",
+    "clustered_proportion",
     "cohens_dz",
     "compare_arms",
+    "compare_tallies",
     "effective_score",
+    "fault_of",
+    "format_p",
     "has_error",
+    "holm",
     "is_attempted",
+    "is_errored",
     "mcnemar_exact",
     "mean_ci",
     "metrics_to_dict",
-    "paired_bootstrap",
+    "normalise_weights",
     "pass_at_k",
     "pass_hat_k",
     "pass_k_over_tasks",
     "proportion",
+    "sign_flip_test",
     "success",
     "surrender_calibration",
     "t_cdf",
     "t_quantile",
+    "task_mean_interval",
     "to_jsonable",
     "tool_call_stats",
     "wilson_interval",

@@ -1,27 +1,56 @@
-"""Per-arm metrics: scores, success, pass@k / pass^k, surrender calibration, tools, resources."""
+"""Per-arm metrics in one pass over an arm's records: scores, success, pass@k / pass^k, surrender
+calibration, errors, tools, resources, assisted trials apart.
+
+The unit of analysis is the *task*: each independent task is one unit whose observations are its
+trials; a chain (ChainDef) is one unit whose observations are its episodes (workflow score, end-to-end
+success), since the links of an episode depend on each other. Per-task rows still describe every
+task, chain links included.
+
+`ArmTally` consumes records one at a time (an iterable, a stream of store pages) and keeps per-task
+sums, plus one byte per (task, trial index) for the trial-level McNemar test; only chain links are kept
+whole, to rebuild their episodes.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .records import TrialRecord, effective_score, has_error, is_attempted, single_arm, success
-from .stats import UNIT, Estimate, PassK, mean_ci, pass_k_over_tasks, proportion
+from .chain import ChainDef, ChainMetrics, chain_metrics
+from .intervals import Cluster, clustered_mean, clustered_proportion, task_mean_interval
+from .records import TrialRecord, effective_score, has_error, is_attempted, is_errored, success
+from .stats import Estimate, PassK, pass_k_over_tasks, wilson_interval
+
+FAILED, SUCCEEDED = 1, 2  # a unit's outcome byte per trial index (0: no analysed trial there)
 
 
 @dataclass(frozen=True)
 class TaskRow:
-    """One task's line in the per-task table."""
+    """One task's line in the per-task table (its analysed trials)."""
 
     task_id: str
     n: int  # analysed trials
     c: int  # successful trials
     mean_score: float
     success_rate: float
+    success_ci: tuple[float, float] | None  # Wilson over this task's trials (independent draws of one task)
     n_surrendered: int
-    n_errors: int
+    n_errors: int  # errored or timed out
+
+
+@dataclass(frozen=True)
+class UnitRow:
+    """A chain as one unit of analysis: its episodes are the observations."""
+
+    unit_id: str
+    links: list[str]
+    n: int  # analysed episodes
+    c: int  # end-to-end successes
+    mean_score: float  # mean workflow score
+    success_rate: float
 
 
 @dataclass(frozen=True)
@@ -44,7 +73,9 @@ class SurrenderCalibration:
 
     precision = surrendered trials on unsolvable tasks / all surrendered trials;
     recall = surrendered trials on unsolvable tasks / all trials on unsolvable tasks.
-    Only trials whose task declares solvability count. Each is None when its denominator is 0.
+    Only trials whose task declares solvability count, and errored and timed-out trials are left out
+    (an infrastructure failure is not a decision to keep going); they are counted here.
+    Each ratio is None when its denominator is 0.
     """
 
     precision: float | None
@@ -53,6 +84,8 @@ class SurrenderCalibration:
     false_positive: int  # surrendered, solvable
     false_negative: int  # kept going, unsolvable
     true_negative: int  # kept going, solvable
+    n_excluded_errors: int = 0  # errored trials on tasks that declare solvability, left out
+    n_excluded_timeouts: int = 0  # timed-out trials on such tasks, left out
 
 
 @dataclass(frozen=True)
@@ -73,8 +106,8 @@ class AssistedSummary:
 
     n_assisted: int
     n_unassisted: int
-    assisted_success_rate: Estimate
-    assisted_average_score: Estimate  # mean over assisted trials
+    assisted_success_rate: Estimate  # pooled over assisted trials, clustered by task
+    assisted_average_score: Estimate  # mean over assisted trials, clustered by task
 
 
 @dataclass(frozen=True)
@@ -85,117 +118,327 @@ class ArmMetrics:
     arm: str
     pass_threshold: float
     n_records: int  # every record given
-    n_trials: int  # analysed trials
-    n_tasks: int  # tasks with at least one analysed trial
+    n_trials: int  # analysed trials (chain links included)
+    n_tasks: int  # units of analysis with at least one analysed observation (a chain counts once)
     n_assisted: int  # attempted trials a person touched
     n_not_attempted: int  # skipped / cancelled / running
     include_assisted: bool
-    average_score: Estimate  # mean over tasks of per-task mean score; CI across tasks
-    trial_score: Estimate  # mean over analysed trials; CI across trials
-    success_rate: Estimate  # successes / analysed trials; Wilson CI
-    task_success_rate: float | None  # Corral's: mean over tasks of per-task success fraction
-    n_success: int
-    pass_k: dict[int, PassK]
-    surrender_rate: Estimate  # surrendered / analysed trials; Wilson CI
-    error_rate: Estimate  # status error or an error message / analysed trials; Wilson CI
+    average_score: Estimate  # the headline: mean over tasks of per-task mean score (chain: workflow score)
+    success_rate: Estimate  # successes / observations, pooled over tasks; Wilson on the effective n
+    pass_k: dict[int, PassK]  # over tasks (a chain's episodes are its trials)
+    surrender_rate: Estimate  # surrendered / analysed trials, clustered by task
+    error_rate: Estimate  # errored / analysed trials (timeouts included), clustered by task
+    errors_by_fault: dict[str, int]  # errored and timed-out analysed trials by whose fault
     status_counts: dict[str, int]  # over every record
     tool_calls: ToolCallStats
     resources: Resources
     surrender_calibration: SurrenderCalibration | None  # None when no task declares solvability
     assisted: AssistedSummary
     tasks: dict[str, TaskRow]  # per-task table, sorted by task id
+    chain_units: dict[str, UnitRow]  # chains scored as units, by chain id
+
+
+def _status(call_status: object) -> str:
+    # A str Enum (ToolStatus) prints as "ToolStatus.SUCCESS"; use its value.
+    return str(getattr(call_status, "value", call_status) or "unknown").lower()
+
+
+class _ToolTally:
+    def __init__(self) -> None:
+        self.by_status: Counter[str] = Counter()
+        self.by_tool: dict[str, Counter[str]] = defaultdict(Counter)
+        self.durations: list[float] = []
+
+    def add(self, record: TrialRecord) -> None:
+        for call in record.tool_calls:
+            status = _status(call.get("status"))
+            name = str(call.get("tool_name") or call.get("name") or "unknown")
+            self.by_status[status] += 1
+            self.by_tool[name]["total"] += 1
+            self.by_tool[name]["successful" if status == "success" else "failed"] += 1
+            duration = call.get("duration")
+            if isinstance(duration, int | float) and math.isfinite(duration):
+                self.durations.append(float(duration))
+
+    def result(self) -> ToolCallStats:
+        total = sum(self.by_status.values())
+        successful = self.by_status.get("success", 0)
+        return ToolCallStats(
+            total=total, successful=successful, failed=total - successful,
+            failure_rate=(total - successful) / total if total else None,
+            by_status=dict(sorted(self.by_status.items())),
+            by_tool={name: {key: counts.get(key, 0) for key in ("total", "successful", "failed")}
+                     for name, counts in sorted(self.by_tool.items())},
+            total_duration=math.fsum(self.durations),
+            mean_duration=math.fsum(self.durations) / len(self.durations) if self.durations else None,
+        )
 
 
 def tool_call_stats(records: Iterable[TrialRecord]) -> ToolCallStats:
     """Count tool calls by status and tool. Fixes Corral's bug: invalid_tool, invalid_args,
     execution_error, blocked, rejected, timeout (and any unknown status) are all failures."""
-    by_status: Counter[str] = Counter()
-    by_tool: dict[str, Counter[str]] = defaultdict(Counter)
-    durations: list[float] = []
+    tally = _ToolTally()
     for record in records:
-        for call in record.tool_calls:
-            raw = call.get("status")
-            # A str Enum (ToolStatus) prints as "ToolStatus.SUCCESS"; use its value.
-            status = str(getattr(raw, "value", raw) or "unknown").lower()
-            name = str(call.get("tool_name") or call.get("name") or "unknown")
-            outcome = "successful" if status == "success" else "failed"
-            by_status[status] += 1
-            by_tool[name]["total"] += 1
-            by_tool[name][outcome] += 1
-            duration = call.get("duration")
-            if isinstance(duration, int | float) and math.isfinite(duration):
-                durations.append(float(duration))
-    total = sum(by_status.values())
-    successful = by_status.get("success", 0)
-    return ToolCallStats(
-        total=total,
-        successful=successful,
-        failed=total - successful,
-        failure_rate=(total - successful) / total if total else None,
-        by_status=dict(sorted(by_status.items())),
-        by_tool={
-            name: {key: counts.get(key, 0) for key in ("total", "successful", "failed")}
-            for name, counts in sorted(by_tool.items())
-        },
-        total_duration=math.fsum(durations),
-        mean_duration=math.fsum(durations) / len(durations) if durations else None,
-    )
+        tally.add(record)
+    return tally.result()
+
+
+def fault_of(record: TrialRecord) -> str | None:
+    """Whose fault an errored or timed-out trial was (None for a trial that did not error)."""
+    if not is_errored(record):
+        return None
+    return getattr(record, "fault", None) or ("timeout" if record.status == "timeout" else "unknown")
+
+
+class _CalibrationTally:
+    def __init__(self) -> None:
+        self.tp = self.fp = self.fn = self.tn = self.errors = self.timeouts = 0
+
+    def add(self, record: TrialRecord) -> None:
+        if record.solvable is None:
+            return
+        if record.status == "timeout":
+            self.timeouts += 1
+        elif has_error(record):
+            self.errors += 1
+        elif record.surrendered:
+            self.tp, self.fp = (self.tp + 1, self.fp) if record.solvable is False else (self.tp, self.fp + 1)
+        else:
+            self.fn, self.tn = (self.fn + 1, self.tn) if record.solvable is False else (self.fn, self.tn + 1)
+
+    def result(self) -> SurrenderCalibration | None:
+        tp, fp, fn, tn = self.tp, self.fp, self.fn, self.tn
+        if tp + fp + fn + tn + self.errors + self.timeouts == 0:
+            return None
+        return SurrenderCalibration(
+            precision=tp / (tp + fp) if tp + fp else None, recall=tp / (tp + fn) if tp + fn else None,
+            true_positive=tp, false_positive=fp, false_negative=fn, true_negative=tn,
+            n_excluded_errors=self.errors, n_excluded_timeouts=self.timeouts)
 
 
 def surrender_calibration(records: Iterable[TrialRecord]) -> SurrenderCalibration | None:
     """Precision and recall of surrendering as a detector of unsolvable tasks (see the class)."""
-    tp = fp = fn = tn = 0
+    tally = _CalibrationTally()
     for record in records:
-        if record.solvable is None:
-            continue
-        if record.surrendered:
-            tp, fp = (tp + 1, fp) if record.solvable is False else (tp, fp + 1)
+        tally.add(record)
+    return tally.result()
+
+
+class _Sums:
+    """Counts and sums of one task's (or one unit's) observations."""
+
+    __slots__ = ("c", "n", "n_errors", "n_surrendered", "score_sq", "score_sum")
+
+    def __init__(self) -> None:
+        self.n = self.c = self.n_surrendered = self.n_errors = 0
+        self.score_sum = self.score_sq = 0.0
+
+    def add(self, score: float, ok: bool) -> None:
+        self.n += 1
+        self.c += ok
+        self.score_sum += score
+        self.score_sq += score * score
+
+
+class UnitTally:
+    """One unit's observations in one arm: sums, and one outcome byte per trial index (for McNemar)."""
+
+    __slots__ = ("outcomes", "sums", "unit_id")
+
+    def __init__(self, unit_id: str) -> None:
+        self.unit_id = unit_id
+        self.sums = _Sums()
+        self.outcomes = bytearray()
+
+    def add(self, index: int, score: float, ok: bool) -> None:
+        if index < 0:
+            raise ValueError(f"trial index {index} of task {self.unit_id!r} is negative.")
+        if index >= len(self.outcomes):
+            self.outcomes.extend(bytes(max(index + 1 - len(self.outcomes), len(self.outcomes))))
+        if self.outcomes[index]:
+            raise ValueError(f"two analysed trials for task {self.unit_id!r}, trial index {index}; "
+                             "pairing needs one trial per (task, trial index).")
+        self.outcomes[index] = SUCCEEDED if ok else FAILED
+        self.sums.add(score, ok)
+
+    @property
+    def n(self) -> int:
+        return self.sums.n
+
+    @property
+    def mean_score(self) -> float:
+        return self.sums.score_sum / self.sums.n
+
+    @property
+    def success_rate(self) -> float:
+        return self.sums.c / self.sums.n
+
+
+class ArmTally:
+    """Accumulates one arm's records (`add`) and computes its metrics (`finish`).
+
+    chains: the chains of the benchmark; their links are scored by episode as one unit each.
+    After `finish`, `units` holds the per-unit tallies the paired comparisons read.
+    """
+
+    def __init__(self, arm: str | None = None, pass_threshold: float = 0.0, *, chains: Sequence[ChainDef] = (),
+                 include_assisted: bool = False) -> None:
+        self.arm = arm
+        self.pass_threshold = pass_threshold
+        self.include_assisted = include_assisted
+        self.chains = list(chains)
+        self._link_of = {task: chain for chain in self.chains for task in chain.order}
+        self.units: dict[str, UnitTally] = {}
+        self._tasks: dict[str, _Sums] = {}
+        self._chain_records: dict[str, list[TrialRecord]] = defaultdict(list)
+        self._status: Counter[str] = Counter()
+        self._faults: Counter[str] = Counter()
+        self._tools = _ToolTally()
+        self._calibration = _CalibrationTally()
+        self._assisted_success: dict[str, Cluster] = {}
+        self._assisted_score: dict[str, Cluster] = {}
+        self._trial_rates: dict[str, list[int]] = {}  # task -> [n, surrendered, errored]
+        self.n_records = self.n_trials = self.n_assisted = self.n_unassisted = self.n_not_attempted = 0
+        self._tokens = [0, 0, 0]
+        self._costs: list[float] = []
+        self._durations: list[float] = []
+        self.chain_metrics: list[ChainMetrics] = []
+
+    def add(self, record: TrialRecord) -> None:
+        if self.arm is None:
+            self.arm = record.arm
+        elif record.arm != self.arm:
+            raise ValueError(f"arm metrics of {self.arm!r} got a record of arm {record.arm!r}; "
+                             "pass the records of one arm at a time.")
+        self.n_records += 1
+        self._status[record.status] += 1
+        self._tokens[0] += record.prompt_tokens
+        self._tokens[1] += record.completion_tokens
+        self._tokens[2] += record.total_tokens
+        if record.cost is not None:
+            self._costs.append(record.cost)
+        if record.duration is not None:
+            self._durations.append(record.duration)
+        chain = self._link_of.get(record.task_id)
+        if chain is not None and record.episode_id is not None:
+            self._chain_records[chain.chain_id].append(dataclasses.replace(record, tool_calls=[]))
+        if not is_attempted(record):
+            self.n_not_attempted += 1
+            return
+        ok = success(record, self.pass_threshold)
+        score = effective_score(record)
+        if record.assisted:
+            self.n_assisted += 1
+            _add_cluster(self._assisted_success, record.task_id, float(ok), float(ok))
+            _add_cluster(self._assisted_score, record.task_id, score, score * score)
+            if not self.include_assisted:
+                return
         else:
-            fn, tn = (fn + 1, tn) if record.solvable is False else (fn, tn + 1)
-    if tp + fp + fn + tn == 0:
-        return None
-    return SurrenderCalibration(
-        precision=tp / (tp + fp) if tp + fp else None,
-        recall=tp / (tp + fn) if tp + fn else None,
-        true_positive=tp,
-        false_positive=fp,
-        false_negative=fn,
-        true_negative=tn,
-    )
+            self.n_unassisted += 1
+        self.n_trials += 1
+        task = self._tasks.get(record.task_id)
+        if task is None:
+            task = self._tasks[record.task_id] = _Sums()
+        task.add(score, ok)
+        task.n_surrendered += record.surrendered
+        task.n_errors += is_errored(record)
+        fault = fault_of(record)
+        if fault is not None:
+            self._faults[fault] += 1
+        self._tools.add(record)
+        self._calibration.add(record)
+        if chain is None:
+            unit = self.units.get(record.task_id)
+            if unit is None:
+                unit = self.units[record.task_id] = UnitTally(record.task_id)
+            unit.add(record.trial_index, score, ok)
 
+    def add_all(self, records: Iterable[TrialRecord]) -> ArmTally:
+        for record in records:
+            self.add(record)
+        return self
 
-def resources(records: Sequence[TrialRecord]) -> Resources:
-    """Sum tokens, cost and duration over `records`; cost/duration None when none is known."""
-    costs = [r.cost for r in records if r.cost is not None]
-    durations = [r.duration for r in records if r.duration is not None]
-    return Resources(
-        prompt_tokens=sum(r.prompt_tokens for r in records),
-        completion_tokens=sum(r.completion_tokens for r in records),
-        total_tokens=sum(r.total_tokens for r in records),
-        cost=math.fsum(costs) if costs else None,
-        duration_total=math.fsum(durations) if durations else None,
-        duration_mean=math.fsum(durations) / len(durations) if durations else None,
-    )
+    def _finish_chains(self) -> dict[str, UnitRow]:
+        rows = {}
+        self.chain_metrics = []
+        for chain in self.chains:
+            records = self._chain_records.get(chain.chain_id)
+            if not records:
+                continue
+            metrics = chain_metrics(records, list(chain.order), self.pass_threshold, weights=chain.weights,
+                                    include_assisted=self.include_assisted)
+            self.chain_metrics.append(metrics)
+            unit = UnitTally(chain.chain_id)
+            for episode in sorted(metrics.episodes.values(), key=lambda e: e.trial_index):
+                unit.add(episode.trial_index, episode.workflow_score, episode.end_to_end)
+            if unit.n:
+                self.units[chain.chain_id] = unit
+                rows[chain.chain_id] = UnitRow(chain.chain_id, list(chain.order), unit.n, unit.sums.c,
+                                               unit.mean_score, unit.success_rate)
+        return rows
 
-
-def _task_rows(records: Sequence[TrialRecord], pass_threshold: float) -> dict[str, TaskRow]:
-    grouped: dict[str, list[TrialRecord]] = defaultdict(list)
-    for record in records:
-        grouped[record.task_id].append(record)
-    rows = {}
-    for task_id in sorted(grouped):
-        trials = grouped[task_id]
-        c = sum(success(r, pass_threshold) for r in trials)
-        rows[task_id] = TaskRow(
-            task_id=task_id,
-            n=len(trials),
-            c=c,
-            mean_score=math.fsum(effective_score(r) for r in trials) / len(trials),
-            success_rate=c / len(trials),
-            n_surrendered=sum(r.surrendered for r in trials),
-            n_errors=sum(has_error(r) for r in trials),
+    def finish(self, k_values: Iterable[int] = (1,)) -> ArmMetrics:
+        ks = _validate_k_values(k_values)
+        chain_units = self._finish_chains()
+        units = [self.units[u] for u in sorted(self.units)]
+        unit_clusters = [Cluster(u.n, float(u.sums.c)) for u in units]
+        counts = {u.unit_id: (u.n, u.sums.c) for u in units}
+        tasks = {task: _task_row(task, sums) for task, sums in sorted(self._tasks.items())}
+        surrendered = [Cluster(s.n, float(s.n_surrendered)) for s in self._tasks.values()]
+        errored = [Cluster(s.n, float(s.n_errors)) for s in self._tasks.values()]
+        costs, durations = self._costs, self._durations
+        return ArmMetrics(
+            arm=self.arm or "",
+            pass_threshold=self.pass_threshold,
+            n_records=self.n_records,
+            n_trials=self.n_trials,
+            n_tasks=len(units),
+            n_assisted=self.n_assisted,
+            n_not_attempted=self.n_not_attempted,
+            include_assisted=self.include_assisted,
+            average_score=_average_score(units),
+            success_rate=clustered_proportion(unit_clusters),
+            pass_k={k: pass_k_over_tasks(counts, k) for k in ks},
+            surrender_rate=clustered_proportion(surrendered),
+            error_rate=clustered_proportion(errored),
+            errors_by_fault=dict(sorted(self._faults.items())),
+            status_counts=dict(sorted(self._status.items())),
+            tool_calls=self._tools.result(),
+            resources=Resources(
+                prompt_tokens=self._tokens[0], completion_tokens=self._tokens[1], total_tokens=self._tokens[2],
+                cost=math.fsum(costs) if costs else None,
+                duration_total=math.fsum(durations) if durations else None,
+                duration_mean=math.fsum(durations) / len(durations) if durations else None,
+            ),
+            surrender_calibration=self._calibration.result(),
+            assisted=AssistedSummary(
+                n_assisted=self.n_assisted, n_unassisted=self.n_unassisted,
+                assisted_success_rate=clustered_proportion(self._assisted_success.values()),
+                assisted_average_score=clustered_mean(self._assisted_score.values()),
+            ),
+            tasks=tasks,
+            chain_units=chain_units,
         )
-    return rows
+
+
+def _average_score(units: list[UnitTally]) -> Estimate:
+    """The mean over tasks of per-task mean scores, t interval across tasks; with one task, over its trials."""
+    if len(units) == 1:
+        sums = units[0].sums
+        return clustered_mean([Cluster(sums.n, sums.score_sum, sums.score_sq)])
+    return task_mean_interval([u.mean_score for u in units])
+
+
+def _add_cluster(clusters: dict[str, Cluster], task: str, value: float, square: float) -> None:
+    old = clusters.get(task)
+    clusters[task] = Cluster(1, value, square) if old is None else \
+        Cluster(old.n + 1, old.total + value, old.total_sq + square)
+
+
+def _task_row(task_id: str, sums: _Sums) -> TaskRow:
+    return TaskRow(task_id=task_id, n=sums.n, c=sums.c, mean_score=sums.score_sum / sums.n,
+                   success_rate=sums.c / sums.n, success_ci=wilson_interval(sums.c, sums.n),
+                   n_surrendered=sums.n_surrendered, n_errors=sums.n_errors)
 
 
 def _validate_k_values(k_values: Iterable[int]) -> list[int]:
@@ -207,55 +450,16 @@ def _validate_k_values(k_values: Iterable[int]) -> list[int]:
 
 
 def arm_metrics(
-    records: Sequence[TrialRecord],
+    records: Iterable[TrialRecord],
     k_values: Iterable[int] = (1,),
     pass_threshold: float = 0.0,
     *,
+    chains: Sequence[ChainDef] = (),
     include_assisted: bool = False,
 ) -> ArmMetrics:
     """All metrics of one arm's records (ValueError if they mix arms; see ArmMetrics).
 
-    A task with fewer than k analysed trials is left out of pass@k/pass^k and counted.
+    A task with fewer than k analysed trials is left out of pass@k/pass^k and listed there.
     """
-    arm = single_arm(list(records), "arm_metrics")
-    ks = _validate_k_values(k_values)
-    attempted = [r for r in records if is_attempted(r)]
-    assisted = [r for r in attempted if r.assisted]
-    unassisted = [r for r in attempted if not r.assisted]
-    analysed = attempted if include_assisted else unassisted
-    rows = _task_rows(analysed, pass_threshold)
-    n_success = sum(row.c for row in rows.values())
-    counts = {task_id: (row.n, row.c) for task_id, row in rows.items()}
-    return ArmMetrics(
-        arm=arm,
-        pass_threshold=pass_threshold,
-        n_records=len(records),
-        n_trials=len(analysed),
-        n_tasks=len(rows),
-        n_assisted=len(assisted),
-        n_not_attempted=len(records) - len(attempted),
-        include_assisted=include_assisted,
-        average_score=mean_ci([row.mean_score for row in rows.values()], bounds=UNIT),
-        trial_score=mean_ci([effective_score(r) for r in analysed], bounds=UNIT),
-        success_rate=proportion(n_success, len(analysed)),
-        task_success_rate=(
-            math.fsum(row.success_rate for row in rows.values()) / len(rows) if rows else None
-        ),
-        n_success=n_success,
-        pass_k={k: pass_k_over_tasks(counts, k) for k in ks},
-        surrender_rate=proportion(sum(r.surrendered for r in analysed), len(analysed)),
-        error_rate=proportion(sum(has_error(r) for r in analysed), len(analysed)),
-        status_counts=dict(sorted(Counter(r.status for r in records).items())),
-        tool_calls=tool_call_stats(analysed),
-        resources=resources(records),
-        surrender_calibration=surrender_calibration(analysed),
-        assisted=AssistedSummary(
-            n_assisted=len(assisted),
-            n_unassisted=len(unassisted),
-            assisted_success_rate=proportion(
-                sum(success(r, pass_threshold) for r in assisted), len(assisted)
-            ),
-            assisted_average_score=mean_ci([effective_score(r) for r in assisted], bounds=UNIT),
-        ),
-        tasks=rows,
-    )
+    return ArmTally(None, pass_threshold, chains=chains, include_assisted=include_assisted) \
+        .add_all(records).finish(k_values)

@@ -3,6 +3,10 @@
 An episode is one round through the chain (records sharing an `episode_id`). Each link of an
 episode ends as `success`, `failed` (attempted, not a success), `skipped` (never attempted,
 usually because an upstream link failed) or `missing` (no record at all).
+
+The workflow score of an episode is the seed's weighted sum of its link scores,
+sum(w_link * score_link) with weights summing to 1 (equal weights unless the spec sets them); a
+skipped or missing link scores 0. Its mean over episodes is the chain's headline.
 """
 
 from __future__ import annotations
@@ -16,6 +20,39 @@ from .records import EXCLUDED_STATUSES, TrialRecord, effective_score, single_arm
 from .stats import UNIT, Estimate, mean_ci, proportion
 
 LINK_OUTCOMES = ("success", "failed", "skipped", "missing")
+
+
+@dataclass(frozen=True)
+class ChainDef:
+    """A chain as the metrics see it: an id, its links in dependency order, optional link weights."""
+
+    chain_id: str
+    order: tuple[str, ...]
+    weights: Mapping[str, float] | None = None
+
+
+def equal_weights(order: Sequence[str]) -> dict[str, float]:
+    return {task: 1.0 / len(order) for task in order}
+
+
+def normalise_weights(weights: Mapping[str, float], order: Sequence[str]) -> tuple[dict[str, float], str | None]:
+    """Weights for every link of `order`, summing to 1, and a note when they had to be normalised.
+
+    ValueError for a weight naming no link, a negative or non-finite weight, or all zero. A link the
+    weights do not name gets weight 0.
+    """
+    unknown = sorted(set(weights) - set(order))
+    if unknown:
+        raise ValueError(f"weights name tasks {unknown} that are not links of the chain {list(order)}.")
+    values = {task: float(weights.get(task, 0.0)) for task in order}
+    if any(not math.isfinite(w) or w < 0 for w in values.values()) or math.fsum(values.values()) <= 0:
+        raise ValueError(f"weights must be finite, non-negative and not all zero, got {dict(weights)}.")
+    total = math.fsum(values.values())
+    if abs(total - 1.0) <= 1e-9:
+        return values, None
+    normalised = {task: w / total for task, w in values.items()}
+    shown = ", ".join(f"{task} {w:.3g}" for task, w in normalised.items())
+    return normalised, f"the weights sum to {total:g}, not 1; normalised to {shown}"
 
 
 @dataclass(frozen=True)
@@ -42,6 +79,8 @@ class EpisodeRow:
     outcomes: dict[str, str]  # task_id -> success | failed | skipped | missing
     prefix_completed: int  # links that succeeded, in chain order, before the first non-success
     end_to_end: bool
+    workflow_score: float = 0.0  # sum(weight * link score); skipped and missing links score 0
+    trial_index: int = 0  # the round (the smallest trial index of its links)
 
 
 @dataclass(frozen=True)
@@ -57,7 +96,9 @@ class ChainMetrics:
     end_to_end: Estimate  # episodes whose every link succeeded; Wilson CI
     partial_completion: Estimate  # mean of prefix_completed / links; t CI across episodes
     links_succeeded: Estimate  # mean share of links that succeeded, in any order; t CI
-    workflow_score: Estimate | None  # weighted mean link score per episode; None without weights
+    workflow_score: Estimate  # the headline: mean over episodes of the weighted workflow score
+    weights: dict[str, float]  # the link weights used (sum 1; equal unless given)
+    weights_note: str | None  # how given weights were normalised, if they were
     episodes: dict[str, EpisodeRow]
 
 
@@ -103,14 +144,14 @@ def chain_metrics(
     """Per-link and per-episode metrics of one arm's chain.
 
     chain_order lists the links in dependency order (None: order by each record's
-    chain_position). weights (task -> weight) adds a workflow score per episode,
-    sum(w * score) / sum(w), where skipped or missing links score 0 (the seed's
-    "workflow-level score").
+    chain_position). weights (task -> weight) set the workflow score of each episode,
+    sum(w * score), where skipped or missing links score 0 (the seed's "workflow-level score");
+    weights not summing to 1 are normalised and `weights_note` says so. Without weights every
+    link weighs the same.
     """
     arm = single_arm(list(records), "chain_metrics")
     order = _resolve_order(records, chain_order)
-    if weights is not None:
-        _check_weights(weights, order)
+    used, note = normalise_weights(weights, order) if weights is not None else (equal_weights(order), None)
     in_chain = set(order)
     by_episode: dict[str, dict[str, TrialRecord]] = defaultdict(dict)
     ignored = 0
@@ -140,9 +181,10 @@ def chain_metrics(
         prefix = 0
         while prefix < len(order) and outcomes[order[prefix]] == "success":
             prefix += 1
-        episodes[episode_id] = EpisodeRow(episode_id, outcomes, prefix, prefix == len(order))
-        if weights is not None:
-            workflow_scores.append(_workflow_score(links, order, weights))
+        workflow = _workflow_score(links, order, used)
+        index = min(r.trial_index for r in links.values())
+        episodes[episode_id] = EpisodeRow(episode_id, outcomes, prefix, prefix == len(order), workflow, index)
+        workflow_scores.append(workflow)
 
     rows = list(episodes.values())
     n = len(rows)
@@ -158,30 +200,19 @@ def chain_metrics(
         links_succeeded=mean_ci(
             [sum(o == "success" for o in row.outcomes.values()) / len(order) for row in rows], bounds=UNIT
         ),
-        workflow_score=mean_ci(workflow_scores, bounds=UNIT) if weights is not None else None,
+        workflow_score=mean_ci(workflow_scores, bounds=UNIT),
+        weights=used,
+        weights_note=note,
         episodes=episodes,
     )
 
 
-def _check_weights(weights: Mapping[str, float], order: list[str]) -> None:
-    unknown = sorted(set(weights) - set(order))
-    if unknown:
-        raise ValueError(f"weights name tasks {unknown} that are not links of the chain {order}.")
-    values = [weights.get(task, 0.0) for task in order]
-    if any(not math.isfinite(w) or w < 0 for w in values) or math.fsum(values) <= 0:
-        raise ValueError(f"weights must be finite, non-negative and not all zero, got {weights}.")
-
-
-def _workflow_score(
-    links: Mapping[str, TrialRecord], order: list[str], weights: Mapping[str, float]
-) -> float:
-    total = math.fsum(weights.get(task, 0.0) for task in order)
-    weighted = math.fsum(
-        weights.get(task, 0.0) * effective_score(links[task])
+def _workflow_score(links: Mapping[str, TrialRecord], order: list[str], weights: Mapping[str, float]) -> float:
+    return math.fsum(
+        weights[task] * effective_score(links[task])
         for task in order
         if task in links and links[task].status != "skipped"
     )
-    return weighted / total
 
 
 def _link_stats(task: str, position: int, rows: list[EpisodeRow]) -> LinkStats:

@@ -97,6 +97,11 @@ def has_error(record: TrialRecord) -> bool:
     return record.status == "error" or bool(record.error)
 
 
+def is_errored(record: TrialRecord) -> bool:
+    """True when the trial errored or timed out: it measured the infrastructure, not the agent."""
+    return record.status == "timeout" or has_error(record)
+
+
 def success(record: TrialRecord, pass_threshold: float = 0.0) -> bool:
     """A trial succeeds when status is completed, score > pass_threshold, no error, no surrender.
 

@@ -1,4 +1,4 @@
-"""Stdlib-only statistics: pass@k / pass^k, t and Wilson intervals, exact McNemar, bootstrap.
+"""Stdlib-only statistics: pass@k / pass^k, t and Wilson intervals, exact McNemar.
 
 Everything here works on plain numbers, so each piece can be checked against a textbook value.
 """
@@ -6,7 +6,6 @@ Everything here works on plain numbers, so each piece can be checked against a t
 from __future__ import annotations
 
 import math
-import random
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,32 +21,30 @@ class Estimate:
     """A point estimate with its confidence interval over `n` observations.
 
     `value` is None when n == 0; `ci` is None when it cannot be estimated (n < 2 for a mean,
-    n == 0 for a proportion).
+    n == 0 for a proportion). `method` names how the interval was computed (see the README's
+    "What the metrics mean"); `n_tasks` is the number of tasks (clusters) behind it, when known.
     """
 
     value: float | None
     ci: tuple[float, float] | None
     n: int
+    method: str = ""
+    n_tasks: int | None = None
 
 
 @dataclass(frozen=True)
 class PassK:
-    """pass@k and pass^k for one k, averaged over the tasks that have at least k trials."""
+    """pass@k and pass^k for one k, averaged over the tasks that have at least k trials.
+
+    `tasks_excluded` lists the tasks left out because they have fewer than k trials.
+    """
 
     k: int
     pass_at_k: float | None
     pass_hat_k: float | None
     n_tasks: int  # tasks that entered the mean
     n_tasks_excluded: int  # tasks with fewer than k trials
-
-
-@dataclass(frozen=True)
-class Bootstrap:
-    """Paired bootstrap of a mean difference: percentile CI and two-sided p-value."""
-
-    mean: float
-    ci: tuple[float, float]
-    p_value: float
+    tasks_excluded: tuple[str, ...] = ()
 
 
 def _check_counts(n: int, c: int, k: int) -> None:
@@ -89,12 +86,12 @@ def pass_k_over_tasks(task_counts: Mapping[str, tuple[int, int]], k: int) -> Pas
     if k < 1:
         raise ValueError(f"k={k} must be at least 1.")
     usable = [(n, c) for n, c in task_counts.values() if n >= k]
-    excluded = len(task_counts) - len(usable)
+    excluded = tuple(sorted(task for task, (n, _c) in task_counts.items() if n < k))
     if not usable:
-        return PassK(k, None, None, 0, excluded)
+        return PassK(k, None, None, 0, len(excluded), excluded)
     at_k = math.fsum(pass_at_k(n, c, k) for n, c in usable) / len(usable)
     hat_k = math.fsum(pass_hat_k(n, c, k) for n, c in usable) / len(usable)
-    return PassK(k, at_k, hat_k, len(usable), excluded)
+    return PassK(k, at_k, hat_k, len(usable), len(excluded), excluded)
 
 
 def regularized_incomplete_beta(a: float, b: float, x: float) -> float:
@@ -214,14 +211,22 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         raise ValueError(f"successes={successes} must lie between 0 and n={n}.")
     if n == 0:
         return None
+    return wilson_from_rate(successes / n, n, confidence)
+
+
+def wilson_from_rate(p: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson interval of a rate `p` observed over `n` observations; n may be an effective
+    (design-effect adjusted) sample size, so it need not be whole."""
+    _check_confidence(confidence)
+    if n <= 0:
+        raise ValueError(f"a Wilson interval needs n > 0, got {n}.")
     z = _NORMAL.inv_cdf((1.0 + confidence) / 2.0)
-    p = successes / n
     denominator = 1.0 + z * z / n
     center = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4 * n * n)) / denominator
+    half = z * math.sqrt(max(0.0, p * (1.0 - p)) / n + z * z / (4 * n * n)) / denominator
     # At 0% or 100% the matching bound is exactly 0 or 1; say so instead of rounding noise.
-    low = 0.0 if successes == 0 else max(0.0, center - half)
-    high = 1.0 if successes == n else min(1.0, center + half)
+    low = 0.0 if p <= 0.0 else max(0.0, center - half)
+    high = 1.0 if p >= 1.0 else min(1.0, center + half)
     return (low, high)
 
 
@@ -229,6 +234,24 @@ def proportion(successes: int, n: int, confidence: float = 0.95) -> Estimate:
     """successes / n with its Wilson interval."""
     ci = wilson_interval(successes, n, confidence)
     return Estimate(successes / n if n else None, ci, n)
+
+
+# Up to this many discordant pairs McNemar sums exact integers; above, the same exact binomial tail comes
+# from the regularised incomplete beta function in floating point (relative error ~1e-12), so 100,000
+# trials cost microseconds instead of big-integer sums.
+EXACT_MCNEMAR_INTEGER_MAX = 1_000
+
+
+def binomial_tail_half(n: int, k: int) -> float:
+    """P(X <= k) for X ~ Binomial(n, 1/2): exact integers up to EXACT_MCNEMAR_INTEGER_MAX trials, else
+    I_{1/2}(n - k, k + 1) (the same tail through the regularised incomplete beta function)."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if n <= EXACT_MCNEMAR_INTEGER_MAX:
+        return sum(math.comb(n, i) for i in range(k + 1)) / 2**n  # exact integers; one rounding
+    return regularized_incomplete_beta(n - k, k + 1, 0.5)
 
 
 def mcnemar_exact(b: int, c: int) -> float:
@@ -239,50 +262,4 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
-    return min(1.0, 2 * tail / 2**n)  # exact integers; true division rounds once
-
-
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """Linear-interpolation percentile (numpy's default) of an already sorted sequence."""
-    if not sorted_values:
-        raise ValueError("percentile of an empty sequence")
-    position = q * (len(sorted_values) - 1)
-    lower = math.floor(position)
-    upper = min(lower + 1, len(sorted_values) - 1)
-    fraction = position - lower
-    return sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * fraction
-
-
-def paired_bootstrap(
-    differences: Sequence[float], n_boot: int = 2000, seed: int = 0, confidence: float = 0.95
-) -> Bootstrap:
-    """Resample paired differences with replacement `n_boot` times (seeded, deterministic).
-
-    CI: percentile interval of the resampled means. p-value: share of resampled means, shifted
-    to the null of no difference, at least as far from 0 as the observed mean (add-one rule).
-    """
-    _check_confidence(confidence)
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be at least 1, got {n_boot}.")
-    n = len(differences)
-    if n == 0:
-        raise ValueError("paired bootstrap needs at least one difference.")
-    observed = math.fsum(differences) / n
-    rng = random.Random(seed)
-    means = sorted(math.fsum(rng.choices(differences, k=n)) / n for _ in range(n_boot))
-    alpha = (1.0 - confidence) / 2.0
-    ci = (percentile(means, alpha), percentile(means, 1.0 - alpha))
-    tolerance = 1e-12 * max(1.0, abs(observed))
-    extreme = sum(1 for m in means if abs(m - observed) >= abs(observed) - tolerance)
-    return Bootstrap(observed, ci, (extreme + 1) / (n_boot + 1))
-
-
-def cohens_dz(differences: Sequence[float]) -> float | None:
-    """Cohen's d_z: mean of paired differences / their sample sd; None if n < 2 or sd == 0."""
-    if len(differences) < 2:
-        return None
-    sd = statistics.stdev(differences)
-    if sd == 0.0:
-        return None
-    return (math.fsum(differences) / len(differences)) / sd
+    return min(1.0, 2.0 * binomial_tail_half(n, min(b, c)))

@@ -376,10 +376,13 @@ class BenchmarkRunner:
                 row["success"] = success(record_of(row["task_id"], row), spec.pass_threshold)
         arms, comparisons, chains, headline = compute_metrics(spec, records)
         previous = attempt = None
-        if repo is not None:
-            previous = repo.best_previous_score(spec.digest, exclude_id=benchmark_id)
+        if repo is not None:  # "earlier": finished before this benchmark started
+            info = repo.get_benchmark(benchmark_id)
+            previous = repo.best_previous_score(spec.digest, exclude_id=benchmark_id, direction=spec.direction,
+                                                finished_before=info.created_at if info is not None else None)
         if status == "finished":
-            attempt = attempt_status(headline, previous)
+            unassisted = sum(m.assisted.n_unassisted for m in arms.values())
+            attempt = attempt_status(headline, previous, spec.direction, n_unassisted=unassisted)
         result = BenchmarkResult(benchmark_id, spec, status, arms, comparisons, chains, records, rows, headline,
                                  previous, attempt, resumed, len(self._rows), duration)
         if repo is not None:

@@ -49,13 +49,7 @@ def episode_id_for(benchmark_id: str, arm: str, index: int, chain: int = 0) -> s
 
 def chained_tasks(suite: Suite, selected: list[str]) -> list[str]:
     """The selected tasks of `suite` that take part in a chain, in dependency order."""
-    chosen = set(selected)
-    linked: set[str] = set()
-    for task_id, task in suite.tasks.items():
-        if task_id in chosen and task.depends_on:
-            linked.add(task_id)
-            linked.update(dep for dep in task.depends_on if dep in chosen)
-    return [t for t in suite.ordered_task_ids() if t in linked]
+    return suite.chained_task_ids(selected)
 
 
 def plan_jobs(spec: BenchmarkSpec, benchmark_id: str, done: Mapping[TrialKey, TrialRecord]) -> list[Job]:

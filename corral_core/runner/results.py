@@ -1,27 +1,27 @@
 """A benchmark's results: per-arm metrics, arm comparisons, chain metrics and the headline.
 
 The headline score of a benchmark is the mean over its arms of each arm's average score (the mean
-over tasks of the per-task mean score, unassisted attempted trials only). It is what the attempt
-status compares with the best earlier finished benchmark of the same spec digest.
+over tasks of the per-task mean score, unassisted attempted trials only; a chain counts as one task
+scored by its weighted workflow score, skipped links 0). It is what the attempt status compares with
+the best earlier finished benchmark of the same spec digest, in the spec's direction.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from corral_core.metrics import (
     ArmMetrics,
+    ChainDef,
     ChainMetrics,
     PairedComparison,
     TrialRecord,
-    arm_metrics,
-    chain_metrics,
-    compare_arms,
+    analyse,
     metrics_to_dict,
     success,
 )
@@ -40,13 +40,13 @@ class BenchmarkResult:
     spec: BenchmarkSpec
     status: str  # finished | interrupted
     arms: dict[str, ArmMetrics]
-    comparisons: list[PairedComparison]  # every other arm against the first
+    comparisons: list[PairedComparison]  # every pair of arms, Holm-adjusted
     chains: dict[str, list[ChainMetrics]]  # arm -> one entry per chained suite
     records: list[TrialRecord]
     rows: list[dict[str, Any]] = field(default_factory=list)  # one per trial, for reports
     headline_score: float | None = None
     previous_best: float | None = None
-    attempt_status: str | None = None  # improved | baseline | regressed | crashed | None (interrupted)
+    attempt_status: str | None = None  # first | improved | baseline | regressed | no_unassisted | crashed | None
     resumed: bool = False
     trials_run: int = 0  # trials run by this call (a resumed run counts only its own)
     duration: float = 0.0
@@ -68,7 +68,8 @@ class BenchmarkResult:
             "name": spec.name,
             "status": self.status,
             "spec_digest": spec.digest,
-            "spec": {**spec.normalized(), "source": spec.source, "parallel": spec.parallel},
+            "spec": {**spec.normalized(), "direction": spec.direction, "source": spec.source,
+                     "parallel": spec.parallel},
             "headline_score": _finite(self.headline_score),
             "previous_best": _finite(self.previous_best),
             "attempt_status": self.attempt_status,
@@ -76,6 +77,7 @@ class BenchmarkResult:
             "trials_run": self.trials_run,
             "trials_total": len(self.records),
             "trials_errored": self.errored,
+            "cost_total": _cost_total(self.arms.values()),
             "duration": self.duration,
             "arms": {name: metrics_to_dict(m) for name, m in self.arms.items()},
             "comparisons": [metrics_to_dict(c) for c in self.comparisons],
@@ -86,29 +88,25 @@ class BenchmarkResult:
         return data
 
 
-def compute_metrics(spec: BenchmarkSpec, records: Sequence[TrialRecord]
+def chain_defs(spec: BenchmarkSpec) -> list[ChainDef]:
+    """The spec's chains (one per suite with chained tasks), with the spec's link weights."""
+    weights = dict(spec.chain_weights)
+    chains = []
+    for suite in spec.suites:
+        links = chained_tasks(suite, spec.task_ids)
+        if links:
+            given = {task: weights[task] for task in links if task in weights}
+            chains.append(ChainDef(f"{suite.name} (chain)", tuple(links), given or None))
+    return chains
+
+
+def compute_metrics(spec: BenchmarkSpec, records: Iterable[TrialRecord]
                     ) -> tuple[dict[str, ArmMetrics], list[PairedComparison], dict[str, list[ChainMetrics]],
                                float | None]:
-    """Per-arm metrics, comparisons with the first arm, chain metrics and the headline score."""
-    by_arm: dict[str, list[TrialRecord]] = {arm.name: [] for arm in spec.arms}
-    for record in records:
-        by_arm.setdefault(record.arm, []).append(record)
-    ks = list(spec.k_values)
-    arms = {name: arm_metrics(rows, ks, spec.pass_threshold) for name, rows in by_arm.items() if rows}
-    names = [a.name for a in spec.arms if a.name in arms]
-    comparisons = [compare_arms(by_arm[names[0]], by_arm[other], spec.pass_threshold) for other in names[1:]]
-    chains: dict[str, list[ChainMetrics]] = {}
-    selected = spec.task_ids
-    for suite in spec.suites:
-        links = chained_tasks(suite, selected)
-        if not links:
-            continue
-        for name in names:
-            rows = [r for r in by_arm[name] if r.task_id in links]
-            chains.setdefault(name, []).append(chain_metrics(rows, links, spec.pass_threshold))
-    values = [m.average_score.value for m in arms.values() if m.average_score.value is not None]
-    headline = math.fsum(values) / len(values) if values else None
-    return arms, comparisons, chains, headline
+    """Per-arm metrics, every pair of arms compared, chain metrics and the headline score (one pass)."""
+    analysis = analyse(records, [a.name for a in spec.arms], list(spec.k_values), spec.pass_threshold,
+                       chains=chain_defs(spec))
+    return analysis.arms, analysis.comparisons, analysis.chains, analysis.headline
 
 
 def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialRecord]:
@@ -156,6 +154,12 @@ def stored_trial_rows(repository: Any, benchmark_id: str, pass_threshold: float)
         if not page.has_more:
             return rows
         offset += ROW_PAGE
+
+
+def _cost_total(arms: Iterable[ArmMetrics]) -> float | None:
+    """The run's cost over every arm; None when no arm knows its cost."""
+    costs = [m.resources.cost for m in arms if m.resources.cost is not None]
+    return math.fsum(costs) if costs else None
 
 
 def _jsonable_row(row: dict[str, Any]) -> dict[str, Any]:

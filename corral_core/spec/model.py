@@ -15,7 +15,9 @@ from corral_core.env import Suite
 AGENT_TYPES = ("react", "tool_calling", "planner", "reflection")
 APPROVAL_POLICIES = ("reject", "approve", "ask")
 SPEC_KEYS = ("name", "description", "suite", "suites", "agent", "model", "arms", "trials_per_task", "k_values",
-             "parallel", "surrender", "pass_threshold", "tasks", "timeouts", "approval", "hooks")
+             "parallel", "surrender", "pass_threshold", "tasks", "timeouts", "approval", "hooks", "direction",
+             "chain")
+CHAIN_KEYS = ("weights",)
 AGENT_KEYS = ("type", "max_iterations", "temperature", "system_prompt", "options")
 MODEL_KEYS = ("id", "api_base", "api_key_env", "temperature", "timeout", "max_retries", "extra")
 ARM_KEYS = ("name", "verbosity", "model", "agent")
@@ -123,6 +125,8 @@ class BenchmarkSpec:
     timeouts: Timeouts = field(default_factory=Timeouts)
     approval: str = "reject"
     hooks: HooksSpec = field(default_factory=HooksSpec)
+    direction: str = "maximize"  # whether a higher (maximize) or lower headline score is better
+    chain_weights: tuple[tuple[str, float], ...] = ()  # (link task id, weight); each chain's sum to 1
     description: str = ""
     text: str = ""  # the YAML text as written (for the store and `export`)
     data: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # the raw mapping
@@ -156,6 +160,9 @@ class BenchmarkSpec:
             "approval": self.approval,
             "hooks": self.hooks.to_dict(),
             "content": dict(self.content_hashes),
+            # only when set, so the digests of specs written before these keys stay the same
+            **({"direction": self.direction} if self.direction != "maximize" else {}),
+            **({"chain": {"weights": dict(self.chain_weights)}} if self.chain_weights else {}),
         }
 
     @property

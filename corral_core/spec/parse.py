@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from corral_core.env import Suite, load_suite
+from corral_core.metrics.attempt import DIRECTIONS
 from corral_core.spec.checks import _Checker, _kind, did_you_mean
 from corral_core.spec.model import (
     AGENT_KEYS,
     AGENT_TYPES,
     APPROVAL_POLICIES,
     ARM_KEYS,
+    CHAIN_KEYS,
     DEFAULT_TIMEOUTS,
     HEARTBEAT_KEYS,
     HOOK_KEYS,
@@ -59,7 +61,10 @@ def parse_spec(doc: YamlDocument, base_dir: Path, text: str) -> BenchmarkSpec:
         pass_threshold=_threshold(check, data.get("pass_threshold", 0.0)),
         tasks=tasks, timeouts=_timeouts(check, data.get("timeouts")),
         approval=check.choice(("approval",), data.get("approval", "reject"), APPROVAL_POLICIES, "approval policy"),
-        hooks=_hooks(check, data.get("hooks"), suites), description=str(data.get("description") or ""),
+        hooks=_hooks(check, data.get("hooks"), suites),
+        direction=check.choice(("direction",), data.get("direction", "maximize"), DIRECTIONS, "direction"),
+        chain_weights=_chain_weights(check, data.get("chain"), suites, tasks),
+        description=str(data.get("description") or ""),
         text=text, data=dict(data), suites=suites,
         content_hashes=content_hashes(suite_paths, [arm.model.id for arm in arms]),
     )
@@ -364,3 +369,46 @@ def _hooks(check: _Checker, value: Any, suites: tuple[Suite, ...]) -> HooksSpec:
         every = check.integer(("hooks", "heartbeat", "every"), beat["every"], 1)
         prompt = check.text(("hooks", "heartbeat", "prompt"), beat["prompt"])
     return HooksSpec({str(k): str(v) for k, v in interventions.items()}, every, prompt)
+
+
+def _chain_weights(check: _Checker, value: Any, suites: tuple[Suite, ...], tasks: tuple[str, ...] | None
+                   ) -> tuple[tuple[str, float], ...]:
+    """`chain: {weights: {task: w}}`: a weight for every link of each chain, each chain's summing to 1."""
+    if value is None:
+        return ()
+    raw = check.mapping(("chain",), value, "`chain: {weights: {lookup: 0.3, compute: 0.3, report: 0.4}}`")
+    check.keys(("chain",), raw, CHAIN_KEYS)
+    if raw.get("weights") is None:
+        return ()
+    at: KeyPath = ("chain", "weights")
+    weights = check.mapping(at, raw["weights"], "`weights: {lookup: 0.3, compute: 0.3, report: 0.4}`")
+    selected = [t for s in suites for t in s.ordered_task_ids() if tasks is None or t in tasks]
+    chains = [links for s in suites if (links := s.chained_task_ids(selected))]
+    linked = {t for chain in chains for t in chain}
+    if not chains:
+        raise check.fail(at, "`chain.weights` is set, but no selected task is part of a chain.",
+                         "remove `chain`, or run a suite whose tasks use `depends_on`.")
+    values: dict[str, float] = {}
+    for task_id, weight in weights.items():
+        if task_id not in linked:
+            raise check.fail((*at, task_id), f"{task_id!r} is not a link of a chain in this spec."
+                             f"{did_you_mean(str(task_id), linked)}",
+                             f"give weights for the chain links: {', '.join(sorted(linked))}.")
+        number = check.number((*at, task_id), weight)
+        assert number is not None
+        if not number >= 0 or number == float("inf"):
+            raise check.fail((*at, task_id), f"the weight of {task_id!r} must be a finite number >= 0, not {number}.")
+        values[str(task_id)] = number
+    for chain in chains:
+        missing = [t for t in chain if t not in values]
+        if missing:
+            raise check.fail(at, f"no weight for the chain link(s) {', '.join(missing)}.",
+                             f"give every link of the chain a weight: {', '.join(chain)}.")
+        total = sum(values[t] for t in chain)
+        if abs(total - 1.0) > 1e-9:
+            shown = ", ".join(f"{t}: {values[t]:g}" for t in chain)
+            raise check.fail(at, f"the weights of the chain {' -> '.join(chain)} sum to {total:g}, not 1 "
+                                 f"({shown}); the workflow score is sum(weight x link score), so the weights "
+                                 "must sum to 1.",
+                             "scale them to sum to 1, e.g. 0.3, 0.3 and 0.4.")
+    return tuple((t, values[t]) for chain in chains for t in chain)

@@ -33,7 +33,7 @@ class BenchmarkInfo:
     trials_per_task: int
     status: str  # running | finished | interrupted
     headline_score: float | None
-    attempt_status: str | None  # improved | baseline | regressed | crashed | None
+    attempt_status: str | None  # metrics.ATTEMPT_STATUSES, or None (unfinished)
     created_at: datetime
     finished_at: datetime | None
     metrics: dict[str, Any] | None

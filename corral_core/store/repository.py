@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, Select, case, delete, func, insert, select, update
 
+from corral_core.metrics.attempt import ATTEMPT_STATUSES, DIRECTIONS
 from corral_core.store import convert, detail
 from corral_core.store.database import write_transaction
 from corral_core.store.models import (
@@ -43,7 +44,6 @@ from corral_core.store.tables import (
 
 BENCHMARK_STATUSES = ("running", "finished", "interrupted")
 UNFINISHED_BENCHMARK = ("running", "interrupted")
-ATTEMPT_STATUSES = ("improved", "baseline", "regressed", "crashed")
 
 def new_benchmark_id() -> str:
     return "bm_" + secrets.token_hex(6)
@@ -253,14 +253,21 @@ class Repository:
             )
         return result.rowcount == 1
 
-    def best_previous_score(self, spec_digest: str, exclude_id: str | None = None) -> float | None:
-        """The best headline score among finished benchmarks of the same spec (None if none)."""
+    def best_previous_score(self, spec_digest: str, exclude_id: str | None = None, *, direction: str = "maximize",
+                            finished_before: datetime | None = None) -> float | None:
+        """The best headline score (highest, or lowest for direction "minimize") among finished benchmarks
+        of the same spec that finished before `finished_before` (None if none)."""
+        if direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, not {direction!r}")
         b = benchmark_table
-        query = select(func.max(b.c.headline_score)).where(
+        best = func.max if direction == "maximize" else func.min
+        query = select(best(b.c.headline_score)).where(
             b.c.spec_digest == spec_digest, b.c.status == "finished", b.c.headline_score.is_not(None)
         )
         if exclude_id is not None:
             query = query.where(b.c.id != exclude_id)
+        if finished_before is not None:
+            query = query.where(b.c.finished_at < finished_before)
         with self._read() as conn:
             return conn.execute(query).scalar_one()
 

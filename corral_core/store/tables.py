@@ -71,7 +71,7 @@ class BenchmarkRow(SQLModel, table=True):
     trials_per_task: int = 1
     status: str = "running"  # running | finished | interrupted
     headline_score: float | None = None
-    attempt_status: str | None = None  # improved | baseline | regressed | crashed
+    attempt_status: str | None = None  # first | improved | baseline | regressed | no_unassisted | crashed
     created_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
     finished_at: datetime | None = _ts(nullable=True)
     metrics_json: str | None = _text()

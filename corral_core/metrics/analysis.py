@@ -1,0 +1,45 @@
+"""A whole benchmark's analysis in one pass over its records: per-arm metrics, every pair of arms
+compared, chain metrics and the headline score."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .arm import ArmMetrics, ArmTally
+from .chain import ChainDef, ChainMetrics
+from .compare import ALPHA, PairedComparison, compare_tallies
+from .records import TrialRecord
+
+
+@dataclass
+class Analysis:
+    arms: dict[str, ArmMetrics]  # in arm order, arms without records left out
+    comparisons: list[PairedComparison]  # every pair of arms, Holm-adjusted
+    chains: dict[str, list[ChainMetrics]]  # arm -> one entry per chain
+    headline: float | None  # mean over arms of each arm's average score (None without any)
+
+
+def analyse(records: Iterable[TrialRecord], arm_order: Sequence[str] = (), k_values: Iterable[int] = (1,),
+            pass_threshold: float = 0.0, *, chains: Sequence[ChainDef] = (), include_assisted: bool = False,
+            seed: int = 0, alpha: float = ALPHA) -> Analysis:
+    """Consume `records` once (any iterable: a list, a stream of store pages) and analyse them.
+
+    Arms are reported in `arm_order`, then any other arm met in the records, by name.
+    """
+    ks = list(k_values)
+    tallies: dict[str, ArmTally] = {}
+    for record in records:
+        tally = tallies.get(record.arm)
+        if tally is None:
+            tally = tallies[record.arm] = ArmTally(record.arm, pass_threshold, chains=chains,
+                                                   include_assisted=include_assisted)
+        tally.add(record)
+    names = [a for a in arm_order if a in tallies] + sorted(a for a in tallies if a not in arm_order)
+    arms = {name: tallies[name].finish(ks) for name in names}
+    comparisons = compare_tallies([tallies[name] for name in names], seed=seed, alpha=alpha)
+    chain_results = {name: tallies[name].chain_metrics for name in names if tallies[name].chain_metrics}
+    values = [m.average_score.value for m in arms.values() if m.average_score.value is not None]
+    headline = math.fsum(values) / len(values) if values else None
+    return Analysis(arms, comparisons, chain_results, headline)

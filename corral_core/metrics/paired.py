@@ -1,0 +1,260 @@
+"""Paired statistics over independent units (tasks): sign-flip permutation test, cluster bootstrap CI,
+Holm's correction and Cohen's d_z. Stdlib only, deterministic for a seed, linear in the number of units.
+
+The input is one difference per unit (arm B's mean minus arm A's mean on that task). Under the null
+hypothesis the two arms are exchangeable within a task, so every difference is equally likely to have
+either sign: the permutation distribution of the mean difference is the set of all 2^n sign patterns.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from operator import getitem
+
+from .stats import t_quantile
+
+# Up to this many non-zero differences every sign pattern is counted (2^24 ≈ 16.8 million patterns,
+# enumerated as two halves of 2^12 partial sums each: milliseconds); above it, Monte Carlo.
+EXACT_SIGN_FLIP_MAX = 24
+MONTE_CARLO_DRAWS = 10_000
+BOOTSTRAP_DRAWS = 2_000
+# Above this many tasks the bootstrap interval of a mean has converged to the t interval across
+# tasks (the expanded percentile interval below is built to agree with it), so the t interval is
+# used and named: this bounds the bootstrap's cost at BOOTSTRAP_DRAWS x BOOTSTRAP_MAX_UNITS draws.
+BOOTSTRAP_MAX_UNITS = 2_000
+ZERO_DIFFERENCE = 1e-12  # a task-level difference smaller than this is float noise: a tie
+_BLOCK = 8  # Monte Carlo sign flips are summed 8 units at a time from 256-entry tables
+
+
+@dataclass(frozen=True)
+class SignFlipTest:
+    """Two-sided paired sign-flip permutation test of a mean difference of zero.
+
+    p = share of sign patterns whose |mean| is at least the observed |mean|. Exact: all 2^k patterns
+    of the k non-zero differences (`min_p` = 2 / 2^k). Monte Carlo: (b + 1) / (draws + 1) with b the
+    draws at least as extreme (`min_p` = 1 / (draws + 1)). p never falls below `min_p`.
+    """
+
+    mean: float
+    p_value: float
+    method: str  # "exact" | "monte-carlo"
+    n: int  # units (tasks)
+    n_nonzero: int
+    draws: int | None  # Monte Carlo draws (None when exact)
+    seed: int | None
+    min_p: float
+
+
+def _snap(differences: Sequence[float]) -> list[float]:
+    return [0.0 if abs(d) < ZERO_DIFFERENCE else float(d) for d in differences]
+
+
+def _tolerance(values: Sequence[float]) -> float:
+    return 1e-9 * max(1.0, math.fsum(abs(v) for v in values))
+
+
+def sign_flip_test(differences: Sequence[float], *, draws: int = MONTE_CARLO_DRAWS, seed: int = 0,
+                   exact_max: int = EXACT_SIGN_FLIP_MAX) -> SignFlipTest:
+    """Paired sign-flip permutation test (see SignFlipTest); exact up to `exact_max` non-zero
+    differences, else `draws` seeded Monte Carlo sign patterns."""
+    return sign_flip_tests([differences], draws=draws, seed=seed, exact_max=exact_max)[0]
+
+
+def sign_flip_tests(columns: Sequence[Sequence[float]], *, draws: int = MONTE_CARLO_DRAWS, seed: int = 0,
+                    exact_max: int = EXACT_SIGN_FLIP_MAX) -> list[SignFlipTest]:
+    """`sign_flip_test` of several outcomes measured on the same tasks (equal-length columns);
+    the Monte Carlo ones share their sign patterns, so a second outcome costs little."""
+    if draws < 1:
+        raise ValueError(f"draws must be at least 1, got {draws}.")
+    n = len(columns[0]) if columns else 0
+    if n == 0 or any(len(column) != n for column in columns):
+        raise ValueError("a sign-flip test needs at least one difference per task, the same tasks per outcome.")
+    results: list[SignFlipTest | None] = []
+    sampled: list[tuple[int, list[float], float]] = []
+    for position, column in enumerate(columns):
+        values = _snap(column)
+        mean = math.fsum(values) / n
+        nonzero = [d for d in values if d != 0.0]
+        k = len(nonzero)
+        threshold = abs(math.fsum(nonzero)) - _tolerance(nonzero)
+        if k == 0 or threshold <= 0.0:
+            results.append(SignFlipTest(mean, 1.0, "exact", n, k, None, None, 1.0 if k == 0 else 2.0 / 2**k))
+        elif k <= exact_max:
+            count = _count_at_least(nonzero, threshold)  # patterns with sum >= threshold; the mirror doubles it
+            results.append(SignFlipTest(mean, min(1.0, 2 * count / 2**k), "exact", n, k, None, None, 2.0 / 2**k))
+        else:
+            results.append(None)
+            sampled.append((position, values, threshold))
+    if sampled:
+        counts = _monte_carlo_extremes([values for _, values, _ in sampled], [t for _, _, t in sampled], draws, seed)
+        for (position, values, _), extreme in zip(sampled, counts, strict=True):
+            k = sum(1 for v in values if v != 0.0)
+            results[position] = SignFlipTest(math.fsum(values) / n, (extreme + 1) / (draws + 1), "monte-carlo", n, k,
+                                             draws, seed, 1.0 / (draws + 1))
+    return [r for r in results if r is not None]
+
+
+def _subset_sums(values: Sequence[float]) -> list[float]:
+    """Sums of every sign pattern of `values` (2^len entries)."""
+    sums = [0.0]
+    for v in values:
+        sums = [s + v for s in sums] + [s - v for s in sums]
+    return sums
+
+
+def _count_at_least(values: Sequence[float], threshold: float) -> int:
+    """How many of the 2^k sign patterns sum to at least `threshold` (meet in the middle)."""
+    half = len(values) // 2
+    left = _subset_sums(values[:half])
+    right = sorted(_subset_sums(values[half:]))
+    size = len(right)
+    return sum(size - bisect_left(right, threshold - s) for s in left)
+
+
+def _tables(values: Sequence[float]) -> list[list[float]]:
+    """table[j][m] = sum of the values of block j (8 values) whose bit is set in the byte m."""
+    tables = []
+    for start in range(0, len(values), _BLOCK):
+        table = [0.0]
+        for v in values[start:start + _BLOCK]:
+            table = table + [t + v for t in table]
+        tables.append(table + [0.0] * (256 - len(table)))  # a short last block never sets the high bits
+    return tables
+
+
+def _monte_carlo_extremes(columns: list[list[float]], thresholds: list[float], draws: int, seed: int) -> list[int]:
+    """Per column, the draws whose |sum of randomly signed values| reaches its threshold. Each draw is
+    one random integer whose bits are the signs (shared by the columns); a signed sum is read from
+    256-entry tables, 8 values at a time: sum(+v) - sum(-v) = 2 * sum(+v) - sum(v)."""
+    tables = [_tables(values) for values in columns]
+    totals = [math.fsum(values) for values in columns]
+    n_bytes = len(tables[0])
+    rng = random.Random(seed)
+    extreme = [0] * len(columns)
+    for _ in range(draws):
+        pattern = rng.getrandbits(8 * n_bytes).to_bytes(n_bytes, "little")
+        for i, table in enumerate(tables):
+            if abs(2.0 * sum(map(getitem, table, pattern)) - totals[i]) >= thresholds[i]:
+                extreme[i] += 1
+    return extreme
+
+
+@dataclass(frozen=True)
+class BootstrapCI:
+    """Task-cluster bootstrap interval of a mean: tasks resampled with replacement."""
+
+    ci: tuple[float, float]
+    method: str  # "cluster-bootstrap" | "t" (above BOOTSTRAP_MAX_UNITS tasks)
+    draws: int | None
+    seed: int | None
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Linear-interpolation percentile (numpy's default) of an already sorted sequence."""
+    if not sorted_values:
+        raise ValueError("percentile of an empty sequence")
+    position = q * (len(sorted_values) - 1)
+    lower = math.floor(position)
+    upper = min(lower + 1, len(sorted_values) - 1)
+    fraction = position - lower
+    return sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * fraction
+
+
+def expanded_alpha(n: int, confidence: float = 0.95) -> float:
+    """The tail share the expanded percentile interval uses (Hesterberg 2015): the plain percentile
+    interval of a mean is too narrow for few units (it acts like z and divisor n instead of t and
+    n - 1), so its percentiles are taken at Phi(-sqrt(n / (n - 1)) * t_{1-alpha/2, n-1})."""
+    alpha = 1.0 - confidence
+    t = t_quantile(1.0 - alpha / 2.0, n - 1)
+    return statistics.NormalDist().cdf(-math.sqrt(n / (n - 1)) * t)
+
+
+def bootstrap_mean_ci(values: Sequence[float], *, draws: int = BOOTSTRAP_DRAWS, seed: int = 0,
+                      confidence: float = 0.95, max_units: int = BOOTSTRAP_MAX_UNITS) -> BootstrapCI | None:
+    """Expanded percentile bootstrap interval of the mean of per-task values (None for < 2 tasks).
+
+    Above `max_units` tasks the t interval across tasks is returned (method "t"): the bootstrap has
+    converged to it there, and this keeps the cost bounded.
+    """
+    return bootstrap_mean_cis([values], draws=draws, seed=seed, confidence=confidence, max_units=max_units)[0]
+
+
+def bootstrap_mean_cis(columns: Sequence[Sequence[float]], *, draws: int = BOOTSTRAP_DRAWS, seed: int = 0,
+                       confidence: float = 0.95, max_units: int = BOOTSTRAP_MAX_UNITS) -> list[BootstrapCI | None]:
+    """`bootstrap_mean_ci` of several outcomes on the same tasks, from the same resampled tasks."""
+    if draws < 1:
+        raise ValueError(f"draws must be at least 1, got {draws}.")
+    n = len(columns[0]) if columns else 0
+    if any(len(column) != n for column in columns):
+        raise ValueError("every outcome needs one value per task, for the same tasks.")
+    if n < 2:
+        return [None for _ in columns]
+    data = [[float(v) for v in column] for column in columns]
+    means = [math.fsum(column) / n for column in data]
+    if n > max_units:
+        factor = t_quantile((1.0 + confidence) / 2.0, n - 1) / math.sqrt(n)
+        return [BootstrapCI((m - factor * statistics.stdev(c), m + factor * statistics.stdev(c)), "t", None, None)
+                for m, c in zip(means, data, strict=True)]
+    uniform = random.Random(seed).random
+    getters = [column.__getitem__ for column in data]
+    resampled: list[list[float]] = [[] for _ in data]
+    for _ in range(draws):
+        # one resample of the tasks, shared by every outcome (drawn as random.choices draws)
+        chosen = [int(uniform() * n) for _ in repeat(None, n)]
+        for get, out in zip(getters, resampled, strict=True):
+            out.append(math.fsum(map(get, chosen)) / n)
+    tail = expanded_alpha(n, confidence)
+    results: list[BootstrapCI | None] = []
+    for mean, out in zip(means, resampled, strict=True):
+        out.sort()
+        low, high = percentile(out, tail), percentile(out, 1.0 - tail)
+        results.append(BootstrapCI((min(low, mean), max(high, mean)), "cluster-bootstrap", draws, seed))
+    return results
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error control), in the input order."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def cohens_dz(differences: Sequence[float]) -> float | None:
+    """Cohen's d_z: mean of paired differences / their sample sd.
+
+    None for fewer than 2 differences, or when the spread is numerically zero: sd below
+    max(1e-12, 1e-9 * the largest |difference|), where the ratio would only measure float noise.
+    """
+    if len(differences) < 2:
+        return None
+    values = [float(d) for d in differences]
+    sd = statistics.stdev(values)
+    if sd <= max(ZERO_DIFFERENCE, 1e-9 * max(abs(v) for v in values)):
+        return None
+    return (math.fsum(values) / len(values)) / sd
+
+
+def format_p(p: float | None) -> str:
+    """A p-value for people, rounded *up* to two significant digits so the printed value is never
+    smaller than the computed one (nor than the smallest p the design allows)."""
+    if p is None:
+        return "-"
+    if p >= 1.0:
+        return "1"
+    if p <= 0.0:  # a binomial tail below the float range
+        return "<1e-300"
+    exponent = math.floor(math.log10(p))
+    scale = 10.0 ** (exponent - 1)
+    rounded = math.ceil(p / scale - 1e-9) * scale
+    return f"{rounded:.2g}" if rounded >= 1e-3 else f"{rounded:.1e}"
