@@ -125,6 +125,7 @@ class ArmMetrics:
     include_assisted: bool
     average_score: Estimate  # the headline: mean over tasks of per-task mean score (chain: workflow score)
     success_rate: Estimate  # successes / observations, pooled over tasks; Wilson on the effective n
+    n_success: int  # successful observations (trials; a chain's end-to-end episodes)
     pass_k: dict[int, PassK]  # over tasks (a chain's episodes are its trials)
     surrender_rate: Estimate  # surrendered / analysed trials, clustered by task
     error_rate: Estimate  # errored / analysed trials (timeouts included), clustered by task
@@ -398,6 +399,7 @@ class ArmTally:
             include_assisted=self.include_assisted,
             average_score=_average_score(units),
             success_rate=clustered_proportion(unit_clusters),
+            n_success=sum(u.sums.c for u in units),
             pass_k={k: pass_k_over_tasks(counts, k) for k in ks},
             surrender_rate=clustered_proportion(surrendered),
             error_rate=clustered_proportion(errored),

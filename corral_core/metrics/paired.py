@@ -124,7 +124,7 @@ def _tables(values: Sequence[float]) -> list[list[float]]:
         table = [0.0]
         for v in values[start:start + _BLOCK]:
             table = table + [t + v for t in table]
-        tables.append(table + [0.0] * (256 - len(table)))  # a short last block never sets the high bits
+        tables.append(table * (256 // len(table)))  # a short last block ignores the high bits: table[m % len]
     return tables
 
 

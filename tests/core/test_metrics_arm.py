@@ -91,9 +91,9 @@ def test_average_score_is_the_mean_of_task_means_and_rates_cover_trials() -> Non
     assert (m.n_records, m.n_trials, m.n_tasks, m.n_not_attempted) == (10, 8, 3, 2)
     assert m.average_score.value == pytest.approx((0.5 + 0.5 + 0.0) / 3)
     assert m.average_score.n == 3 and m.average_score.ci is not None
-    assert m.trial_score.value == pytest.approx(2.5 / 8)
+    assert (m.average_score.method, m.average_score.n_tasks) == ("t-over-tasks", 3)
     assert (m.n_success, m.success_rate.value) == (3, pytest.approx(3 / 8))
-    assert m.task_success_rate == pytest.approx((0.5 + 1.0 + 0.0) / 3)
+    assert (m.success_rate.method, m.success_rate.n_tasks) == ("wilson-deff-by-task", 3)
     assert m.surrender_rate.value == pytest.approx(1 / 8)
     assert m.error_rate.value == pytest.approx(1 / 8)
     assert m.status_counts == {
@@ -102,8 +102,8 @@ def test_average_score_is_the_mean_of_task_means_and_rates_cover_trials() -> Non
     }
     k1, k3 = m.pass_k[1], m.pass_k[3]
     assert k1.pass_at_k == pytest.approx((0.5 + 1.0 + 0.0) / 3) and k1.n_tasks_excluded == 0
-    # b has 1 analysed trial: left out of k=3 and counted.
-    assert (k3.n_tasks, k3.n_tasks_excluded) == (2, 1)
+    # b has 1 analysed trial: left out of k=3, counted and named.
+    assert (k3.n_tasks, k3.n_tasks_excluded, k3.tasks_excluded) == (2, 1, ("b",))
     assert k3.pass_at_k == pytest.approx((1.0 + 0.0) / 2)  # a: n=4, c=2 -> 1 - C(2,3)/C(4,3)
     assert k3.pass_hat_k == pytest.approx(0.0)
     row = m.tasks["a"]
@@ -159,7 +159,7 @@ def test_surrender_calibration_against_declared_unsolvable_tasks() -> None:
 
 
 def test_bad_input_is_refused_with_a_clear_message() -> None:
-    with pytest.raises(ValueError, match="several arms"):
+    with pytest.raises(ValueError, match="one arm at a time"):
         arm_metrics([rec("a"), TrialRecord(task_id="a", arm="other")])
     with pytest.raises(ValueError, match="k values"):
         arm_metrics([rec("a")], k_values=[0])
@@ -192,3 +192,60 @@ def test_from_mapping_ignores_unknown_keys_and_null_counters() -> None:
          "explanation": "ok", "tool_calls": None}
     )
     assert record.task_id == "a" and record.total_tokens == 0 and record.tool_calls == []
+
+
+def test_surrender_calibration_leaves_errored_and_timed_out_trials_out_and_counts_them() -> None:
+    records = [
+        rec("impossible", 0, 0.0, status="surrendered", surrendered=True, solvable=False),
+        rec("impossible", 1, None, status="error", error="provider: rate limited", solvable=False),
+        rec("impossible", 2, None, status="timeout", error="the trial ran too long", solvable=False),
+        rec("easy", 0, 1.0, solvable=True),
+        rec("easy", 1, None, status="error", error="connection refused", solvable=True),
+    ]
+    cal = arm_metrics(records).surrender_calibration
+    assert cal is not None
+    # before the fix the errored and timed-out unsolvable trials were "kept going": recall 1/3
+    assert (cal.true_positive, cal.false_positive, cal.false_negative, cal.true_negative) == (1, 0, 0, 1)
+    assert cal.recall == 1.0 and cal.precision == 1.0
+    assert (cal.n_excluded_errors, cal.n_excluded_timeouts) == (2, 1)
+
+
+def test_arm_metrics_read_any_iterable_once() -> None:
+    records = [rec(f"t{i % 7}", i // 7, float(i % 3 == 0)) for i in range(70)]
+    once = arm_metrics(iter(records), k_values=[1, 5])  # a generator: consumed once, never held whole
+    assert once == arm_metrics(records, k_values=[1, 5])
+    assert once.n_trials == 70 and once.n_tasks == 7
+
+
+def test_intervals_respect_clustering_by_task() -> None:
+    """Ten tasks of ten identical trials carry the information of ten observations, not a hundred."""
+    records = [rec(f"t{t}", i, float(t < 3)) for t in range(10) for i in range(10)]
+    m = arm_metrics(records)
+    low, high = m.success_rate.ci or (0.0, 0.0)
+    naive = wilson(30, 100)
+    # CR1 variance = G/(G-1) * sum_g (c_g - p n_g)^2 / N^2 = 10/9 * 10 * 0.3 * 0.7 / 10^2 of a binomial's
+    # 0.3 * 0.7 / 100: design effect 100/9, so the 100 trials count as 9 observations
+    assert (low, high) == pytest.approx(wilson_from_rate(0.3, 9.0))
+    assert high - low > 1.8 * (naive[1] - naive[0])
+    assert m.average_score.method == "t-over-tasks" and m.average_score.n_tasks == 10
+
+
+def test_one_task_intervals_are_over_its_trials_and_say_so() -> None:
+    m = arm_metrics([rec("only", i, float(i % 2)) for i in range(6)])
+    assert m.average_score.method == "t (one task: over trials)" and m.average_score.ci is not None
+    assert m.success_rate.method == "wilson (one task: over trials)"
+    assert m.success_rate.ci == pytest.approx(wilson(3, 6))
+
+
+def wilson_from_rate(p: float, n: float) -> tuple[float, float]:
+    from corral_core.metrics.stats import wilson_from_rate as computed
+
+    return computed(p, n)
+
+
+def wilson(c: int, n: int) -> tuple[float, float]:
+    from corral_core.metrics import wilson_interval
+
+    interval = wilson_interval(c, n)
+    assert interval is not None
+    return interval

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from corral_core.metrics import TrialRecord, chain_metrics, metrics_to_dict
+from corral_core.metrics import ChainDef, TrialRecord, analyse, arm_metrics, chain_metrics, metrics_to_dict
 
 ORDER = ["fetch", "analyse", "report"]
 
@@ -52,7 +52,9 @@ def test_per_link_end_to_end_and_partial_completion() -> None:
     assert m.episodes["e2"].outcomes == {
         "fetch": "success", "analyse": "failed", "report": "skipped"
     }
-    assert m.workflow_score is None
+    # without weights every link weighs 1/3; skipped links score 0
+    assert m.weights == pytest.approx({"fetch": 1 / 3, "analyse": 1 / 3, "report": 1 / 3})
+    assert m.workflow_score.value == pytest.approx((3 + 1 + 0 + 2) / 12)
 
 
 def test_partial_completion_counts_only_the_prefix_in_dependency_order() -> None:
@@ -71,8 +73,13 @@ def test_missing_links_weights_and_order_from_chain_position() -> None:
     assert m.chain_order == ORDER  # derived from chain_position
     assert m.links["analyse"].missing == 1
     assert m.episodes["e5"].outcomes["report"] == "missing"
-    assert m.workflow_score is not None
-    assert m.workflow_score.value == pytest.approx((1.0 + 0.3 * 0.5) / 2)
+    assert m.workflow_score.value == pytest.approx((1.0 + 0.3 * 0.5) / 2) and m.weights_note is None
+
+
+def test_weights_that_do_not_sum_to_one_are_normalised_and_said() -> None:
+    m = chain_metrics(crafted(), ORDER, weights={"fetch": 3, "analyse": 3, "report": 4})
+    assert m.weights == pytest.approx({"fetch": 0.3, "analyse": 0.3, "report": 0.4})
+    assert m.weights_note == "the weights sum to 10, not 1; normalised to fetch 0.3, analyse 0.3, report 0.4"
 
 
 def test_cancelled_or_assisted_episodes_are_left_out_and_counted() -> None:
@@ -103,3 +110,38 @@ def test_chain_metrics_serialise() -> None:
     data = metrics_to_dict(chain_metrics(crafted(), ORDER))
     assert data["links"]["report"]["skipped"] == 2
     assert data["end_to_end"]["value"] == 0.25
+
+
+def test_seed_weighted_workflow_score_by_hand_and_the_skipped_link_headline() -> None:
+    """The seed: workflow_score = task1_score * 0.3 + task2_score * 0.3 + task3_score * 0.4."""
+    records = [
+        link("e1", "fetch", "ok", 1.0), link("e1", "analyse", "ok", 0.5), link("e1", "report", "ok", 0.8),
+        link("e2", "fetch", "ok", 1.0), link("e2", "analyse", "fail", 0.0), link("e2", "report", "skip"),
+        link("e3", "fetch", "fail", 0.0), link("e3", "analyse", "skip"), link("e3", "report", "skip"),
+    ]
+    weights = {"fetch": 0.3, "analyse": 0.3, "report": 0.4}
+    by_hand = [1.0 * 0.3 + 0.5 * 0.3 + 0.8 * 0.4, 1.0 * 0.3 + 0.0 * 0.3 + 0.0 * 0.4, 0.0]
+    m = chain_metrics(records, ORDER, weights=weights)
+    assert [m.episodes[e].workflow_score for e in ("e1", "e2", "e3")] == pytest.approx(by_hand)
+    assert m.workflow_score.value == pytest.approx(sum(by_hand) / 3)
+
+    # the arm's headline scores the chain as one task by that workflow score: a skipped link counts
+    # 0 instead of being left out, and the chain's success is end-to-end success (e1 only)
+    chain = ChainDef("pipeline (chain)", tuple(ORDER), weights)
+    arm = arm_metrics(records, chains=[chain])
+    assert arm.n_tasks == 1 and arm.average_score.value == pytest.approx(sum(by_hand) / 3)
+    unit = arm.chain_units["pipeline (chain)"]
+    assert (unit.n, unit.c, unit.links) == (3, 1, ORDER)
+    result = analyse(records, ["x"], chains=[chain])
+    assert result.headline == pytest.approx(sum(by_hand) / 3)
+    links_only = analyse(records, ["x"])  # the old view: links as tasks, skipped trials left out
+    assert links_only.headline is not None and links_only.headline > result.headline
+
+
+def test_materials_chain_shape_headline_counts_skipped_links_as_zero() -> None:
+    """The issue's numbers: 3 rounds, the third fails its first link -> 0.667, not 0.889."""
+    records = [link(f"e{r}", t, "ok") for r in (1, 2) for t in ORDER]
+    records += [link("e3", "fetch", "fail"), link("e3", "analyse", "skip"), link("e3", "report", "skip")]
+    chain = ChainDef("chain", tuple(ORDER))
+    assert analyse(records, ["x"], chains=[chain]).headline == pytest.approx(2 / 3)
+    assert analyse(records, ["x"]).headline == pytest.approx((2 / 3 + 1 + 1) / 3)  # 0.889: the old headline

@@ -1,4 +1,4 @@
-"""Paired arm comparison and CORAL attempt status."""
+"""Paired arm comparison at the task level, every pair of arms with Holm, and CORAL attempt status."""
 
 from __future__ import annotations
 
@@ -8,104 +8,146 @@ import pytest
 
 from corral_core.metrics import (
     TrialRecord,
+    analyse,
     attempt_status,
     best_score,
+    cohens_dz,
     compare_arms,
-    mcnemar_exact,
+    format_p,
+    holm,
     metrics_to_dict,
 )
 
 
-def trials(arm: str, scores: list[float]) -> list[TrialRecord]:
-    """Trials over tasks t0..t3, trial index counting up every four scores."""
-    return [
-        TrialRecord(task_id=f"t{i % 4}", arm=arm, trial_index=i // 4, score=s)
-        for i, s in enumerate(scores)
-    ]
+def tasks(arm: str, per_task: list[list[float]]) -> list[TrialRecord]:
+    """Task t<i> gets the trial scores per_task[i], trial indexes 0, 1, ..."""
+    return [TrialRecord(task_id=f"t{i}", arm=arm, trial_index=j, score=s)
+            for i, scores in enumerate(per_task) for j, s in enumerate(scores)]
 
 
-def test_discordant_pairs_feed_an_exact_mcnemar_test() -> None:
-    a = trials("brief", [1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0])
-    b = trials("full", [1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1])
-    result = compare_arms(a, b, n_boot=200)
-    assert (result.arm_a, result.arm_b, result.n_pairs) == ("brief", "full", 12)
-    assert (result.b, result.c) == (1, 7)  # only A solved 1 pair; only B solved 7
-    assert result.p_mcnemar == pytest.approx(2 * (1 + 8) / 2**8)
-    assert result.p_mcnemar == mcnemar_exact(1, 7)
-    assert result.odds_ratio == pytest.approx(7.0)
-    assert result.success_rate_a == pytest.approx(4 / 12)
-    assert result.success_rate_b == pytest.approx(10 / 12)
-    assert result.mean_diff == pytest.approx(6 / 12)
+def test_arms_pair_by_task_means_not_by_trials() -> None:
+    a = tasks("brief", [[1, 0, 0], [0, 0, 0], [1, 1, 1], [0, 1, 0]])
+    b = tasks("full", [[1, 1, 1], [1, 0, 0], [1, 1, 1], [1, 1, 0]])
+    c = compare_arms(a, b)
+    assert (c.arm_a, c.arm_b, c.unit, c.n_tasks) == ("brief", "full", "task", 4)
+    diffs = [2 / 3, 1 / 3, 0.0, 1 / 3]
+    assert c.score.mean_diff == pytest.approx(sum(diffs) / 4)
+    assert c.score.mean_a == pytest.approx((1 / 3 + 0 + 1 + 1 / 3) / 4)
+    # three non-zero task differences, all positive: 2 of the 2^3 sign patterns are as extreme
+    assert (c.score.p_value, c.score.p_method, c.score.p_min) == (0.25, "exact", 0.25)
+    assert c.score.p_adjusted == c.score.p_value  # one pair: Holm changes nothing
+    assert c.verdict == "no clear difference on score"
+    # the trial-level McNemar stays, as a labelled secondary figure
+    assert (c.mcnemar.n_pairs, c.mcnemar.b, c.mcnemar.c) == (12, 0, 4)
+    assert c.mcnemar.p_value == pytest.approx(2 / 2**4) and "secondary" in c.mcnemar.note
+    assert "secondary, trial level: McNemar p=0.13" in c.summary and "(4 tasks)" in c.summary
 
 
-def test_score_difference_bootstrap_and_effect_size() -> None:
-    a = trials("A1", [0.2, 0.4, 0.1, 0.5, 0.3, 0.2, 0.4, 0.1])
-    b = trials("B1", [0.5, 0.6, 0.4, 0.7, 0.5, 0.6, 0.5, 0.4])
-    result = compare_arms(a, b, n_boot=1000, seed=3)
-    assert result.mean_diff == pytest.approx(0.25)
-    assert result.ci is not None and 0.0 < result.ci[0] < result.mean_diff < result.ci[1]
-    assert result.p_bootstrap is not None and result.p_bootstrap < 0.01
-    assert result.d_z is not None and result.d_z > 2
-    assert result.summary.startswith("arm B1 better on score: +0.25 (95% CI ")
-    assert "McNemar p=1" in result.summary
-    assert compare_arms(a, b, n_boot=1000, seed=3) == result
-    reverse = compare_arms(b, a, n_boot=1000, seed=3)
-    assert reverse.mean_diff == pytest.approx(-0.25)
-    assert reverse.summary.startswith("arm B1 better on score: -0.25")
+def test_one_task_with_three_identical_trials_cannot_give_a_small_p() -> None:
+    """The issue's case: trial-level tests printed p=0.0005; the design allows nothing below 1 here."""
+    c = compare_arms(tasks("a", [[0, 0, 0]]), tasks("b", [[1, 1, 1]]))
+    assert c.n_tasks == 1 and c.score.mean_diff == 1.0
+    assert c.score.p_value >= 0.25 and c.score.p_value == 1.0 and c.score.p_min == 1.0
+    assert c.score.ci is None and c.score.d_z is None  # one task: no spread to estimate
+    assert c.verdict == "no clear difference on score"
+    assert c.mcnemar.p_value == 0.25  # even the trial-level figure is the exact 0.25
 
 
-def test_no_clear_difference_and_haldane_odds_ratio() -> None:
-    a = trials("a", [1.0, 0.0, 1.0, 0.0])
-    b = trials("b", [1.0, 0.0, 1.0, 0.0])
-    result = compare_arms(a, b, n_boot=100)
-    assert (result.b, result.c, result.p_mcnemar) == (0, 0, 1.0)
-    assert result.odds_ratio == 1.0
-    assert result.mean_diff == 0.0 and result.p_bootstrap == 1.0 and result.d_z is None
-    assert result.summary.startswith("no clear difference on score")
-    one_sided = compare_arms(trials("a", [0.0, 0.0]), trials("b", [1.0, 1.0]), n_boot=100)
-    assert one_sided.odds_ratio == pytest.approx(2.5 / 0.5)
+def test_few_tasks_never_print_a_p_below_the_design_minimum() -> None:
+    five = compare_arms(tasks("a", [[0.2]] * 5), tasks("b", [[0.9]] * 5))
+    assert five.score.p_value == five.score.p_min == 2 / 2**5  # 0.0625: cannot reach 0.05
+    assert five.verdict == "no clear difference on score"
+    assert "p=0.063" in five.summary  # printed rounded up, never as 0.062
+    eight = compare_arms(tasks("a", [[0.2]] * 8), tasks("b", [[0.9]] * 8))
+    assert eight.score.p_value == 2 / 2**8 and eight.verdict == "b better on score"
+    assert format_p(0.0625) == "0.063" and format_p(1 / 10_001) == "1.0e-04" and format_p(1.0) == "1"
 
 
-def test_pairing_skips_unmatched_unattempted_and_assisted_trials() -> None:
-    a = trials("a", [1.0, 0.0, 1.0, 0.0, 1.0])  # t0 trial 1 has no partner
-    b = trials("b", [1.0, 1.0, 1.0, 1.0])
-    b[1].status, b[1].score = "skipped", None
-    b[2].assisted = True
-    result = compare_arms(a, b, n_boot=100)
-    assert (result.n_pairs, result.n_unpaired_a, result.n_unpaired_b) == (2, 3, 0)
-    assert compare_arms(a, b, n_boot=100, include_assisted=True).n_pairs == 3
+def test_every_pair_of_arms_is_compared_and_the_verdict_follows_holm() -> None:
+    minimal = [[0.1]] * 8
+    brief = [[0.4]] * 6 + [[0.1]] * 2  # above minimal on 6 tasks: raw p = 2/2^6 = 0.031
+    full = [[0.5], [0.3], [0.5], [0.3], [0.4], [0.4], [0.2], [0.2]]  # above minimal on all 8: 2/2^8
+    records = tasks("minimal", minimal) + tasks("brief", brief) + tasks("full", full)
+    result = analyse(records, ["minimal", "brief", "full"])
+    pairs = [(c.arm_a, c.arm_b) for c in result.comparisons]
+    assert pairs == [("minimal", "brief"), ("minimal", "full"), ("brief", "full")]
+    raw = [c.score.p_value for c in result.comparisons]
+    assert raw[0] == pytest.approx(2 / 64) and raw[1] == pytest.approx(2 / 256) and raw[2] > 0.5
+    assert [c.score.p_adjusted for c in result.comparisons] == pytest.approx(holm(raw))
+    brief_vs_minimal, full_vs_minimal, _ = result.comparisons
+    # raw 0.031 < 0.05, but Holm over three pairs makes it 0.0625: the verdict follows the adjusted p
+    assert brief_vs_minimal.score.p_adjusted == pytest.approx(0.0625)
+    assert brief_vs_minimal.verdict == "no clear difference on score"
+    assert full_vs_minimal.score.p_adjusted == pytest.approx(3 * 2 / 256)
+    assert full_vs_minimal.verdict == "full better on score"
+    assert all(c.n_tasks == 8 for c in result.comparisons)
+
+
+def test_holm_against_a_raw_p_below_alpha() -> None:
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5, 0.001]) == pytest.approx([0.5, 0.002])
+    assert holm([]) == []
+
+
+def test_d_z_is_withheld_when_the_spread_is_float_noise() -> None:
+    """Task means of 0.1+0.2 vs 0.3 differ in the 17th digit; d_z = mean/sd would be ~1e16."""
+    assert cohens_dz([0.3, 0.1 + 0.2, 0.3, 0.3]) is None
+    assert cohens_dz([1.0, 2.0, 3.0]) == pytest.approx(2.0)
+    assert cohens_dz([0.5]) is None
+    a = tasks("a", [[0.0, 0.0, 0.0]] * 4)
+    b = tasks("b", [[0.1, 0.2, 0.3], [0.3, 0.2, 0.1], [0.2, 0.1, 0.3], [0.3, 0.1, 0.2]])  # means 0.2 +- 1e-17
+    c = compare_arms(a, b)
+    assert c.score.mean_diff == pytest.approx(0.2) and c.score.d_z is None and "d_z" not in c.summary
+    assert c.score.p_value == pytest.approx(2 / 16)  # four equal positive differences
+
+
+def test_unpaired_unattempted_and_assisted_trials() -> None:
+    a = tasks("a", [[1.0], [0.0], [1.0]])
+    b = tasks("b", [[1.0], [1.0]])
+    b[1].assisted = True  # t1 of b: assisted, so t1 has no analysed trial in b
+    c = compare_arms(a, b)
+    assert (c.n_tasks, c.n_unpaired_a, c.n_unpaired_b) == (1, 2, 0)
+    assert compare_arms(a, b, include_assisted=True).n_tasks == 2
 
 
 def test_degenerate_comparisons_do_not_invent_numbers() -> None:
-    empty = compare_arms([], trials("b", [1.0]))
-    assert empty.n_pairs == 0 and empty.mean_diff is None and empty.ci is None
-    assert empty.summary == "no paired trials to compare"
-    single = compare_arms(trials("a", [0.0]), trials("b", [1.0]))
-    assert single.mean_diff == 1.0 and single.ci is None and single.p_bootstrap is None
-    assert "1 pair only" in single.summary
-    duplicate = trials("a", [1.0]) + trials("a", [0.0])
+    empty = compare_arms([], tasks("b", [[1.0]]))
+    assert empty.n_tasks == 0 and empty.score.mean_diff is None and empty.score.ci is None
+    assert empty.summary == "no paired tasks to compare" and empty.verdict == "no paired tasks"
+    duplicate = tasks("a", [[1.0]]) + tasks("a", [[0.0]])
     with pytest.raises(ValueError, match="two analysed trials"):
-        compare_arms(duplicate, trials("b", [1.0]))
-    json.dumps(metrics_to_dict(single), allow_nan=False)
+        compare_arms(duplicate, tasks("b", [[1.0]]))
+    json.dumps(metrics_to_dict(compare_arms(tasks("a", [[0.0]]), tasks("b", [[1.0]]))), allow_nan=False)
+
+
+def test_comparisons_are_deterministic_for_a_seed_and_monte_carlo_beyond_24_tasks() -> None:
+    a = tasks("a", [[0.1 * (i % 7)] for i in range(40)])
+    b = tasks("b", [[0.1 * (i % 7) + (0.2 if i % 3 else -0.1)] for i in range(40)])
+    first = compare_arms(a, b, seed=5)
+    assert first == compare_arms(a, b, seed=5)
+    assert (first.score.p_method, first.score.p_draws, first.seed) == ("monte-carlo", 10_000, 5)
+    assert first.score.p_min == pytest.approx(1 / 10_001) and first.score.p_value >= first.score.p_min
+    assert (first.score.ci_method, first.score.ci_draws) == ("cluster-bootstrap", 2_000)
+    assert first.score.ci is not None and first.score.ci[0] < first.score.mean_diff < first.score.ci[1]
 
 
 @pytest.mark.parametrize(
-    ("score", "previous", "direction", "expected"),
+    ("score", "previous", "direction", "unassisted", "expected"),
     [
-        (0.5, None, "maximize", "improved"),
-        (None, 0.5, "maximize", "crashed"),
-        (float("nan"), 0.5, "maximize", "crashed"),
-        (0.7, 0.5, "maximize", "improved"),
-        (0.5, 0.5 + 1e-13, "maximize", "baseline"),
-        (0.4, 0.5, "maximize", "regressed"),
-        (0.4, 0.5, "minimize", "improved"),
-        (0.6, 0.5, "minimize", "regressed"),
+        (0.5, None, "maximize", 4, "first"),
+        (None, 0.5, "maximize", 4, "crashed"),
+        (None, 0.5, "maximize", 0, "no_unassisted"),
+        (float("nan"), 0.5, "maximize", None, "crashed"),
+        (0.7, 0.5, "maximize", 4, "improved"),
+        (0.5, 0.5 + 1e-13, "maximize", 4, "baseline"),
+        (0.4, 0.5, "maximize", 4, "regressed"),
+        (0.4, 0.5, "minimize", 4, "improved"),
+        (0.6, 0.5, "minimize", 4, "regressed"),
     ],
 )
-def test_attempt_status(
-    score: float | None, previous: float | None, direction: str, expected: str
-) -> None:
-    assert attempt_status(score, previous, direction) == expected  # type: ignore[arg-type]
+def test_attempt_status(score: float | None, previous: float | None, direction: str, unassisted: int | None,
+                        expected: str) -> None:
+    assert attempt_status(score, previous, direction, n_unassisted=unassisted) == expected
 
 
 def test_best_score_and_bad_direction() -> None:
@@ -113,4 +155,4 @@ def test_best_score_and_bad_direction() -> None:
     assert best_score([0.2, 0.9], "minimize") == 0.2
     assert best_score([None]) is None
     with pytest.raises(ValueError, match="direction"):
-        attempt_status(0.5, 0.4, "up")  # type: ignore[arg-type]
+        attempt_status(0.5, 0.4, "up")

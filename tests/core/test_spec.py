@@ -147,3 +147,44 @@ def test_model_defaults_to_the_suites_script(tmp_path: Path) -> None:
     spec = load_spec(write_spec(tmp_path, "suite: SUITE\n"))
     assert spec.model.id == "scripted/samplemath"
     assert [arm.name for arm in spec.arms] == ["default"]
+
+
+CHAIN = "name: c\nsuite: CHAIN\nmodel: scripted/materials_chain\n"
+
+
+def write_chain_spec(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "chain.bench.yaml"
+    path.write_text((CHAIN + body).replace("CHAIN", str(SAMPLES / "materials_chain.yaml")), encoding="utf-8")
+    return path
+
+
+def test_direction_and_chain_weights(tmp_path: Path) -> None:
+    plain = load_spec(write_chain_spec(tmp_path, ""))
+    assert plain.direction == "maximize" and plain.chain_weights == ()
+    spec = load_spec(write_chain_spec(tmp_path, "direction: minimize\n"
+                                                "chain: {weights: {mc_lookup: 0.3, mc_volume: 0.3, mc_modify: 0.4}}\n"))
+    assert spec.direction == "minimize"
+    assert spec.chain_weights == (("mc_lookup", 0.3), ("mc_volume", 0.3), ("mc_modify", 0.4))
+    assert spec.digest != plain.digest  # both change what the numbers mean
+    # specs that set neither keep the digest they had before these keys existed
+    assert "direction" not in plain.normalized() and "chain" not in plain.normalized()
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    ("direction: up\n", "unknown direction 'up'"),
+    ("chain: {weights: {mc_lookup: 0.5, mc_volume: 0.3, mc_modify: 0.4}}\n",
+     "sum to 1.2, not 1 (mc_lookup: 0.5, mc_volume: 0.3, mc_modify: 0.4)"),
+    ("chain: {weights: {mc_lookup: 0.5, mc_volume: 0.5}}\n", "no weight for the chain link(s) mc_modify"),
+    ("chain: {weights: {mc_lookp: 0.3, mc_volume: 0.3, mc_modify: 0.4}}\n", "'mc_lookp' is not a link of a chain"),
+    ("chain: {weights: {mc_lookup: -0.3, mc_volume: 0.9, mc_modify: 0.4}}\n", "must be a finite number >= 0"),
+    ("chain: {weight: {}}\n", "unknown key `weight`"),
+])
+def test_bad_direction_and_chain_weights_are_refused_plainly(tmp_path: Path, body: str, expected: str) -> None:
+    with pytest.raises(UserError) as info:
+        load_spec(write_chain_spec(tmp_path, body))
+    assert expected in str(info.value), str(info.value)
+
+
+def test_chain_weights_need_a_chain(tmp_path: Path) -> None:
+    message = error_of(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\nchain: {weights: {add: 1}}\n")
+    assert "no selected task is part of a chain" in message
