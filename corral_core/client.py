@@ -379,6 +379,12 @@ class CorralRouter(_TaskApi):
         """Tool calls waiting for a decision on the server."""
         return self._transport.request("GET", "/approvals")["approvals"]
 
+    def approval_policy(self) -> str | None:
+        """The server's policy for confirm-level tools (reject, approve, ask); None if it does not say."""
+        answer = self._transport.request("GET", "/approvals")
+        policy = answer.get("policy") if isinstance(answer, dict) else None
+        return policy if isinstance(policy, str) else None
+
     def decide_approval(self, approval_id: str, approved: bool, reason: str = "") -> dict[str, Any]:
         body = {"approved": bool(approved), "reason": reason}
         return self._transport.request("POST", f"/approvals/{_seg(approval_id)}", json=body)

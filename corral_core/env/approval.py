@@ -68,3 +68,51 @@ class RejectAll:
 
     def request(self, request: ApprovalRequest) -> ApprovalDecision:
         return ApprovalDecision(False, "policy", "no approver is configured for confirm-level tools")
+
+
+# --- policies ---------------------------------------------------------------------------------------
+
+APPROVAL_POLICIES = ("reject", "approve", "ask")  # confirm-level tools: never run, always run, a person decides
+_STRICTNESS = {"approve": 0, "ask": 1, "reject": 2}
+
+
+def policy_of(gate: object) -> str:
+    """The policy `gate` applies: its `policy` attribute, else "ask" (a gate that decides case by case)."""
+    policy = getattr(gate, "policy", None)
+    return policy if policy in _STRICTNESS else "ask"
+
+
+def is_stricter(policy: str, than: str) -> bool:
+    """True when `policy` runs fewer confirm-level tools than `than` (reject > ask > approve)."""
+    return _STRICTNESS[policy] > _STRICTNESS[than]
+
+
+class StricterGate:
+    """The gate of a trial whose client asked for a policy at least as strict as the server's own.
+
+    Where the asked policy is the stricter one, it decides; otherwise the server's gate does (the
+    server's policy may change between runs, as the workbench's does, so this is checked per call).
+    """
+
+    def __init__(self, inner: ApprovalGate, policy: str) -> None:
+        if policy not in _STRICTNESS:
+            raise ValueError(f"approval policy must be one of {APPROVAL_POLICIES}, not {policy!r}")
+        self.inner = inner
+        self.asked = policy
+
+    @property
+    def policy(self) -> str:
+        own = policy_of(self.inner)
+        return self.asked if is_stricter(self.asked, own) else own
+
+    @property
+    def timeout(self) -> float | None:
+        return getattr(self.inner, "timeout", None)
+
+    def request(self, request: ApprovalRequest) -> ApprovalDecision:
+        if not is_stricter(self.asked, policy_of(self.inner)):
+            return self.inner.request(request)
+        if self.asked == "reject":
+            return ApprovalDecision(False, "policy", "rejected by the run's policy (approval: reject)")
+        return ApprovalDecision(False, "policy", "needs approval: the run's policy is `approval: ask`, and this "
+                                                 "server would approve without asking anyone, so it rejects instead")

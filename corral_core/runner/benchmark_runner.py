@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from corral_core.env.approval import is_stricter
 from corral_core.errors import UserError
 from corral_core.events import EventBus, EventKind, EventSink, emit_event
 from corral_core.llm import preload as preload_llm
@@ -134,7 +135,10 @@ class BenchmarkRunner:
                 heartbeat = Heartbeat(self.repository, benchmark_id, self.owner).start()
             done = self._finished_trials(benchmark_id) if resumed else {}
             jobs = plan_jobs(spec, benchmark_id, done)
-            ctx = RunContext(spec, benchmark_id, bus, self.controls, router_for, self._stop, self._no_person, assists)
+            # A server we did not build applies the spec's approval policy per trial (or refuses: _check_remote).
+            approval = spec.approval if self.server_url is not None else None
+            ctx = RunContext(spec, benchmark_id, bus, self.controls, router_for, self._stop, self._no_person, assists,
+                             approval=approval)
             self._emit_started(bus, opened, done, jobs)
             if jobs:
                 preload_llm()  # the import takes seconds: keep it out of the first trial's duration
@@ -241,6 +245,41 @@ class BenchmarkRunner:
             from corral_core.client import NO_TRIAL_ROUTES
 
             self._notices.append(NO_TRIAL_ROUTES.format(url=self.server_url) + ".")
+        self._check_remote_policy(router)
+
+    def _check_remote_policy(self, router: Any) -> None:
+        """The spec's approval policy must hold on the server: it can be made stricter per trial (the
+        runner asks for it when opening each trial), never looser. Refuse to start otherwise."""
+        asked, url = self.spec.approval, self.server_url
+        try:
+            policy = router.approval_policy()
+        except Exception:  # no /approvals route: not a corral-tui server (Corral's own has no risk levels)
+            policy = None
+        if policy is None:
+            confirm = self._confirm_tools()
+            if confirm and asked != "approve":
+                raise UserError(
+                    f"the spec says `approval: {asked}`, but the server at {url} does not say how it decides "
+                    f"confirm-level tools ({', '.join(confirm[:5])}), so the run cannot make sure they are "
+                    f"{'rejected' if asked == 'reject' else 'asked about'}.", where="--server",
+                    fix="serve the suite with `corral-tui serve`, or set `approval: approve` if that server may "
+                        "run them.")
+            return
+        if is_stricter(policy, asked):
+            own = {"reject": "rejects every confirm-level tool (--approve reject)",
+                   "ask": "asks a person about each confirm-level tool (--approve ask)"}.get(policy, policy)
+            raise UserError(
+                f"the spec says `approval: {asked}`, but the server at {url} {own}; a run can make a server "
+                "stricter for its trials, never looser.", where="--server",
+                fix="restart the server with the matching --approve (auto for approve), or change the spec's "
+                    "`approval`.")
+
+    def _confirm_tools(self) -> list[str]:
+        """Names of the confirm-level tools the spec's tasks can call, as the local suites declare them."""
+        names = {tool.name for suite in self.spec.suites for task_id in suite.task_ids
+                 if task_id in self.spec.task_ids for tool in suite.tools_for(task_id)
+                 if tool.risk.value == "confirm"}
+        return sorted(names)
 
     def _emit_started(self, bus: EventSink, opened: OpenedBenchmark, done: dict[TrialKey, TrialRecord],
                       jobs: list[Job]) -> None:

@@ -42,6 +42,8 @@ DEFAULT_TEMPERATURE = 0.7  # litellm's usual default, as ModelSettings has it
 class NoPersonGate:
     """`approval: ask` in batch: nobody can answer, so the call is rejected and the trial marked."""
 
+    policy = "ask"
+
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._trials: dict[str, str] = {}
@@ -116,6 +118,7 @@ class RunContext:
     stop: threading.Event
     no_person: NoPersonGate | None = None
     assists: AssistTracker = field(default_factory=AssistTracker)
+    approval: str | None = None  # sent when opening each trial: the server applies it (or refuses)
     _shared_hooks: list[tuple[HookPoint, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -174,7 +177,8 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
                   inputs: dict[str, str] | None = None, agent: BaseAgent | None = None
                   ) -> tuple[str, dict[str, Any]]:
     """Run one trial; returns (trial id, TRIAL_FINISHED data). Never raises for a failed trial."""
-    meta: dict[str, Any] = {"benchmark_id": ctx.benchmark_id, "arm": arm.name, "trial_index": index}
+    meta: dict[str, Any] = {"benchmark_id": ctx.benchmark_id, "arm": arm.name, "trial_index": index,
+                            "approval": ctx.approval}
     if inputs:
         meta["inputs"] = inputs
     try:

@@ -105,9 +105,11 @@ def _add_service_routes(app: FastAPI, runtime: ServerRuntime, gate: ApprovalGate
     # Approval routes are async: they must run even when every worker thread waits on approvals.
     @app.get("/approvals", tags=["approvals"])
     async def approvals() -> SafeJSONResponse:
-        """Tool calls waiting for a decision (empty unless the server runs with --approve ask)."""
+        """Tool calls waiting for a decision (empty unless the server runs with --approve ask), and the
+        server's `policy` for confirm-level tools (reject, approve or ask)."""
         pending = gate.pending() if isinstance(gate, QueueGate) else []
-        return SafeJSONResponse({"approvals": [request.to_dict() for request in pending]})
+        return SafeJSONResponse({"policy": runtime.approval_policy,
+                                 "approvals": [request.to_dict() for request in pending]})
 
     @app.post("/approvals/{approval_id}", tags=["approvals"],
               responses={404: {"model": ErrorResponse}, 409: {"model": ErrorResponse}})

@@ -31,6 +31,10 @@ class PolicyGate:
     def __init__(self, approve: bool = False) -> None:
         self.approve = approve
 
+    @property
+    def policy(self) -> str:
+        return "approve" if self.approve else "reject"
+
     def request(self, request: ApprovalRequest) -> ApprovalDecision:
         if self.approve:
             return ApprovalDecision(True, "policy", "approved by policy (--approve auto)")
@@ -58,6 +62,8 @@ class QueueGate:
     every `subscribe`d listener whenever the pending list changes (added, decided, timed out); both
     run on the thread that made the change, so keep them cheap (post a message, set an event).
     """
+
+    policy = "ask"
 
     def __init__(
         self,

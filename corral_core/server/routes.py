@@ -192,14 +192,17 @@ def build_router(runtime: ServerRuntime) -> APIRouter:
         return _json(runtime.last_score(task_id))
 
     @router.post("/tasks/{task_id}/trials", tags=["trials"], response_model=TrialCreatedResponse,
-                 responses={**ERRORS_404, **ERRORS_422})
+                 responses={**ERRORS_404, **ERRORS_409, **ERRORS_422})
     def open_trial(task_id: TaskId, request: Annotated[TrialCreateRequest | None, Body()] = None
                    ) -> SafeJSONResponse:
-        """Open an isolated trial; trials given the same `episode_id` share upstream outputs."""
+        """Open an isolated trial; trials given the same `episode_id` share upstream outputs. With
+        `approval`, the trial applies that policy to confirm-level tools if it is stricter than the
+        server's own; a looser one is refused (409)."""
         request = request or TrialCreateRequest()
         meta = {"benchmark_id": request.benchmark_id, "arm": request.arm, "trial_index": request.trial_index}
         runtime_ = runtime.open_trial(task_id, episode_id=request.episode_id,
-                                      benchmark_id=request.benchmark_id, meta=meta, inputs=request.inputs)
+                                      benchmark_id=request.benchmark_id, meta=meta, inputs=request.inputs,
+                                      approval=request.approval)
         trial_id = runtime_.trial_id
         return _json({"trial_id": trial_id, "trial_runtime_id": trial_id, "task_id": task_id,
                       "workspace": runtime_.workspace, "mcp_url": f"/trials/{trial_id}/mcp"})

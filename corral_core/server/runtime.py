@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from corral_core.env import Environment, EpisodeStore, ServedSuite, TrialFinishedError
-from corral_core.env.approval import ApprovalGate
+from corral_core.env.approval import ApprovalGate, StricterGate, is_stricter, policy_of
 from corral_core.events import NULL_SINK, Event, EventKind, EventSink
 from corral_core.server.approvals import EventingGate, QueueGate
 
@@ -144,8 +144,28 @@ class ServerRuntime:
         if self.sink is not None:
             self.sink.emit(Event(kind, trial_id=trial_id, task_id=task_id, data=data, benchmark_id=benchmark_id))
 
-    def _gate_for(self, benchmark_id: str | None) -> ApprovalGate:
-        return EventingGate(self.gate, self.sink or NULL_SINK, benchmark_id)
+    def _gate_for(self, benchmark_id: str | None, approval: str | None = None) -> ApprovalGate:
+        gate = self.gate if approval is None else StricterGate(self.gate, approval)
+        return EventingGate(gate, self.sink or NULL_SINK, benchmark_id)
+
+    @property
+    def approval_policy(self) -> str:
+        """How this server decides confirm-level tools: reject, approve or ask."""
+        return policy_of(self.gate)
+
+    def _check_asked_policy(self, approval: str | None) -> str | None:
+        """The policy a client asked for (auto means approve); 409 if it is looser than the server's."""
+        if approval is None:
+            return None
+        asked = "approve" if approval == "auto" else approval
+        own = self.approval_policy
+        if is_stricter(own, asked):
+            raise ConflictError(
+                f"This server's approval policy is {own!r}, stricter than the {asked!r} the run asked for; a "
+                "run may make a server stricter for its trials, never looser. Restart the server with "
+                "another --approve, or change the spec's `approval`."
+            )
+        return asked
 
     # --- lookups -------------------------------------------------------------------------------
 
@@ -178,10 +198,13 @@ class ServerRuntime:
         )
 
     def open_trial(self, task_id: str, *, episode_id: str | None = None, benchmark_id: str | None = None,
-                   meta: dict[str, Any] | None = None, inputs: dict[str, str] | None = None) -> TrialRuntime:
+                   meta: dict[str, Any] | None = None, inputs: dict[str, str] | None = None,
+                   approval: str | None = None) -> TrialRuntime:
         """Open a trial runtime. `inputs` (upstream task id -> output) seeds the episode with links
-        finished elsewhere (a resumed chain round); outputs already in the episode are kept."""
+        finished elsewhere (a resumed chain round); outputs already in the episode are kept.
+        `approval` is the run's policy for confirm-level tools, applied when stricter than ours."""
         self.slot(task_id)  # 404 for an unknown task
+        approval = self._check_asked_policy(approval)
         if self._closed:
             raise ConflictError("The server is shutting down; no new trials.")
         trial_id = "tr_" + secrets.token_hex(8)
@@ -198,7 +221,7 @@ class ServerRuntime:
             work_dir=workspace,
             episode=episode,
             trial_id=trial_id,
-            approval_gate=self._gate_for(benchmark_id),
+            approval_gate=self._gate_for(benchmark_id, approval),
             tool_timeout=self.tool_timeout,
             grader_timeout=self.grader_timeout,
         )

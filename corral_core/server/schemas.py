@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from starlette.responses import JSONResponse
@@ -81,6 +81,9 @@ class TrialCreateRequest(BaseModel):
     trial_index: int | None = None
     inputs: dict[CleanStr, CleanStr] | None = Field(
         default=None, description="upstream task id -> output, seeding the episode (a resumed chain round)")
+    approval: Literal["reject", "ask", "approve", "auto"] | None = Field(
+        default=None, description="the run's policy for confirm-level tools in this trial: applied when it is "
+                                  "stricter than the server's own (reject > ask > approve), refused (409) when looser")
 
 
 class ApprovalDecisionRequest(BaseModel):

@@ -11,9 +11,9 @@ from typing import Any
 import yaml
 
 from corral_core.env import Suite
+from corral_core.env.approval import APPROVAL_POLICIES as APPROVAL_POLICIES  # the spec's vocabulary
 
 AGENT_TYPES = ("react", "tool_calling", "planner", "reflection")
-APPROVAL_POLICIES = ("reject", "approve", "ask")
 SPEC_KEYS = ("name", "description", "suite", "suites", "agent", "model", "arms", "trials_per_task", "k_values",
              "parallel", "surrender", "pass_threshold", "tasks", "timeouts", "approval", "hooks", "direction",
              "chain")

@@ -259,7 +259,8 @@ class RemoteApprovals:
         return self._listeners.subscribe(listener)
 
     def begin_run(self, policy: str) -> None:
-        # The remote server decides by its own --approve policy; only "for the run" approvals are ours.
+        # The remote server decides by its --approve policy, made stricter per trial by the run's (the runner
+        # refuses a run looser than the server); only "for the run" approvals are ours.
         with self._lock:
             self._tools_for_run.clear()
 

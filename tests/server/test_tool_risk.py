@@ -135,7 +135,7 @@ def test_confirm_tool_is_rejected_on_timeout(served_factory, tmp_path):
     target = tmp_path / "confirm.txt"
     with httpx.Client(base_url=served.url, timeout=10) as http:
         call = execute(http, "/tasks/add", "touch_confirm", path=str(target))
-        assert http.get("/approvals").json() == {"approvals": []}
+        assert http.get("/approvals").json() == {"policy": "ask", "approvals": []}
     assert call["status"] == "rejected" and call["approval"] == "timeout"
     assert "timeout" in call["error_message"]
     assert not target.exists()
@@ -144,7 +144,7 @@ def test_confirm_tool_is_rejected_on_timeout(served_factory, tmp_path):
 
 
 def test_approval_routes_errors(served_factory, http):
-    assert http.get("/approvals").json() == {"approvals": []}  # policy gate: nothing ever waits
+    assert http.get("/approvals").json() == {"policy": "reject", "approvals": []}  # policy gate: nothing waits
     conflict = http.post("/approvals/ap_1", json={"approved": True})
     assert conflict.status_code == 409 and "--approve ask" in conflict.json()["detail"]
     queued = served_factory(gate=QueueGate(timeout=5))
