@@ -88,7 +88,7 @@ REFLECTION_PROMPT = """You are reviewing an earlier attempt of an agent at a tas
 attempt do better.
 
 Task: {{task_id}}
-Attempt (trial {{trial_id}}) scored {{score}} (1.0 is a full solution).
+Attempt (trial {{trial}}) scored {{score}} (1.0 is a full solution).
 
 Trajectory of that attempt:
 {{trajectory}}

@@ -32,7 +32,10 @@ log = logging.getLogger(__name__)
 
 _MAX_TRAJECTORY_CHARS = 8000
 _MAX_MESSAGE_CHARS = 400
-_PROMPT_VARIABLES = ("task_id", "trial_id", "score", "trajectory")
+# What a reflection prompt may use. Nothing random or time-dependent: the prompt is part of the request
+# digest replay/<benchmark_id> checks, so a run-specific trial id would make every replayed reflection
+# diverge. `trial` is the attempt's trial index within its arm (0, 1, ...), the same in every run.
+_PROMPT_VARIABLES = ("task_id", "trial", "score", "trajectory")
 
 
 @dataclass
@@ -49,6 +52,7 @@ class _Attempt:
     messages: list[dict[str, Any]]
     status: str  # the actor's own outcome status
     trial_id: str | None
+    trial_index: int
     result: Any = None  # the TrialOutcome run_trial reported
 
 
@@ -65,6 +69,9 @@ class ReflectionAgent(BaseAgent):
         if isinstance(reflection_temperature, bool) or not isinstance(reflection_temperature, (int, float)):
             raise ValueError(f"reflection_temperature must be a number, got {reflection_temperature!r}")
         if reflection_prompt is not None:  # a placeholder typo fails here, not at the second trial
+            if "{{trial_id}}" in reflection_prompt.replace(" ", ""):
+                raise ValueError("reflection_prompt uses {{trial_id}}, which differs in every run, so replay could "
+                                 "never reproduce the reflection; use {{trial}} (the attempt's trial index).")
             render(reflection_prompt, **dict.fromkeys(_PROMPT_VARIABLES, ""))
         self.actor = actor or ReActAgent(max_iterations=self.max_iterations, settings=self.settings,
                                          system_prompt=self.system_prompt, hooks=AgentHooks())
@@ -111,7 +118,8 @@ class ReflectionAgent(BaseAgent):
                   _parent_hooks=self._active_hooks, _extra_messages=list(self.messages), **args)
         outcome = actor.outcome
         assert outcome is not None
-        self._attempts[task_id] = _Attempt(list(actor.messages), outcome.status, self.trial_id)
+        self._attempts[task_id] = _Attempt(list(actor.messages), outcome.status, self.trial_id,
+                                           self.trial_index)
         self.messages = actor.messages  # AFTER_TASK hooks see the real conversation
         self._emitted = len(self.messages)
         self._actor_ran = True
@@ -130,7 +138,8 @@ class ReflectionAgent(BaseAgent):
         trial_id, score, ended = scored
         score_text = f"{score:.2f}" if score is not None else \
             f"nothing (it ended without a score: {ended.replace('_', ' ')})"
-        prompt = render(self.reflection_prompt or REFLECTION_PROMPT, task_id=task_id, trial_id=trial_id or "?",
+        prompt = render(self.reflection_prompt or REFLECTION_PROMPT, task_id=task_id,
+                        trial=str(attempt.trial_index),
                         score=score_text, trajectory=_summarise(attempt.messages))
         try:
             result = self.call_llm([{"role": "user", "content": prompt}], role="reflection",

@@ -40,7 +40,7 @@ def test_reflection_refuses_a_bad_max_reflections(value) -> None:
 
 
 def test_reflection_refuses_a_prompt_with_an_unknown_placeholder() -> None:
-    with pytest.raises(ValueError, match=r"unknown variable\(s\) scoer.*score, task_id, trajectory, trial_id"):
+    with pytest.raises(ValueError, match=r"unknown variable\(s\) scoer.*score, task_id, trajectory, trial\. "):
         ReflectionAgent(model="scripted/samplemath", reflection_prompt="Attempt scored {{scoer}}.")
 
 

@@ -51,8 +51,9 @@ def test_reflection_uses_its_own_previous_score_not_another_arms(fake_key, fresh
     assert (first.score, between.score, second.score) == (0.0, 1.0, 1.0)
     assert fresh_router.get_last_score("power")["score"] == 1.0  # the server's latest trial is the other arm's
     reflection_prompt = bodies[3]["messages"][0]["content"]
-    assert f"Attempt (trial {first.trial_id}) scored 0.00" in reflection_prompt
-    assert between.trial_id not in reflection_prompt
+    assert "Attempt (trial 0) scored 0.00" in reflection_prompt
+    # nothing run-specific enters the prompt (replay checks its digest): neither trial id appears
+    assert first.trial_id not in reflection_prompt and between.trial_id not in reflection_prompt
     assert [(lesson.trial_id, lesson.score) for lesson in reflection.lessons("power")] == [(first.trial_id, 0.0)]
 
 
@@ -96,3 +97,9 @@ def test_a_failed_reflection_call_costs_the_lesson_not_the_trial(test_scripts, o
     assert "reflection call failed" in errors[0].data["error"] and "no `reflection` turns" in errors[0].data["error"]
     assert agent.lessons("add") == []
     assert sink.of_kind(EventKind.AGENT_FINISHED)[-1].data["status"] == "answered"
+
+
+def test_a_reflection_prompt_naming_the_run_specific_trial_id_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"\{\{trial_id\}\}.*\{\{trial\}\}"):
+        ReflectionAgent(model="scripted/samplemath", reflection_prompt="Attempt {{trial_id}}: {{score}}")
+    ReflectionAgent(model="scripted/samplemath", reflection_prompt="Attempt {{trial}} of {{task_id}}: {{score}}")
