@@ -41,6 +41,8 @@ def _fill(model_response: ModelResponse, model: str, content: str | None, calls:
     # litellm keeps `usage` on ModelResponse as an extra (undeclared) pydantic field
     model_response.usage = LiteUsage(  # type: ignore[attr-defined]
         prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, total_tokens=usage.total_tokens)
+    # Offline models cost nothing: saying so up front spares litellm its price search on every call.
+    model_response._hidden_params["response_cost"] = 0.0
     return model_response
 
 
