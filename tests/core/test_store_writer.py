@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ import pytest
 from sqlalchemy import func, select, text
 
 from corral_core.events import Event, EventKind
-from corral_core.store import Repository, StoreWriter, init_db, make_engine
+from corral_core.store import Repository, StoreWriter, database, init_db, make_engine
 from corral_core.store.tables import (
     hook_event_table,
     llm_call_table,
@@ -298,3 +299,52 @@ def test_a_failed_batch_keeps_an_earlier_assisted_mark(engine) -> None:
     writer.close()
     assert writer.failed == 1
     assert Repository(engine).trial("tr_z").assisted is True
+
+
+def test_a_second_writer_waits_its_turn_however_long_the_store_writer_commits(tmp_path: Path, monkeypatch) -> None:
+    """The CI flake: record_chain_output polled for SQLite's write lock while the store writer
+    committed batch after batch, and gave up ("database is locked") when the busy timeout ran out.
+    With a 1 ms busy timeout and a write transaction held open until the second writer is seen
+    waiting, the second writer must queue, not fail."""
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 1)
+    engine = make_engine(tmp_path / "store.db")
+    init_db(engine)
+    repo = Repository(engine, id_factory=lambda: "bm_1")
+    repo.create_benchmark(spec_name="spec", spec_digest="d1")
+    holding, release, done = threading.Event(), threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def hold() -> None:  # stands for a long batch commit of the store writer
+        with database.write_transaction(engine) as conn:
+            conn.execute(text("UPDATE benchmark SET spec_name = 'held'"))
+            holding.set()
+            release.wait(30)
+
+    def second_writer() -> None:
+        try:
+            repo.record_chain_output("bm_1", "ep_1", "t0", "out", 1.0)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            done.set()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert holding.wait(10)
+    second = threading.Thread(target=second_writer)
+    second.start()
+    for _ in range(100_000):  # until the second writer waits inside `write_transaction` (or has failed)
+        frame = sys._current_frames().get(second.ident or 0)
+        names = set()
+        while frame is not None:
+            names.add(frame.f_code.co_name)
+            frame = frame.f_back
+        if "write_transaction" in names or done.wait(0.001):
+            break
+    release.set()
+    holder.join(10)
+    assert done.wait(10)
+    second.join(10)
+    engine.dispose()
+    assert not errors, errors
+    assert [c.task_id for c in Repository(engine).chain_outputs("bm_1")] == ["t0"]
