@@ -5,7 +5,8 @@ outcome: arm B's mean minus arm A's mean over that task's analysed trials (a cha
 mean workflow score and end-to-end success rate over episodes). Over those differences:
 
 - primary, score: a paired sign-flip permutation test (exact up to 24 non-zero differences, else
-  10,000 seeded Monte Carlo draws) and a task-cluster bootstrap CI of the mean difference;
+  10,000 seeded Monte Carlo draws, above 5,000 the permutation distribution's normal limit) and a
+  task-cluster bootstrap CI of the mean difference (the t interval above 2,000 tasks);
 - secondary, success rate: the same test and interval on per-task success rates;
 - secondary, trial level: exact McNemar on trials paired by (task, trial index), which treats the
   trials of one task as independent and so overstates the evidence; it is labelled as such.
@@ -43,7 +44,7 @@ class TaskLevelResult:
     ci_method: str | None  # "cluster-bootstrap" (expanded percentile) | "t" (above 2,000 tasks)
     ci_draws: int | None
     p_value: float | None  # paired sign-flip permutation test
-    p_method: str | None  # "exact" | "monte-carlo"
+    p_method: str | None  # "exact" | "monte-carlo" | "normal" (above 5,000 non-zero differences)
     p_draws: int | None
     p_min: float | None  # the smallest p this design can produce
     p_adjusted: float | None  # Holm over every pair of arms, this outcome
@@ -157,7 +158,7 @@ def _summary(c: PairedComparison) -> str:
         return "no paired tasks to compare"
     s, r, m = c.score, c.success, c.mcnemar
     tasks = f"{c.n_tasks} task{'s' if c.n_tasks != 1 else ''}"
-    method = "exact" if s.p_method == "exact" else f"{s.p_draws} draws"
+    method = {"exact": "exact", "normal": "normal approximation"}.get(s.p_method or "", f"{s.p_draws} draws")
     d_z = f", d_z {s.d_z:+.2f}" if s.d_z is not None else ""
     assert s.mean_diff is not None and r.mean_diff is not None
     return (f"{c.verdict} ({tasks}): score {s.mean_diff:+.3f} {_interval(s.ci)}, sign-flip p={format_p(s.p_value)} "

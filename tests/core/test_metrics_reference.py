@@ -221,3 +221,17 @@ def test_clustered_proportion_is_wilson_on_the_statsmodels_effective_n(seed: int
     estimate = clustered_proportion(_clusters(values, groups))
     assert estimate.value == pytest.approx(p) and estimate.method == "wilson-deff-by-task"
     assert estimate.ci == pytest.approx(proportion_confint(p * n_eff, n_eff, method="wilson"), rel=1e-9)
+
+
+def test_above_5000_nonzero_differences_the_sign_flip_p_is_its_normal_limit() -> None:
+    """The sign-flip sum has mean 0 and variance sum(d^2); scipy's normal tail gives the reference, and
+    the Monte Carlo test on the same differences (forced) agrees within its own error."""
+    rng = random.Random(8)
+    diffs = [min(1.0, max(-1.0, rng.gauss(0.012, 0.4))) for _ in range(6_000)]
+    ours = sign_flip_test(diffs)
+    z = abs(sum(diffs)) / math.sqrt(sum(d * d for d in diffs))
+    assert ours.method == "normal" and ours.draws is None and ours.n_nonzero == 6_000
+    assert ours.p_value == pytest.approx(2 * ss.norm.sf(z), rel=1e-6)  # ties tolerance: |sum| - 1e-9 * sum|d|
+    sampled = sign_flip_test(diffs, monte_carlo_max=10_000, seed=3)
+    assert sampled.method == "monte-carlo"
+    assert abs(sampled.p_value - ours.p_value) < 4 * math.sqrt(ours.p_value * (1 - ours.p_value) / 10_000) + 1e-4
