@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -51,6 +52,8 @@ def test_one_task_with_three_identical_trials_cannot_give_a_small_p() -> None:
     assert c.score.ci is None and c.score.d_z is None  # one task: no spread to estimate
     assert c.verdict == "no clear difference on score"
     assert c.mcnemar.p_value == 0.25  # even the trial-level figure is the exact 0.25
+    printed = [float(p) for p in re.findall(r"p=([0-9.e+-]+)", c.summary)]
+    assert len(printed) == 4 and min(printed) >= 0.25, c.summary  # no printed p below the exact 0.25
 
 
 def test_few_tasks_never_print_a_p_below_the_design_minimum() -> None:
