@@ -245,6 +245,10 @@ class _TaskApi:
         """`{"tools": [OpenAI function definitions]}`."""
         return self._get(task_id, "/tools", params=self._verbosity_params(verbosity))
 
+    def mcp_endpoint(self, task_id: str) -> str:
+        """The absolute URL of the MCP endpoint (Streamable HTTP) for this task or trial, for any MCP client."""
+        return self._transport.base_url + self._prefix(task_id) + "/mcp"
+
     def get_tools_mcp(self, task_id: str, verbosity: str | None = None) -> dict[str, Any]:
         """`{"tools": [MCP tool definitions], "mcp_schema_sha256": hex}`."""
         return self._get(task_id, "/tools/mcp", params=self._verbosity_params(verbosity))
@@ -362,7 +366,8 @@ class CorralRouter(_TaskApi):
             raise
         self._trial_routes = True
         trial_id = created.get("trial_id") or created.get("trial_runtime_id")  # ours | Corral E2c
-        return TrialClient(self, str(trial_id), created.get("task_id", task_id), created.get("workspace"))
+        return TrialClient(self, str(trial_id), created.get("task_id", task_id), created.get("workspace"),
+                           created.get("mcp_url"))
 
     def task_lock(self, task_id: str) -> threading.Lock:
         """The lock a `TaskRouteTrial` holds while it runs: one running trial per task."""
@@ -403,11 +408,14 @@ class TrialClient(_TaskApi):
     """One open trial runtime. Same task methods as `CorralRouter`, same `task_id` arguments
     (checked against the trial's task), routed to `/trials/{trial_id}/...`."""
 
-    def __init__(self, router: CorralRouter, trial_id: str, task_id: str, workspace: str | None = None) -> None:
+    def __init__(self, router: CorralRouter, trial_id: str, task_id: str, workspace: str | None = None,
+                 mcp_path: str | None = None) -> None:
         self.router = router
         self.trial_id = trial_id
         self.task_id = task_id
         self.workspace = workspace
+        # the trial's MCP endpoint (Streamable HTTP), absolute: hand it to any MCP client
+        self.mcp_url = router.base_url + (mcp_path or f"/trials/{_seg(trial_id)}/mcp")
         self.default_verbosity = router.default_verbosity
         self.doc_style = router.doc_style
         self._transport = router._transport

@@ -264,18 +264,18 @@ def _load_tools(doc: YamlDocument, module: ModuleType | None) -> list[Tool]:
                 raise doc.error(at, f"unknown tool {entry!r}.", f"use a tool defined in the module: {known}.")
             tools.append(available[entry])
         elif isinstance(entry, Mapping):
-            tools.append(_declared_tool(doc, at, dict(entry)))
+            tools.extend(_declared_tools(doc, at, dict(entry)))
         else:
             raise doc.error(at, "a tool entry must be a name or a mapping with `name:` and `type:`.")
     return tools
 
 
-def _declared_tool(doc: YamlDocument, at: tuple, declaration: dict[str, Any]) -> Tool:
-    from corral_core.tools.factory import ToolDeclarationError, build_tool  # pulls in the builtin tools
+def _declared_tools(doc: YamlDocument, at: tuple, declaration: dict[str, Any]) -> list[Tool]:
+    from corral_core.tools.factory import ToolDeclarationError, build_tools  # pulls in the builtin tools
 
     try:
-        return build_tool(declaration, base_dir=doc.path.parent,
-                          allow_private=bool(doc.data.get("allow_private_urls")))
+        return build_tools(declaration, base_dir=doc.path.parent,
+                           allow_private=bool(doc.data.get("allow_private_urls")))
     except ToolDeclarationError as exc:
         problem = f"tool {declaration.get('name', '?')!r}: {exc.problem}"
         raise doc.error((*at, exc.key) if exc.key else at, problem, exc.fix) from None

@@ -27,6 +27,7 @@ from corral_core.events import EventSink
 from corral_core.server.approvals import PolicyGate, QueueGate
 from corral_core.server.auth import BearerAuthMiddleware
 from corral_core.server.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
+from corral_core.server.mcp_endpoint import McpEndpoint
 from corral_core.server.middleware import RequestStatsMiddleware
 from corral_core.server.routes import build_router
 from corral_core.server.runtime import ConflictError, NotFoundError, ServerRuntime
@@ -61,19 +62,22 @@ def create_app(
     gate = gate if gate is not None else PolicyGate(approve=False)
     runtime = ServerRuntime(suite, gate=gate, sink=sink, base_work_dir=base_work_dir,
                             tool_timeout=tool_timeout, grader_timeout=grader_timeout)
+    mcp = McpEndpoint(runtime, loopback_only=not token)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         anyio.to_thread.current_default_thread_limiter().total_tokens = THREADPOOL_SIZE
         try:
-            yield
+            async with mcp.lifespan():
+                yield
         finally:
             runtime.close()
 
     app = FastAPI(
         title=f"corral-tui environment server: {suite.name}",
         version=corral_core.__version__,
-        description="Corral-compatible task routes plus isolated trial runtimes.",
+        description="Corral-compatible task routes plus isolated trial runtimes, and MCP (Streamable HTTP) "
+                    "at /tasks/{task_id}/mcp and /trials/{trial_id}/mcp.",
         lifespan=lifespan,
         default_response_class=SafeJSONResponse,
     )
@@ -82,6 +86,7 @@ def create_app(
     app.state.requests_served = 0
     _install_error_handlers(app)
     app.include_router(build_router(runtime))
+    app.router.routes.extend(mcp.routes())  # MCP Streamable HTTP: /tasks/{id}/mcp, /trials/{id}/mcp
     _add_service_routes(app, runtime, gate)
     app.state.token = token
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)  # inside auth: 401 reads no body

@@ -11,7 +11,11 @@ tools:
     parameters: [{name: city, type: string, description: City name}]
   - {name: git, type: cli, binary: git, allowed_commands: [status, log], risk: confirm}
   - {name: lookup, type: python, import: "mypkg.tools:lookup"}
+  - {name: notes, type: mcp, command: [python3, notes_server.py], risks: {delete_note: blocked}}
 ```
+
+An `mcp` declaration brings in several tools (those of the external MCP server), so suites use
+`build_tools`; see mcp_tools.py.
 
 Every mistake raises `ToolDeclarationError` (a `UserError` and a `ValueError`) naming the tool,
 the key and the fix.
@@ -55,12 +59,14 @@ _TYPE_KEYS: dict[str, tuple[str, ...]] = {
     "http": ("url", "method", "headers", "parameters", "timeout", "max_chars"),
     "cli": ("binary", "allowed_commands", "parameters", "timeout", "cwd", "end_of_options"),
     "python": ("import",),
+    "mcp": (),  # checked by mcp_tools.mcp_tools (one declaration, several tools)
 }
 _CUSTOM_TYPES: dict[str, ToolBuilder] = {}
 
 __all__ = [
     "ToolDeclarationError",
     "build_tool",
+    "build_tools",
     "calculator_tool",
     "cli_tool",
     "datetime_tool",
@@ -262,6 +268,20 @@ def _with_overrides(made: Tool, decl: Mapping[str, Any], name: str, kind: str) -
     )
 
 
+def build_tools(
+    decl: Mapping[str, Any], *, base_dir: Path | str = Path("."), allow_private: bool = False
+) -> list[Tool]:
+    """The Tools of one declaration: one, or for `type: mcp` each tool of the external MCP server."""
+    if isinstance(decl, Mapping) and decl.get("type") == "mcp":
+        name = decl.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise ToolDeclarationError("the tool has no name.", key="name", fix="add name: <a label for the server>.")
+        from corral_core.tools.mcp_tools import mcp_tools
+
+        return mcp_tools(decl, Path(base_dir))
+    return [build_tool(decl, base_dir=base_dir, allow_private=allow_private)]
+
+
 def build_tool(
     decl: Mapping[str, Any], *, base_dir: Path | str = Path("."), allow_private: bool = False
 ) -> Tool:
@@ -298,6 +318,9 @@ def build_tool(
 def _build(decl: dict[str, Any], name: str, kind: str, base: Path, allow_private: bool) -> Tool:
     if kind == "builtin":
         made = _builtin(decl, name, allow_private)
+    elif kind == "mcp":
+        raise _fail("an mcp declaration brings in several tools.", name, "type",
+                    "list it under a suite's tools: (build_tools), not as a single tool.")
     elif kind in _TYPE_KEYS:
         _check_keys(decl, name, (*COMMON_KEYS, *_TYPE_KEYS[kind]), kind)
         if kind == "http":
