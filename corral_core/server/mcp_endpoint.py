@@ -7,6 +7,11 @@ for the server's ApprovalGate), the call is recorded in the trial and reported a
 bearer token (an ASGI middleware over the whole app) applies. A result is `{isError, content:
 [{type: "text", text}]}`: the tool's output, or its error message with `isError: true`.
 
+With `?finish=true` two more tools end the trial the way `POST .../submit` and `.../surrender` do:
+`submit_answer(answer)` and `surrender_task()` (only where the environment has no tool of that
+name), for an MCP client that can do nothing but call tools. Their result is the REST answer as
+JSON (score, trial_id, surrendered, explanation).
+
 The SDK costs about two seconds to import, so it is loaded on the first MCP request, not when the
 server starts; its session manager (stateless, JSON responses) then runs until the server stops.
 Without a token (a loopback server) requests must name a loopback Host, which stops DNS-rebinding
@@ -15,7 +20,9 @@ pages from reaching the tools.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -35,6 +42,18 @@ from corral_core.tools import DocStyle, ToolVerbosity, parse_style, parse_verbos
 __all__ = ["McpEndpoint"]
 
 _SCOPE_KEY = "corral.mcp"
+_TRUE = ("1", "true", "yes", "on")
+FINISH_TOOLS: dict[str, dict[str, Any]] = {
+    "submit_answer": {
+        "description": "Submit your final answer to the task; this ends the trial and returns its score.",
+        "inputSchema": {"type": "object", "properties": {"answer": {"type": "string",
+                        "description": "The final answer."}}, "required": ["answer"]},
+    },
+    "surrender_task": {
+        "description": "Give up on the task when it cannot be solved; this ends the trial.",
+        "inputSchema": {"type": "object", "properties": {}, "required": []},
+    },
+}
 MCP_METHODS = ["GET", "POST", "DELETE"]
 
 
@@ -105,7 +124,7 @@ class McpEndpoint:
     # --- the MCP methods ---------------------------------------------------------------------
 
     @staticmethod
-    def _target(ctx: Any) -> tuple[Target, ToolVerbosity, DocStyle]:
+    def _target(ctx: Any) -> tuple[Target, ToolVerbosity, DocStyle, bool]:
         request = getattr(ctx, "request", None)
         found = getattr(request, "scope", {}).get(_SCOPE_KEY)
         if found is None:
@@ -114,15 +133,19 @@ class McpEndpoint:
 
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         types = importlib.import_module("mcp.types")
-        target, level, style = self._target(ctx)
+        target, level, style, finish = self._target(ctx)
         listed = target.env.tools_mcp(level, style)
+        if finish:
+            listed += [{"name": name, **tool} for name, tool in FINISH_TOOLS.items() if name not in target.env.tools]
         return types.ListToolsResult(tools=[types.Tool(name=t["name"], description=t["description"],
                                                        input_schema=t["inputSchema"]) for t in listed])
 
     async def _call_tool(self, ctx: Any, params: Any) -> Any:
         types = importlib.import_module("mcp.types")
-        target, _, _ = self._target(ctx)
+        target, _, _, finish = self._target(ctx)
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
+        if finish and params.name in FINISH_TOOLS and params.name not in target.env.tools:
+            return await self._finish(target, params.name, arguments)
         try:  # the REST path exactly: validation, risk levels and approvals, records, events
             call = await anyio.to_thread.run_sync(self.runtime.execute, target, params.name, arguments)
         except ConflictError as exc:  # the trial already ended
@@ -130,6 +153,21 @@ class McpEndpoint:
         ok = call.get("status") == "success"
         text = call.get("result") if ok else call.get("error_message") or call.get("status")
         return types.CallToolResult(content=[types.TextContent(text=str(text or ""))], is_error=not ok)
+
+
+    async def _finish(self, target: Target, name: str, arguments: dict[str, Any]) -> Any:
+        types = importlib.import_module("mcp.types")
+        answer = arguments.get("answer")
+        if name == "submit_answer" and not isinstance(answer, str):
+            return types.CallToolResult(content=[types.TextContent(text="submit_answer needs a string `answer`.")],
+                                        is_error=True)
+        try:  # the REST path: POST .../submit or .../surrender
+            done = await anyio.to_thread.run_sync(
+                functools.partial(self.runtime.finish, target, answer, surrender=name == "surrender_task"))
+        except ConflictError as exc:  # the trial already ended
+            return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
+        shown = {key: done[key] for key in ("score", "trial_id", "surrendered", "explanation")}
+        return types.CallToolResult(content=[types.TextContent(text=json.dumps(shown))], is_error=False)
 
 
 class _McpRoute:
@@ -149,6 +187,6 @@ class _McpRoute:
             style = parse_style(query.get("style"))
         except ValueError as exc:
             raise HTTPException(422, str(exc)) from None
-        scope[_SCOPE_KEY] = (target, level, style)
+        scope[_SCOPE_KEY] = (target, level, style, query.get("finish", "").strip().lower() in _TRUE)
         manager = await self.endpoint.manager()
         await manager.handle_request(scope, receive, send)

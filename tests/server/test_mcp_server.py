@@ -8,6 +8,7 @@ a server with a token refuses MCP requests without it.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -172,3 +173,37 @@ def _no_leaked_threads() -> Any:
     yield
     leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
     assert not leaked, leaked
+
+
+def test_finish_tools_end_the_trial_on_request(served_factory: Any) -> None:
+    served = served_factory()
+    plain, finishing = served.client.open_trial("add"), served.client.open_trial("add")
+    loser = served.client.open_trial("add")
+
+    async def listed(session: ClientSession) -> list[str]:
+        return [t.name for t in (await session.list_tools()).tools]
+
+    async def solve(session: ClientSession) -> tuple[list[str], Any, Any, Any]:
+        names = await listed(session)
+        wrong = await session.call_tool("submit_answer", {})
+        done = await session.call_tool("submit_answer", {"answer": "5"})
+        again = await session.call_tool("submit_answer", {"answer": "5"})
+        return names, wrong, done, again
+
+    async def give_up(session: ClientSession) -> Any:
+        return await session.call_tool("surrender_task", {})
+
+    assert "submit_answer" not in run(lambda: with_session(plain.mcp_url, listed))  # opt-in only
+    names, wrong, done, again = run(lambda: with_session(finishing.mcp_url + "?finish=true", solve))
+    assert names[-2:] == ["submit_answer", "surrender_task"]
+    assert wrong.is_error is True and "answer" in text_of(wrong)
+    assert done.is_error is False
+    assert json.loads(text_of(done)) == {"score": 1.0, "trial_id": finishing.trial_id, "surrendered": False,
+                                         "explanation": json.loads(text_of(done))["explanation"]}
+    assert again.is_error is True and "already ended" in text_of(again)
+    assert finishing.get_task_status("add")["score"] == 1.0
+    surrendered = run(lambda: with_session(loser.mcp_url + "?finish=1", give_up))
+    assert json.loads(text_of(surrendered))["surrendered"] is True
+    assert loser.get_task_status("add")["is_attempted"] is True
+    for trial in (plain, finishing, loser):
+        trial.close()
