@@ -23,7 +23,7 @@ from corral_core.errors import UserError
 
 CSV_COLUMNS = (
     "trial_id", "benchmark_id", "arm", "task_id", "trial_index", "episode_id", "agent", "model", "verbosity",
-    "status", "score", "success", "answer", "explanation", "surrendered", "error", "prompt_tokens",
+    "status", "score", "success", "answer", "explanation", "surrendered", "error", "fault", "prompt_tokens",
     "completion_tokens", "total_tokens", "cost", "duration", "tool_duration", "iterations", "assisted",
     "started_at", "finished_at",
 )

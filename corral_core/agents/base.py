@@ -142,6 +142,7 @@ class BaseAgent(ABC):
         status: AgentStatus = "error"
         answer: str | None = None
         error: str | None = None
+        fault: str | None = None  # whose fault an error was: provider, environment or agent
         try:
             self.messages = []
             self._emitted = 0
@@ -154,26 +155,33 @@ class BaseAgent(ABC):
             else:
                 result = self._run_body()
                 status, answer, error = result.status or "error", result.answer, result.error
+                fault = result.fault or "agent"
                 if status == "answered" and self.extract_answer:
                     answer = self._extract(answer or "")
         except TrialCancelled:
             status = "cancelled"
         except CriticalHookError as exc:
-            status, error = "error", f"a hook stopped the trial: {exc}"
-        except LLMError as exc:
+            status, error, fault = "error", f"a hook stopped the trial: {exc}", "agent"
+        except LLMError as exc:  # a replay divergence is the agent asking something else than it did
             status, error = "error", exc.message
+            fault = "agent" if exc.kind == "replay_divergence" else "provider"
         except Exception as exc:  # the trial ends as an error; the runner moves on to the next one
             # An environment server's refusal is reported in words; anything else is our bug: keep the traceback.
             from_server = type(exc).__module__ == "corral_core.client"
             log.warning("agent %s failed on task %s: %s", type(self).__name__, task_id, exc, exc_info=not from_server)
             status, error = "error", str(exc) if from_server else f"{type(exc).__name__}: {exc}"
+            fault = "environment" if from_server else "agent"
         finally:
             status, error = self._after_task(status, answer, error)
+        if status != "error":
+            fault = None
+        elif fault is None:  # an AFTER_TASK hook ended it
+            fault = "agent"
         if status != "answered":
             answer = None
         self.outcome = AgentOutcome(status=status, answer=answer, error=error, iterations=self._iterations,
                                     usage=self._ledger.usage, cost=self._ledger.cost,
-                                    assisted=self._ledger.assisted)
+                                    assisted=self._ledger.assisted, fault=fault)
         if not self._nested:  # a nested agent's end is not the trial's end
             self.emit(EventKind.AGENT_FINISHED, status=status, answer=answer, error=error,
                       iterations=self._iterations, usage=self._ledger.usage.to_dict(), cost=self._ledger.cost)

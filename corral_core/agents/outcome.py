@@ -50,10 +50,11 @@ class AgentOutcome:
     usage: Usage = field(default_factory=Usage)
     cost: float | None = None
     assisted: bool = False  # a person intervened (live inbox message)
+    fault: str | None = None  # with an error: "provider", "environment" or "agent" (metrics.records.FAULTS)
 
     def to_dict(self) -> dict[str, Any]:
         return {"status": self.status, "answer": self.answer, "error": self.error, "iterations": self.iterations,
-                "usage": self.usage.to_dict(), "cost": self.cost, "assisted": self.assisted}
+                "usage": self.usage.to_dict(), "cost": self.cost, "assisted": self.assisted, "fault": self.fault}
 
 
 @dataclass
@@ -64,6 +65,7 @@ class StepResult:
     answer: str | None = None
     error: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    fault: str | None = None  # with status "error": whose fault (a nested agent's own); None means the agent's
 
 
 class TrialLedger:

@@ -94,7 +94,7 @@ class LLMPlanner(BaseAgent):
         assert outcome is not None
         data["executor"] = outcome.to_dict()
         if outcome.status in ("stopped", "cancelled", "error"):
-            return StepResult(status=outcome.status, error=outcome.error, data=data)
+            return StepResult(status=outcome.status, error=outcome.error, data=data, fault=outcome.fault)
         if outcome.status == "answered":
             report = f"Answer submitted by the executor: {outcome.answer}"
         else:

@@ -124,7 +124,7 @@ class ReflectionAgent(BaseAgent):
         self._emitted = len(self.messages)
         self._actor_ran = True
         self._iterations = outcome.iterations
-        return StepResult(status=outcome.status, answer=outcome.answer, error=outcome.error,
+        return StepResult(status=outcome.status, answer=outcome.answer, error=outcome.error, fault=outcome.fault,
                           data={"lessons": len(lessons)})
 
     def _reflect_on_previous(self, task_id: str) -> None:

@@ -36,6 +36,7 @@ class TrialOutcome:
     duration: float = 0.0  # seconds, without time spent paused by a controller
     trial_id: str | None = None  # the finished trial's id as the server reported it
     assisted: bool = False
+    fault: str | None = None  # with status "error": provider, environment, agent or grader
 
 
 def run_trial(agent: BaseAgent, interface: Any, task_id: str, **run_kwargs: Any) -> TrialOutcome:
@@ -49,12 +50,14 @@ def run_trial(agent: BaseAgent, interface: Any, task_id: str, **run_kwargs: Any)
     error: str | None
     if outcome is None:  # a custom agent that overrode run() without setting it
         outcome_status, answer, error = "error", None, "the agent did not record an outcome"
+        fault: str | None = "agent"
         iterations, usage, cost, assisted = 0, Usage(), None, False
     else:
         outcome_status, answer, error = outcome.status, outcome.answer, outcome.error
+        fault = outcome.fault
         iterations, usage, cost, assisted = outcome.iterations, outcome.usage, outcome.cost, outcome.assisted
     trial = TrialOutcome(status=outcome_status, answer=answer, error=error, iterations=iterations,
-                         usage=usage, cost=cost, assisted=assisted)
+                         usage=usage, cost=cost, assisted=assisted, fault=fault)
     try:
         if outcome_status == "answered":
             result = interface.submit_answer(task_id, answer or "")
@@ -68,7 +71,7 @@ def run_trial(agent: BaseAgent, interface: Any, task_id: str, **run_kwargs: Any)
     except Exception as exc:  # the server refused or vanished: report it, do not crash the runner
         log.warning("could not finish trial of %s: %s", task_id, exc)
         verb = "submitting the answer" if outcome_status == "answered" else "surrendering"
-        trial.status, trial.error = "error", f"{verb} failed: {exc}"
+        trial.status, trial.error, trial.fault = "error", f"{verb} failed: {exc}", "environment"
     wait = getattr(agent, "wait_seconds", 0.0) or 0.0
     trial.duration = max(0.0, time.perf_counter() - started - wait)
     _report_result(agent, task_id, trial)

@@ -188,7 +188,7 @@ def fault_of(record: TrialRecord) -> str | None:
     """Whose fault an errored or timed-out trial was (None for a trial that did not error)."""
     if not is_errored(record):
         return None
-    return getattr(record, "fault", None) or ("timeout" if record.status == "timeout" else "unknown")
+    return record.fault or ("timeout" if record.status == "timeout" else "unknown")
 
 
 class _CalibrationTally:

@@ -25,6 +25,11 @@ ATTEMPTED_STATUSES = frozenset(
 # counted in status_counts, left out of scores, rates and pairings.
 EXCLUDED_STATUSES = frozenset({"skipped", "cancelled", "running"})
 
+# Whose fault an errored trial was (DESIGN §7): the model provider or the network to it, the environment
+# (tool server, trial routes, approvals), the agent (its own parsing, hooks or code), or the grader.
+# A trial that ran past its time limit is "timeout"; an error from before faults were recorded, "unknown".
+FAULTS = ("provider", "environment", "agent", "grader", "timeout", "unknown")
+
 TOOL_STATUSES = (
     "success",
     "invalid_tool",
@@ -52,6 +57,7 @@ class TrialRecord:
     score: float | None = None
     surrendered: bool = False
     error: str | None = None
+    fault: str | None = None  # one of FAULTS when the trial errored or timed out
     assisted: bool = False
     solvable: bool | None = None
     prompt_tokens: int = 0

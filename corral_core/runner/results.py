@@ -123,7 +123,7 @@ def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialRec
     for row in stored:
         records.append(TrialRecord(
             task_id=row.task_id, arm=row.arm, trial_index=row.trial_index, status=row.status, score=row.score,
-            surrendered=bool(row.surrendered), error=row.error, assisted=bool(row.assisted),
+            surrendered=bool(row.surrendered), error=row.error, fault=row.fault, assisted=bool(row.assisted),
             solvable=solvable.get(row.task_id), prompt_tokens=row.prompt_tokens or 0,
             completion_tokens=row.completion_tokens or 0, total_tokens=row.total_tokens or 0, cost=row.cost,
             duration=row.duration,

@@ -160,7 +160,7 @@ def started_data(arm: ArmSpec, index: int, episode_id: str | None) -> dict[str, 
 
 
 def _finished_data(arm: ArmSpec, index: int, episode_id: str | None, **values: Any) -> dict[str, Any]:
-    data = {"status": "error", "score": None, "answer": None, "surrendered": False, "error": None,
+    data = {"status": "error", "score": None, "answer": None, "surrendered": False, "error": None, "fault": None,
             "explanation": None, "iterations": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
             "cost": None, "duration": 0.0, "tool_duration": 0.0, "assisted": False}
     data.update(values)
@@ -184,7 +184,8 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
     try:
         client = ctx.router_for(task_id).open_trial(task_id, episode_id, **meta)
     except Exception as exc:  # the server refused or is gone: a failed trial, not a crashed run
-        return fail_trial(ctx, arm, task_id, index, episode_id, f"could not open a trial on the server: {exc}")
+        return fail_trial(ctx, arm, task_id, index, episode_id, f"could not open a trial on the server: {exc}",
+                          fault="environment")
     trial_id = client.trial_id
     ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
     started = time.perf_counter()
@@ -192,7 +193,7 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
         data = _run_opened(ctx, arm, task_id, index, episode_id, client, agent)
     except Exception as exc:  # a bug somewhere below: keep the run going, say what happened
         log.exception("trial %s of %s failed unexpectedly", trial_id, task_id)
-        data = _finished_data(arm, index, episode_id, error=f"{type(exc).__name__}: {exc}",
+        data = _finished_data(arm, index, episode_id, error=f"{type(exc).__name__}: {exc}", fault="unknown",
                               duration=time.perf_counter() - started)
     finally:
         try:
@@ -224,7 +225,8 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
     usage = outcome.usage
     data = _finished_data(
         arm, index, episode_id, status=outcome.status, score=outcome.score, answer=outcome.answer,
-        surrendered=bool(outcome.surrendered), error=outcome.error, explanation=outcome.explanation,
+        surrendered=bool(outcome.surrendered), error=outcome.error, fault=outcome.fault,
+        explanation=outcome.explanation,
         iterations=outcome.iterations, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
         total_tokens=usage.total_tokens, cost=outcome.cost, duration=outcome.duration,
         tool_duration=interface.tool_duration, assisted=bool(outcome.assisted) or ctx.assists.pop(trial_id),
@@ -232,24 +234,25 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
     state = getattr(interface.result, "state", None) or {}
     if timed_out and outcome.status == "cancelled":
         limit = ctx.spec.timeouts.trial or 0
-        data.update(status="timeout", score=None, error=f"the trial ran longer than its {limit:g} s limit "
-                                                          "(timeouts.trial) and was cancelled")
+        data.update(status="timeout", score=None, fault="timeout",
+                    error=f"the trial ran longer than its {limit:g} s limit (timeouts.trial) and was cancelled")
     elif state.get("status") == "timeout":  # the grader overran timeouts.grader: no score
-        data.update(status="timeout", score=None, error=None)
+        data.update(status="timeout", score=None, error=None, fault="grader")
     needed = ctx.no_person.needed(trial_id) if ctx.no_person is not None else None
     if needed is not None:
-        data.update(status="error", error=f"needs approval: the agent called the confirm-level tool {needed!r}, "
-                                          "and `approval: ask` has no person to ask in a batch run (use "
-                                          "`approval: approve` or `reject`, or run it in the TUI)")
+        data.update(status="error", fault="environment",
+                    error=f"needs approval: the agent called the confirm-level tool {needed!r}, and `approval: "
+                          "ask` has no person to ask in a batch run (use `approval: approve` or `reject`, or run it "
+                          "in the TUI)")
     return data
 
 
 def fail_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_id: str | None,
-               error: str) -> tuple[str, dict[str, Any]]:
+               error: str, fault: str = "environment") -> tuple[str, dict[str, Any]]:
     """Report a trial that could not run at all as an error (a synthetic id, `er_...`)."""
     trial_id = "er_" + secrets.token_hex(8)
     ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
-    data = _finished_data(arm, index, episode_id, error=error)
+    data = _finished_data(arm, index, episode_id, error=error, fault=fault)
     ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
     return trial_id, data
 

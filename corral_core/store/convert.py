@@ -100,7 +100,7 @@ def trial_from_row(row: StoredRow) -> TrialInfo:
 TRIAL_RECORD_COLUMNS = (
     "id", "task_id", "arm", "trial_index", "episode_id", "status", "score", "surrendered", "error",
     "assisted", "prompt_tokens", "completion_tokens", "total_tokens", "cost", "duration",
-    "tool_duration", "iterations",
+    "tool_duration", "iterations", "fault",
 )
 
 
@@ -123,6 +123,7 @@ def trial_record_from_row(row: StoredRow) -> TrialRecord:
         duration=row["duration"],
         tool_duration=row["tool_duration"],
         iterations=row["iterations"],
+        fault=row["fault"],
     )
 
 

@@ -102,6 +102,7 @@ def trial_finished_values(event: Event) -> dict[str, Any]:
         "explanation": as_text(data.get("explanation")),
         "surrendered": bool(data.get("surrendered")),
         "error": as_text(data.get("error")),
+        "fault": as_text(data.get("fault")),
         "prompt_tokens": as_int(data.get("prompt_tokens")),
         "completion_tokens": as_int(data.get("completion_tokens")),
         "total_tokens": as_int(data.get("total_tokens")),

@@ -79,6 +79,7 @@ class TrialInfo:
     assisted: bool
     started_at: datetime | None
     finished_at: datetime | None
+    fault: str | None = None  # whose fault an error was (metrics.records.FAULTS)
 
 
 @dataclass(slots=True)
@@ -120,6 +121,7 @@ class TrialRecord:
     tool_duration: float | None
     iterations: int
     tool_calls: list[ToolCallStat] = field(default_factory=list)
+    fault: str | None = None
 
 
 @dataclass(slots=True)

@@ -107,6 +107,7 @@ class TrialRow(SQLModel, table=True):
     explanation: str | None = _text()
     surrendered: bool = False
     error: str | None = _text()
+    fault: str | None = None  # whose fault an error was (metrics.records.FAULTS)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
@@ -247,6 +248,6 @@ ALL_TABLES = [
     chain_output_table,
 ]
 # Columns added after the first release: init_db adds them to older stores.
-ADDED_COLUMNS = {"benchmark": ("owner_pid", "owner_host", "heartbeat_at")}
+ADDED_COLUMNS = {"benchmark": ("owner_pid", "owner_host", "heartbeat_at"), "trial": ("fault",)}
 # Tables keyed by trial_id whose rows belong to one trial (deleted with it on resume).
 TRIAL_CHILD_TABLES = [message_table, tool_call_table, hook_event_table, llm_call_table]
