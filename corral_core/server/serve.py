@@ -150,9 +150,9 @@ def run_app(app: Any, sock: socket.socket, what: str, note: str, *,
 
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    print(f"corral-tui serve: {what} on http://{shown}:{port} ({note}; Ctrl-C stops)", file=sys.stderr, flush=True)
-    print(f"corral-tui serve: MCP (Streamable HTTP) at http://{shown}:{port}/tasks/{{task_id}}/mcp and "
-          f"/trials/{{trial_id}}/mcp", file=sys.stderr, flush=True)
+    mcp = f"MCP at http://{shown}:{port}/tasks/{{task_id}}/mcp and /trials/{{trial_id}}/mcp"
+    print(f"corral-tui serve: {what} on http://{shown}:{port} ({note}; Ctrl-C stops); {mcp}",  # one line: scripts
+          file=sys.stderr, flush=True)                                                         # read the first
     server = _Server(uvicorn_config(app, request_timeout=request_timeout, timeout_graceful_shutdown=5))
     # uvicorn shuts down gracefully on SIGINT and SIGTERM, then raises the signal again: SIGINT
     # becomes KeyboardInterrupt, and so does SIGTERM with this handler (by default it killed us

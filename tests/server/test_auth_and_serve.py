@@ -162,7 +162,7 @@ def test_serve_runs_until_interrupted():
         line = proc.stderr.readline()
         assert "samplemath" in line and "http://127.0.0.1:" in line, line
         url = line.split(" on ", 1)[1].split(" ", 1)[0]
-        assert f"MCP (Streamable HTTP) at {url}/tasks/{{task_id}}/mcp" in proc.stderr.readline()
+        assert line.rstrip().endswith(f"; MCP at {url}/tasks/{{task_id}}/mcp and /trials/{{trial_id}}/mcp"), line
         with CorralRouter(url, token="t") as router:
             assert router.get_available_tasks() == ["add", "multiply", "divide", "power", "compound"]
             assert router.execute_tool("add", "calculator", {"operation": "+", "a": 17, "b": 25}).success
