@@ -46,6 +46,7 @@ class EventKind(str, Enum):
     HOOK_FIRED = "hook_fired"
     HOOK_ERROR = "hook_error"
     INTERVENTION_APPLIED = "intervention_applied"
+    INTERVENTION_UNDELIVERED = "intervention_undelivered"  # the trial ended before the message reached it
     CONTROL_STATE = "control_state"
     AGENT_FINISHED = "agent_finished"
 

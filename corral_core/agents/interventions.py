@@ -100,26 +100,44 @@ def _run_actions(ctx: HookContext, text: str) -> None:
                 f"intervention action {action.name!r} for task {ctx.task_id!r} failed: {outcome.text}")
 
 
+UNDELIVERED_REASON = "the trial ended before its next LLM call"
+
+
 class InterventionInbox:
     """Messages a person sends to a running agent; each reaches the model before its next LLM call.
 
     Thread-safe: `post` from the UI thread, the hook runs on the agent's thread at BEFORE_ITERATION.
     Each delivered message is a user message "Intervention from the operator: ...", an
-    INTERVENTION_APPLIED event (source "inbox"), and marks the trial as assisted.
+    INTERVENTION_APPLIED event (source "inbox"), and marks the trial as assisted. When the trial
+    ends (AFTER_TASK), the inbox closes: messages still waiting are reported as
+    INTERVENTION_UNDELIVERED, and later posts are refused, so no message is ever silently lost.
     """
 
     def __init__(self, prefix: str = INBOX_PREFIX) -> None:
         self.prefix = prefix
         self._pending: deque[str] = deque()
         self._lock = threading.Lock()
+        self._closed = False
         self.delivered: list[str] = []
 
-    def post(self, text: str) -> None:
+    def post(self, text: str) -> bool:
+        """Queue a message for the next LLM call; False (nothing queued) once the trial has ended."""
         text = str(text).strip()
         if not text:
             raise ValueError("an intervention needs some text")
         with self._lock:
+            if self._closed:
+                return False
             self._pending.append(text)
+            return True
+
+    def close(self) -> list[str]:
+        """Refuse later posts; returns the messages that were never delivered."""
+        with self._lock:
+            self._closed = True
+            texts = list(self._pending)
+            self._pending.clear()
+        return texts
 
     @property
     def pending(self) -> int:
@@ -142,10 +160,21 @@ class InterventionInbox:
     hook.hook_name = "intervention_inbox"  # type: ignore[attr-defined]
     hook.quiet = True  # type: ignore[attr-defined]  # reports itself through INTERVENTION_APPLIED
 
+    def _on_task_end(self, ctx: HookContext) -> None:
+        emit = getattr(ctx.agent, "emit", None)
+        for text in self.close():
+            if emit is not None:
+                emit(EventKind.INTERVENTION_UNDELIVERED, text=text, source="inbox", iteration=ctx.iteration,
+                     reason=UNDELIVERED_REASON)
+
+    _on_task_end.hook_name = "intervention_inbox"  # type: ignore[attr-defined]
+    _on_task_end.quiet = True  # type: ignore[attr-defined]  # reports itself through INTERVENTION_UNDELIVERED
+
     def attach(self, hooks: AgentHooks, priority: int = 500) -> None:
         """Register at BEFORE_ITERATION; below a TrialController's gate (1000) so posts made while
-        paused are delivered when the agent resumes."""
+        paused are delivered when the agent resumes. At AFTER_TASK the inbox closes."""
         hooks.register(HookPoint.BEFORE_ITERATION, self.hook, priority)
+        hooks.register(HookPoint.AFTER_TASK, self._on_task_end, priority)
 
 
 def every_n_iterations(n: int, prompt: str | Callable[[HookContext], str | None], *,

@@ -141,10 +141,7 @@ class ControlRegistry:
     def send(self, trial_id: str, text: str) -> bool:
         """Post an intervention to a running trial; False when it is not running (any more)."""
         inbox = self.inbox(trial_id)
-        if inbox is None:
-            return False
-        inbox.post(text)
-        return True
+        return inbox is not None and inbox.post(text)
 
     def running(self) -> list[RunningTrial]:
         """The running trials, oldest first."""

@@ -222,11 +222,15 @@ def _hook_summary(kind: str, row: StoredRow, data: dict[str, Any]) -> str:
         return f"hook {name} at {point} failed: {data.get('error')}"
     if kind == "intervention_applied":
         return f"intervention ({data.get('source')}): {data.get('text')}"
+    if kind == "intervention_undelivered":
+        return f"intervention not delivered ({data.get('reason')}): {data.get('text')}"
     if kind == "approval_asked":
         return f"approval asked: {data.get('tool_name')} ({data.get('risk')})"
     if kind == "approval_decided":
-        verdict = "approved" if data.get("approved") else "rejected"
         reason = f": {data['reason']}" if data.get("reason") else ""
+        if data.get("decided_by") == "cancelled":
+            return f"{data.get('tool_name')} cancelled{reason}"
+        verdict = "approved" if data.get("approved") else "rejected"
         return f"{data.get('tool_name')} {verdict} by {data.get('decided_by')}{reason}"
     if kind == "control_state":
         return f"control: {data.get('state')}"

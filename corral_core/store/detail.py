@@ -25,6 +25,7 @@ _TIMELINE_RANK = {
     "hook_fired": 3,
     "hook_error": 3,
     "intervention_applied": 4,
+    "intervention_undelivered": 9,
     "llm_call": 5,
     "message": 6,
     "approval_asked": 7,

@@ -17,6 +17,7 @@ HOOK_EVENT_KINDS = frozenset(
         EventKind.HOOK_FIRED,
         EventKind.HOOK_ERROR,
         EventKind.INTERVENTION_APPLIED,
+        EventKind.INTERVENTION_UNDELIVERED,
         EventKind.APPROVAL_ASKED,
         EventKind.APPROVAL_DECIDED,
         EventKind.CONTROL_STATE,
@@ -155,7 +156,7 @@ def hook_event_row(event: Event) -> dict[str, Any]:
         name = data.get("hook")
     elif kind in (EventKind.APPROVAL_ASKED, EventKind.APPROVAL_DECIDED):
         name = data.get("tool_name")
-    elif kind is EventKind.INTERVENTION_APPLIED:
+    elif kind in (EventKind.INTERVENTION_APPLIED, EventKind.INTERVENTION_UNDELIVERED):
         name = data.get("source")
     elif kind is EventKind.CONTROL_STATE:
         name = data.get("state")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 from corral_core.agents import (
@@ -125,3 +126,28 @@ def test_inbox_message_posted_while_paused_reaches_the_next_llm_call(fake_key, o
     assert [(e.data["source"], e.data["iteration"]) for e in applied] == [("inbox", 1)]
     order = [e.kind for e in sink.events if e.kind in (EventKind.INTERVENTION_APPLIED, EventKind.LLM_REQUEST)]
     assert order == [EventKind.LLM_REQUEST, EventKind.INTERVENTION_APPLIED, EventKind.LLM_REQUEST]
+
+
+def test_an_intervention_posted_during_the_last_llm_call_is_reported_undelivered(fake_key, open_trial) -> None:
+    release = threading.Event()
+    replies = [FakeReply.tool_call("calculator", {"operation": "+", "a": 17, "b": 25}),
+               FakeReply(content="Final Answer: 42", hold=release)]
+    with FakeOpenAI(replies) as fake:
+        hooks, sink = AgentHooks(), ListSink()
+        inbox = InterventionInbox()
+        inbox.attach(hooks)
+        agent = ToolCallingAgent(model="openai/fake-model", api_endpoint=fake.base_url, api_key_env=FAKE_KEY_ENV,
+                                 timeout=30, hooks=hooks, sink=sink)
+        result = {}
+        thread = run_in_thread(lambda: result.setdefault("outcome", run_trial(agent, open_trial("add"), "add")))
+        assert fake.wait_requests(2), "the last LLM call never started"
+        assert inbox.post("Round it to one digit.")  # accepted: the trial is still running
+        release.set()
+        thread.join(timeout=10)
+    outcome = result["outcome"]
+    assert outcome.status == "completed" and not outcome.assisted  # it never reached the model
+    assert sink.of_kind(EventKind.INTERVENTION_APPLIED) == []
+    (undelivered,) = sink.of_kind(EventKind.INTERVENTION_UNDELIVERED)
+    assert undelivered.data["text"] == "Round it to one digit." and undelivered.data["source"] == "inbox"
+    assert "ended before" in undelivered.data["reason"]
+    assert not inbox.post("too late")  # the trial is over: refused, never queued

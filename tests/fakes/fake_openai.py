@@ -38,6 +38,7 @@ class FakeReply:
     status: int = 200
     error_message: str = ""
     delay: float = 0.0  # seconds to wait before answering
+    hold: threading.Event | None = None  # answer only once the test sets it (a call kept in flight)
 
     @classmethod
     def text(cls, content: str, *, usage: tuple[int, int] = (10, 5)) -> FakeReply:
@@ -84,6 +85,7 @@ class FakeOpenAI:
         self._replies: deque[FakeReply] = deque()
         self._last: FakeReply | None = None
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -143,6 +145,11 @@ class FakeOpenAI:
         with self._lock:
             return [r.body for r in self.received]
 
+    def wait_requests(self, count: int, timeout: float = 10.0) -> bool:
+        """Block until `count` requests have arrived (False after `timeout` seconds)."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: len(self.received) >= count, timeout)
+
     @property
     def remaining(self) -> int:
         with self._lock:
@@ -152,6 +159,7 @@ class FakeOpenAI:
     def _next_reply(self, request: FakeRequest) -> tuple[FakeReply | None, int]:
         with self._lock:
             self.received.append(request)
+            self._arrived.notify_all()
             number = len(self.received)
             if self._replies:
                 self._last = self._replies.popleft()
@@ -208,6 +216,9 @@ def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             if reply.delay and fake._stopping.wait(reply.delay):
                 return  # server stopping: drop the slow reply
+            while reply.hold is not None and not reply.hold.wait(0.05):
+                if fake._stopping.is_set():
+                    return
             if reply.status != 200:
                 self._send(reply.status, _error_body(reply.status, reply.error_message or f"HTTP {reply.status}"))
                 return
