@@ -313,6 +313,8 @@ class BenchmarkRunner:
                     _, pending = concurrent.futures.wait(pending, timeout=WAIT_SLICE)
                 except KeyboardInterrupt:
                     self.stop()
+            if cancel_event is not None and cancel_event.is_set():  # set while the last trials were ending
+                self.stop()
             for future in futures:
                 if not future.cancelled() and future.exception() is not None:
                     log.error("a job failed: %r", future.exception())

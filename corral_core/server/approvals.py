@@ -172,11 +172,12 @@ class QueueGate:
         with self._lock:
             self._approved_tools.clear()
 
-    def cancel_all(self, reason: str = "the run was stopped") -> int:
-        """Decide every waiting request at once as rejected by `cancelled` (a stopped run, a quit);
-        later requests still wait. Returns how many were waiting."""
+    def cancel_all(self, reason: str = "the run was stopped", trial_id: str | None = None) -> int:
+        """Decide every waiting request (of one trial, if given) at once as rejected by `cancelled`
+        (a stopped run, a cancelled trial, a quit); later requests still wait. Returns how many."""
         with self._lock:
-            waiting = [i for i, p in self._pending.items() if p.decision is None]
+            waiting = [i for i, p in self._pending.items()
+                       if p.decision is None and (trial_id is None or p.request.trial_id == trial_id)]
         return sum(self.decide(approval_id, False, CANCELLED, reason) for approval_id in waiting)
 
     def close(self, reason: str = "the server is shutting down") -> None:

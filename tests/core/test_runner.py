@@ -224,3 +224,22 @@ def test_replay_model_answers_with_a_recorded_benchmark(store: Store) -> None:
     first = {k: (v["status"], v["answer"]) for k, v in finished(sink).items()}
     second = {k: (v["status"], v["answer"]) for k, v in finished(sink2).items()}
     assert second == first and first[("brief", "power", 0)] == ("completed", "20")
+
+
+def test_a_cancel_that_lands_as_the_last_trial_ends_still_interrupts_the_run(store: Store) -> None:
+    """The UI's cancel event may be set while the last trial is finishing: the run must end
+    `interrupted` (never finished/improved), however the worker pool's wake-ups fall."""
+    import threading
+
+    cancel = threading.Event()
+
+    class CancelOnFinish:
+        def emit(self, event: Any) -> None:  # runs on the trial's thread, before its job returns
+            if event.kind is EventKind.TRIAL_FINISHED:
+                cancel.set()
+
+    spec = make_spec("chain", tasks=["solo"], trials_per_task=1, parallel=1)
+    runner = BenchmarkRunner(spec, sink=CancelOnFinish(), repository=store.repository, writer_sink=store.writer)
+    result = runner.run(cancel_event=cancel)
+    assert result.status == "interrupted" and result.attempt_status is None
+    assert store.rows("SELECT status FROM benchmark") == [("interrupted",)]
