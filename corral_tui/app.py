@@ -41,16 +41,17 @@ from corral_tui.messages import (
     TaskTextLoaded,
     TaskTextRequested,
     TimelineRequested,
+    TrialCancelRequested,
     TrialsRequested,
     WorkerFailed,
 )
 from corral_tui.run_request import RunRequest
-from corral_tui.screens.approval import ApprovalScreen
-from corral_tui.screens.dialogs import ErrorScreen, HelpScreen, InterventionScreen
+from corral_tui.screens.approval import ApprovalScreen, AskingTrial
+from corral_tui.screens.dialogs import ConfirmScreen, ErrorScreen, HelpScreen, InterventionScreen
 from corral_tui.screens.workbench import WorkbenchScreen
 from corral_tui.services import WorkbenchServices
-from corral_tui.services.approvals import Decision
-from corral_tui.services.session import ActiveRun
+from corral_tui.services.approvals import Decision, Verdict
+from corral_tui.services.session import ActiveRun, RunSummary
 from corral_tui.widgets.status import Info
 
 LIVE_STATES = ("starting", "running", "paused")
@@ -64,7 +65,7 @@ class WorkbenchApp(App[int]):
     COMMANDS = App.COMMANDS | {ActionsProvider}
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit"),
-        Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit_now"),
+        Binding("ctrl+q", "quit_now", "Quit now (no question)", show=False, priority=True, id="app.quit_now"),
         Binding("f1,question_mark", "help", "Help", key_display="F1 / ?", id="app.help"),
         Binding("h", "history", "History", id="app.history"),
     ]
@@ -80,8 +81,9 @@ class WorkbenchApp(App[int]):
         self.run_model: str | None = None
         self.last_benchmark_id: str | None = None
         self.urls: dict[str, str] = {}
-        self._workbench_screen = WorkbenchScreen(self.live, config.redact, default_model=config.model,
-                                                 pane_lines=config.pane_lines)
+        self._workbench_screen = WorkbenchScreen(self.live, config.redact, self.services.queries, clock=config.clock,
+                                                 default_model=config.model,
+                                                 default_api_base=config.model_base_url, pane_lines=config.pane_lines)
         self._unsubscribe: Callable[[], None] | None = None
 
     # --- life cycle ---------------------------------------------------------------------------
@@ -99,10 +101,24 @@ class WorkbenchApp(App[int]):
         self._unsubscribe = self.services.approvals.subscribe(self._inbox_changed)
         self.set_interval(self.config.drain_interval, self.drain_events)
         self.set_interval(0.5, self.refresh_info)
+        self.set_interval(1.0, self._tick)
         self.refresh_info()
         self._boot()
 
     async def action_quit(self) -> None:
+        """Quit; during a run, ask first (the run is stopped and recorded interrupted)."""
+        if self.run_state not in LIVE_STATES:
+            self.action_quit_now()
+            return
+        if any(isinstance(screen, ConfirmScreen) for screen in self.screen_stack):
+            return
+        self.push_screen(ConfirmScreen("Quit during a run?", "The run is stopped: running trials are cancelled, "
+                                       "pending approvals decided `cancelled`, and the benchmark is recorded "
+                                       "interrupted (resumable with `corral-tui --batch SPEC --resume ID`).",
+                                       yes="Quit (y)", no="Stay (n)"),
+                         callback=lambda yes: self.action_quit_now() if yes else None)
+
+    def action_quit_now(self) -> None:
         """Stop the run and the servers, then exit (the services close in on_unmount, bounded)."""
         self.services.begin_close()
         self.exit(0)
@@ -131,6 +147,9 @@ class WorkbenchApp(App[int]):
         if not self.services.approvals.decide(request, decision):
             self.call_from_thread(self.notify, f"{request.tool_name}: that request was already decided "
                                   "(or timed out).", severity="warning")
+        if decision.verdict is Verdict.TERMINATE and request.trial_id:
+            self.services.session.cancel_trial(request.trial_id, decision.reason)
+        self.call_from_thread(self.show_next_approval, True)  # the next one waiting, if any
 
     @work(thread=True, exit_on_error=False, group="task-text", exclusive=True)
     def _load_task_text(self, suite: str, task_id: str, verbosity: str) -> None:
@@ -169,10 +188,29 @@ class WorkbenchApp(App[int]):
         self.run_state = summary.status
         self.run_model = None
         self.last_benchmark_id = summary.benchmark_id
-        score = "-" if summary.headline_score is None else f"{summary.headline_score:.2f}"
-        self.workbench_screen.say(f"Run {summary.status}: headline score {score} ({summary.attempt_status or '-'}); "
-                                  f"{summary.trials_run} trials, {summary.errored} errored. m compares the arms.")
+        self.workbench_screen.lock_form(False)
+        self.workbench_screen.show_run_bar()
+        lost = len(self.live.undelivered)
+        undelivered = f" {lost} intervention(s) NOT delivered (their trials ended first; see the timelines)." \
+            if lost else ""
+        self.workbench_screen.say(f"Run {summary.status}: {self._headline(summary)}; {summary.trials_run} trials, "
+                                  f"{summary.errored} errored.{undelivered} m compares the arms.",
+                                  "bold red" if lost else "")
         self.refresh_info()
+
+    def _headline(self, summary: RunSummary) -> str:
+        """The run's headline in words: the score and how it compares, or why there is none."""
+        finished = [trial for trial in self.live.trials.values() if trial.finished]
+        if summary.headline_score is None:
+            if finished and all(trial.assisted for trial in finished):
+                return "no headline score (every trial was assisted, and assisted trials are reported apart)"
+            return "no headline score (no trial was scored)"
+        score = f"headline score {summary.headline_score:.2f}"
+        if summary.status != "finished":
+            return f"{score} (interrupted: not compared with earlier runs)"
+        if summary.previous_best is None:
+            return f"{score} (the first finished run of this spec)"
+        return f"{score} ({summary.attempt_status or '-'} against the best earlier run, {summary.previous_best:.2f})"
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
@@ -206,6 +244,16 @@ class WorkbenchApp(App[int]):
         changes = self.live.apply(events)
         if changes:
             self.workbench_screen.apply_changes(self.live, changes)
+        for trial_id, text in changes.undelivered:
+            who = self.config.redact.ident(trial_id)
+            self.workbench_screen.say(f"Intervention NOT delivered to trial {who}: it ended before its next LLM "
+                                      f"call. \"{text[:60]}\" is recorded in its timeline as undelivered.", "bold red")
+            self.notify(f"Trial {who} ended before reading your intervention; it was not delivered.",
+                        title="Intervention not delivered", severity="error", timeout=10)
+
+    def _tick(self) -> None:
+        if self.workbench_screen.live:
+            self.workbench_screen.tick()
 
     def refresh_info(self) -> None:
         redact = self.config.redact
@@ -243,6 +291,7 @@ class WorkbenchApp(App[int]):
             return
         self.live.reset()
         self.workbench_screen.reset_run()
+        self.workbench_screen.lock_form(True)
         self.run_state = "starting"
         self.workbench_screen.say(f"Starting {request.suite}: arms {', '.join(request.verbosities)}, "
                                   f"{request.trials} trial(s) per task…")
@@ -267,6 +316,14 @@ class WorkbenchApp(App[int]):
         who = "every trial" if trial_id is None else f"trial {self.config.redact.ident(trial_id)}"
         verb = {"pause": "Pausing", "step": "Stepping one iteration of", "resume": "Continuing"}[command]
         self.workbench_screen.say(f"{verb} {who}.", "bold")
+
+    @on(TrialCancelRequested)
+    def _trial_cancel_requested(self, message: TrialCancelRequested) -> None:
+        who = self.config.redact.ident(message.trial_id)
+        if self.services.session.cancel_trial(message.trial_id):
+            self.workbench_screen.say(f"Ending trial {who}: it is scored as cancelled.", "bold yellow")
+        else:
+            self.notify("That trial is not running (any more).", severity="warning")
 
     @on(InterventionRequested)
     def _intervention_requested(self, message: InterventionRequested) -> None:
@@ -323,14 +380,20 @@ class WorkbenchApp(App[int]):
                 self.notify("No approvals pending.")
             return
         request = pending[0]
-        screen = ApprovalScreen(request, clock=self.config.clock, redact=self.config.redact, pending=len(pending))
+        trial = self.live.trials.get(request.trial_id or "")
+        asking = AskingTrial(trial.iteration or None, trial.last_thought) if trial is not None else None
+        screen = ApprovalScreen(request, clock=self.config.clock, redact=self.config.redact, pending=len(pending),
+                                asking=asking, grace=self.config.dialog_grace)
         self.push_screen(screen, callback=partial(self._approval_answered, request))
 
     def _approval_answered(self, request: ApprovalRequest, decision: Decision | None) -> None:
         if decision is None:  # later (escape), or decided elsewhere
             return
         self._decide(request, decision)
-        self.workbench_screen.say(f"{request.tool_name}: {decision.verdict.value.replace('_', ' ')}.", "bold")
+        words = {Verdict.APPROVE: "approved", Verdict.REJECT: "rejected", Verdict.APPROVE_TOOL:
+                 "approved for the rest of the run", Verdict.TERMINATE: "rejected, and the trial is ended"}
+        reason = f" ({decision.reason})" if decision.reason and decision.verdict is Verdict.REJECT else ""
+        self.workbench_screen.say(f"{request.tool_name}: {words[decision.verdict]}{reason}.", "bold")
 
     # --- other screens ------------------------------------------------------------------------
 

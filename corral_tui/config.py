@@ -45,7 +45,12 @@ class Redactor:
     def duration(self, seconds: float | None) -> str:
         if seconds is None:
             return "-"
-        return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.1f} s"
+        if seconds < 1:
+            return f"{seconds * 1000:.0f} ms"
+        if seconds < 60:
+            return f"{seconds:.1f} s"
+        minutes, rest = divmod(round(seconds), 60)
+        return f"{minutes}m{rest:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
     def ident(self, value: str | None) -> str:
         return value or "-"
@@ -63,10 +68,12 @@ class WorkbenchConfig:
     server_url: str | None = None  # a remote environment server; None starts an embedded one
     token: str | None = None
     model: str | None = None  # default model of the run form (None: the suite's scripted model)
+    model_base_url: str | None = None  # default API base of the run form (--model-base-url)
     clock: Callable[[], float] = time.time
     redact: Redactor = field(default_factory=Redactor)
     approval_timeout: float = 120.0  # seconds a confirm-level tool waits for a decision
     approval_poll: float = 0.5  # seconds between GET /approvals on a remote server
+    dialog_grace: float = 0.4  # seconds a new approval dialog takes no keys (keys meant for the screen behind)
     drain_interval: float = 0.1  # seconds between two drains of the event queue
     drain_batch: int = 2_000  # events applied per drain at most
     queue_size: int = 20_000  # events waiting for the UI at most (oldest dropped)
@@ -96,4 +103,5 @@ def config_from_args(args: Any) -> WorkbenchConfig:
 
         db = str(default_db_path())
     return WorkbenchConfig(suite_paths=suites, db_url=str(db), server_url=getattr(args, "server", None),
-                           token=getattr(args, "token", None), model=getattr(args, "model", None))
+                           token=getattr(args, "token", None), model=getattr(args, "model", None),
+                           model_base_url=getattr(args, "model_base_url", None))

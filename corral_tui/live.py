@@ -1,19 +1,25 @@
 """What the workbench knows about the run in progress, built from batches of engine events.
 
-`LiveRun.apply(events)` folds one drained batch into per-trial rows and bounded per-trial event
-buffers and returns a `Changes` summary, so the screen redraws only the rows and panes that moved.
-Pure Python (no widgets), so it is cheap to test and safe to call once per UI tick.
+`LiveRun.apply(events)` folds one drained batch into per-trial rows (status, iteration, score,
+tokens, cost, timing, last action) and bounded per-trial event buffers and returns a `Changes`
+summary, so the screen redraws only the rows and panes that moved. Pure Python (no widgets), so it
+is cheap to test and safe to call once per UI tick. Iterations are numbered from 1 everywhere the
+UI shows them (the events count from 0).
 """
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from corral_core.events import Event, EventKind
+from corral_core.metrics import TrialRecord, arm_metrics
 
 BUFFERED_TRIALS = 24  # finished trials whose recent events stay for the panes (the store has them all)
+_THOUGHT = re.compile(r"<thought>(.*?)</thought>", re.DOTALL | re.IGNORECASE)
+_STATUS_MARKS = {"success": "✓", "rejected": "✗ rejected", "blocked": "✗ blocked"}  # else ✗
 
 
 @dataclass
@@ -27,10 +33,17 @@ class TrialLive:
     index: int = 0
     control: str = "running"  # running | paused | stepping | cancelled (the run controls)
     result: str | None = None  # TRIAL_FINISHED status once the trial ended
-    iteration: int = 0
+    iteration: int = 0  # iterations started (1-based number of the current one)
     score: float | None = None
     assisted: bool = False
     tool_calls: int = 0
+    tokens: int = 0
+    cost: float | None = None
+    started: float | None = None  # event time of TRIAL_STARTED
+    duration: float | None = None  # the trial's duration once finished (paused time left out)
+    last_action: str = ""
+    last_thought: str = ""
+    record: TrialRecord | None = None  # the metrics record once finished
     events: deque[Event] = field(default_factory=deque)
 
     @property
@@ -42,6 +55,23 @@ class TrialLive:
     def finished(self) -> bool:
         return self.result is not None
 
+    def elapsed(self, now: float) -> float | None:
+        """Seconds the trial has run (its duration once finished)."""
+        if self.duration is not None:
+            return self.duration
+        return None if self.started is None else max(0.0, now - self.started)
+
+
+@dataclass(frozen=True)
+class ArmScore:
+    """An arm's mean score so far (mean over tasks of task means, unassisted trials) with its 95% CI."""
+
+    arm: str
+    value: float | None
+    ci: tuple[float, float] | None
+    n_tasks: int
+    n_trials: int
+
 
 @dataclass
 class Changes:
@@ -50,11 +80,13 @@ class Changes:
     rows: set[str] = field(default_factory=set)  # trial ids whose row changed
     new_rows: list[str] = field(default_factory=list)  # trial ids seen for the first time
     events: dict[str, list[Event]] = field(default_factory=dict)  # new events per trial
+    undelivered: list[tuple[str, str]] = field(default_factory=list)  # (trial id, text) never delivered
+    finished: int = 0  # trials that ended in this batch
     benchmark_finished: bool = False
     benchmark_id: str | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.rows or self.new_rows or self.events or self.benchmark_finished)
+        return bool(self.rows or self.new_rows or self.events or self.undelivered or self.benchmark_finished)
 
 
 class LiveRun:
@@ -68,6 +100,10 @@ class LiveRun:
         self.benchmark_id: str | None = None
         self.total = 0
         self.finished = False
+        self.started: float | None = None  # event time of BENCHMARK_STARTED
+        self.ended: float | None = None
+        self.done = 0
+        self.undelivered: list[tuple[str, str]] = []  # (trial id, text) of interventions never delivered
         self.events_seen = 0
 
     def reset(self, total: int = 0) -> None:
@@ -77,13 +113,15 @@ class LiveRun:
         self.benchmark_id = None
         self.total = total
         self.finished = False
-
-    @property
-    def done(self) -> int:
-        return sum(1 for trial in self.trials.values() if trial.finished)
+        self.started = self.ended = None
+        self.done = 0
+        self.undelivered = []
 
     def ordered(self) -> list[TrialLive]:
         return list(self.trials.values())
+
+    def running(self) -> list[TrialLive]:
+        return [trial for trial in self.trials.values() if not trial.finished]
 
     def apply(self, events: list[Event]) -> Changes:
         changes = Changes()
@@ -91,6 +129,33 @@ class LiveRun:
             self.events_seen += 1
             self._apply_one(event, changes)
         return changes
+
+    # --- the run as a whole -----------------------------------------------------------------------
+
+    def elapsed(self, now: float) -> float | None:
+        if self.started is None:
+            return None
+        return max(0.0, (self.ended if self.ended is not None else now) - self.started)
+
+    def eta(self, now: float) -> float | None:
+        """Seconds left at the pace of the trials finished so far (None before the first one ends)."""
+        elapsed = self.elapsed(now)
+        if elapsed is None or not self.done or self.finished or self.total <= self.done:
+            return None
+        return elapsed / self.done * (self.total - self.done)
+
+    def arm_scores(self) -> list[ArmScore]:
+        """Each arm's mean score so far, as the final metrics will compute it (corral_core.metrics)."""
+        by_arm: dict[str, list[TrialRecord]] = {}
+        for trial in self.trials.values():
+            if trial.record is not None:
+                by_arm.setdefault(trial.arm, []).append(trial.record)
+        scores = []
+        for arm, records in by_arm.items():
+            metrics = arm_metrics(records, [1])
+            estimate = metrics.average_score
+            scores.append(ArmScore(arm, estimate.value, estimate.ci, metrics.n_tasks, metrics.n_trials))
+        return scores
 
     # --- internals ------------------------------------------------------------------------------
 
@@ -109,7 +174,7 @@ class LiveRun:
         return trial
 
     def _evict(self) -> None:
-        """Drop the buffered events of the oldest finished trial (its row stays)."""
+        """Drop the buffered events of the oldest finished trial (its row stays; the store has them)."""
         for trial_id in self._with_events:
             trial = self.trials.get(trial_id)
             if trial is None or trial.finished:
@@ -122,11 +187,15 @@ class LiveRun:
         kind, data = event.kind, event.data
         if kind == EventKind.BENCHMARK_STARTED:
             self.benchmark_id = event.benchmark_id
+            self.started = event.ts
             self.total = int(data.get("total_trials") or data.get("total") or self.total)
+            pending = data.get("pending_trials")
+            self.done = self.total - int(pending) if pending is not None else 0  # resumed trials count
             changes.benchmark_id = event.benchmark_id
             return
         if kind == EventKind.BENCHMARK_FINISHED:
             self.finished = True
+            self.ended = event.ts
             changes.benchmark_finished = True
             changes.benchmark_id = event.benchmark_id or self.benchmark_id
             return
@@ -135,36 +204,85 @@ class LiveRun:
         trial = self._trial(event, changes)
         trial.events.append(event)
         changes.events.setdefault(trial.trial_id, []).append(event)
-        if self._update_row(trial, kind, data):
+        if kind == EventKind.INTERVENTION_UNDELIVERED:
+            changes.undelivered.append((trial.trial_id, str(data.get("text") or "")))
+            self.undelivered.append(changes.undelivered[-1])
+        if kind == EventKind.TRIAL_FINISHED and not trial.finished:
+            self.done += 1
+            changes.finished += 1
+        if _update_row(trial, event):
             changes.rows.add(trial.trial_id)
 
-    @staticmethod
-    def _update_row(trial: TrialLive, kind: EventKind, data: dict[str, Any]) -> bool:
-        """Fold one event into the trial's row; True when a shown column changed."""
-        if kind == EventKind.TRIAL_STARTED:
-            trial.arm = str(data.get("arm") or "")
-            trial.index = int(data.get("trial_index") or 0)
-            return True
-        if kind == EventKind.ITERATION_STARTED and not data.get("agent"):  # nested agents have a label
-            trial.iteration = int(data.get("iteration") or 0)
-            return True
-        if kind == EventKind.CONTROL_STATE:
-            trial.control = str(data.get("state") or trial.control)
-            return True
-        if kind == EventKind.TOOL_CALL:
-            trial.tool_calls += 1
+
+def _update_row(trial: TrialLive, event: Event) -> bool:
+    """Fold one event into the trial's row; True when a shown column changed."""
+    kind, data = event.kind, event.data
+    if kind == EventKind.TRIAL_STARTED:
+        trial.arm = str(data.get("arm") or "")
+        trial.index = int(data.get("trial_index") or 0)
+        trial.started = event.ts
+        return True
+    if kind == EventKind.ITERATION_STARTED:
+        if data.get("agent"):  # a nested agent's iteration (planner executor): not the trial's count
             return False
-        if kind == EventKind.INTERVENTION_APPLIED and data.get("source") == "inbox":
-            trial.assisted = True
-            return True
-        if kind == EventKind.APPROVAL_DECIDED and data.get("decided_by") in ("user", "remote"):
-            trial.assisted = True
-            return True
-        if kind == EventKind.TRIAL_FINISHED:
-            trial.result = str(data.get("status") or "completed")
-            trial.score = data.get("score")
-            trial.assisted = bool(data.get("assisted")) or trial.assisted
-            if data.get("iterations") is not None:
-                trial.iteration = int(data["iterations"])
-            return True
+        trial.iteration = int(data.get("iteration") or 0) + 1
+        trial.last_action = f"iteration {trial.iteration}"
+        return True
+    if kind == EventKind.LLM_RESPONSE:
+        usage = data.get("usage") or {}
+        trial.tokens += int(usage.get("total_tokens") or 0)
+        if data.get("cost") is not None:
+            trial.cost = (trial.cost or 0.0) + float(data["cost"])
+        trial.last_action = "llm replied" if not data.get("tool_calls") else "llm → tool call"
+        return True
+    if kind == EventKind.MESSAGE:
+        if data.get("role") == "assistant" and data.get("content"):
+            trial.last_thought = _thought(str(data["content"]))
         return False
+    if kind == EventKind.CONTROL_STATE:
+        trial.control = str(data.get("state") or trial.control)
+        return True
+    if kind == EventKind.TOOL_CALL:
+        trial.tool_calls += 1
+        status = str(data.get("status") or "")
+        trial.last_action = f"{data.get('tool_name')} {_STATUS_MARKS.get(status, '✗')}"
+        return True
+    if kind == EventKind.APPROVAL_ASKED:
+        trial.last_action = f"asks: {data.get('tool_name')}"
+        return True
+    if kind == EventKind.INTERVENTION_APPLIED and data.get("source") == "inbox":
+        trial.assisted = True
+        trial.last_action = "intervention read"
+        return True
+    if kind == EventKind.APPROVAL_DECIDED and data.get("decided_by") in ("user", "remote"):
+        trial.assisted = True
+        return True
+    if kind == EventKind.AGENT_FINISHED:
+        trial.last_action = "answered" if data.get("status") == "answered" else str(data.get("status") or "")
+        return True
+    if kind == EventKind.TRIAL_FINISHED:
+        trial.result = str(data.get("status") or "completed")
+        trial.score = data.get("score")
+        trial.assisted = bool(data.get("assisted")) or trial.assisted
+        if data.get("iterations") is not None:
+            trial.iteration = int(data["iterations"])
+        if data.get("total_tokens") is not None:
+            trial.tokens = int(data["total_tokens"])
+        if data.get("cost") is not None:
+            trial.cost = float(data["cost"])
+        trial.duration = data.get("duration")
+        trial.record = TrialRecord.from_mapping({**_record_fields(data), "task_id": trial.task_id,
+                                                 "arm": trial.arm, "tool_calls": []})
+        return True
+    return False
+
+
+def _record_fields(data: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in data.items() if key not in ("task_id", "arm", "tool_calls")}
+
+
+def _thought(content: str) -> str:
+    """The model's last thought in a reply: its <thought> part, else the reply's text."""
+    found = _THOUGHT.findall(content)
+    text = found[-1] if found else content
+    return " ".join(text.split())

@@ -98,6 +98,18 @@ class ControlRequested(Message):
         self.trial_id = trial_id
 
 
+class TrialCancelRequested(Message):
+    """End one running trial (scored as cancelled)."""
+
+    def __init__(self, trial_id: str) -> None:
+        super().__init__()
+        self.trial_id = trial_id
+
+
+class QuitRequested(Message):
+    """Quit the workbench (the app asks first when a run is live)."""
+
+
 class InterventionRequested(Message):
     """Open the intervention dialog for a running trial."""
 

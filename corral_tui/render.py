@@ -164,6 +164,14 @@ def tool_call_block(data: dict[str, Any], redact: Redactor) -> RenderableType:
     return Group(*parts)
 
 
+def iteration_number(value: Any) -> str:
+    """The 1-based number the UI shows for an event's 0-based `iteration` ("?" when absent)."""
+    try:
+        return str(int(value) + 1)
+    except (TypeError, ValueError):
+        return "?"
+
+
 def hook_line(event: Event) -> Text | None:
     """The hooks pane's line for an event, or None when it is not a hook-type event."""
     data = event.data
@@ -173,22 +181,28 @@ def hook_line(event: Event) -> Text | None:
         if data.get("should_continue") is False:
             flags.append("stop")
         return Text.assemble(("hook ", "dim"), (str(data.get("hook")), "bold"),
-                             f" at {data.get('point')} (iteration {data.get('iteration')})",
+                             f" at {data.get('point')} (iteration {iteration_number(data.get('iteration'))})",
                              (f" [{', '.join(flags)}]" if flags else "", "yellow"))
     if kind == EventKind.HOOK_ERROR:
         return Text(f"hook {data.get('hook')} failed at {data.get('point')}: {data.get('error')}", style="red")
     if kind == EventKind.INTERVENTION_APPLIED:
-        return Text(f"intervention ({data.get('source')}) before iteration {data.get('iteration')}: "
-                    f"{clip(data.get('text'), 200)}", style="bold magenta")
+        return Text(f"intervention ({data.get('source')}) before iteration {iteration_number(data.get('iteration'))}:"
+                    f" {clip(data.get('text'), 200)}", style="bold magenta")
+    if kind == EventKind.INTERVENTION_UNDELIVERED:
+        return Text(f"intervention NOT delivered ({data.get('reason')}): {clip(data.get('text'), 200)}",
+                    style="bold red")
     if kind == EventKind.CONTROL_STATE:
-        return Text(f"control: {data.get('state')} at iteration {data.get('iteration')}", style="yellow")
+        return Text(f"control: {data.get('state')} at iteration {iteration_number(data.get('iteration'))}",
+                    style="yellow")
     if kind == EventKind.APPROVAL_ASKED:
         return Text(f"approval asked for {data.get('tool_name')} (risk {data.get('risk')})", style="yellow")
     if kind == EventKind.APPROVAL_DECIDED:
+        reason = (f" ({data.get('reason')})" if data.get("reason") else "", "dim")
+        if data.get("decided_by") == "cancelled":
+            return Text.assemble("approval: ", status_text("cancelled"), f" {data.get('tool_name')}", reason)
         verdict = "approved" if data.get("approved") else "rejected"
         return Text.assemble("approval: ", status_text(verdict),
-                             f" {data.get('tool_name')} by {data.get('decided_by')}",
-                             (f" ({data.get('reason')})" if data.get("reason") else "", "dim"))
+                             f" {data.get('tool_name')} by {data.get('decided_by')}", reason)
     return None
 
 
@@ -198,11 +212,14 @@ def iteration_item(event: Event, redact: Redactor) -> RenderableType | None:
     kind = event.kind
     if kind == EventKind.ITERATION_STARTED:
         who = f" ({data['agent']})" if data.get("agent") else ""
-        return Rule(f"iteration {data.get('iteration')}{who}", style="dim")
+        return Rule(f"iteration {iteration_number(data.get('iteration'))}{who}", style="dim")
     if kind == EventKind.MESSAGE:
         return message_block(data)
     if kind == EventKind.INTERVENTION_APPLIED:
         return Text(f"intervention: {clip(data.get('text'), 500)}", style="bold magenta")
+    if kind == EventKind.INTERVENTION_UNDELIVERED:
+        return Text(f"intervention NOT delivered ({data.get('reason')}): {clip(data.get('text'), 500)}",
+                    style="bold red")
     if kind == EventKind.LLM_RESPONSE:
         usage = data.get("usage") or {}
         return Text(f"llm {data.get('role', '')} turn {data.get('turn')}: {usage.get('total_tokens', 0)} tokens, "
@@ -221,12 +238,32 @@ def format_score(value: Any) -> str:
     return "-" if value is None else f"{float(value):.2f}"
 
 
+def format_tokens(value: int) -> str:
+    """900, 1.2k, 12k, 1.2M: token counts in five characters."""
+    if value < 1_000:
+        return str(value)
+    if value < 10_000:
+        return f"{value / 1_000:.1f}k"
+    if value < 1_000_000:
+        return f"{value // 1_000}k"
+    return f"{value / 1_000_000:.1f}M"
+
+
+def format_cost(value: float | None) -> str:
+    """$0.012, $1.23, - when the provider reports no price (offline models)."""
+    if value is None:
+        return "-"
+    return f"${value:.3f}" if value < 1 else f"${value:.2f}"
+
+
 def timeline_item(kind: str, summary: str, data: dict[str, Any], redact: Redactor) -> RenderableType:
     """A stored timeline entry, drawn like the live panes draw the same thing."""
     if kind == "message":
         return message_block(data)
     if kind == "tool_call":
         return tool_call_block(data, redact)
+    if kind == "iteration_started":
+        return Text(f"iteration {iteration_number(data.get('iteration'))}", style="bold")
     try:
         event_kind = EventKind(kind)
     except ValueError:

@@ -6,10 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-AGENT_TYPES = ("react", "tool_calling", "planner", "reflection")
-APPROVAL_POLICIES = ("ask", "approve", "reject")
-VERBOSITY_LEVELS = ("minimal", "brief", "detailed", "procedural", "contextual", "workflow", "syntactical",
-                    "comprehensive", "full")
+from corral_core.tools.verbosity import VALID_LEVELS as VERBOSITY_LEVELS
 
 
 @dataclass
@@ -21,6 +18,7 @@ class RunRequest:
     agent: str = "react"
     max_iterations: int = 10
     model: str | None = None  # None: the suite's scripted model
+    api_base: str | None = None  # the model's endpoint (an OpenAI-compatible server, a proxy)
     verbosities: list[str] = field(default_factory=lambda: ["full"])
     trials: int = 1
     parallel: int = 1
@@ -42,7 +40,7 @@ class RunRequest:
             "timeouts": {"approval": approval_timeout},
         }
         if self.model:
-            data["model"] = self.model
+            data["model"] = {"id": self.model, "api_base": self.api_base} if self.api_base else self.model
         if self.tasks:
             data["tasks"] = list(self.tasks)
         return data

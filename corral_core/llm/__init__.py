@@ -4,6 +4,7 @@ Importing this package does not import litellm; the first `completion()` call do
 """
 
 from corral_core.llm.client import completion, preload
+from corral_core.llm.known import model_problem
 from corral_core.llm.replay import (
     JsonlReplaySource,
     RecordedResponse,
@@ -39,6 +40,7 @@ __all__ = [
     "completion",
     "find_script",
     "get_replay_source",
+    "model_problem",
     "preload",
     "request_digest",
     "script_dirs",

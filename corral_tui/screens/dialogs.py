@@ -1,4 +1,4 @@
-"""Small modal dialogs: send an intervention, show an error, list the key bindings."""
+"""Small modal dialogs: send an intervention, confirm, show an error, list the key bindings."""
 
 from __future__ import annotations
 
@@ -50,6 +50,39 @@ class InterventionScreen(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question with the safe answer focused (posting's ConfirmationModal)."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes", id="confirm.yes"),
+        Binding("n,escape", "answer(False)", "No", key_display="n / esc", id="confirm.no"),
+    ]
+
+    def __init__(self, title: str, message: str, yes: str = "Yes (y)", no: str = "No (n)") -> None:
+        super().__init__()
+        self.title_text = title
+        self.message = message
+        self.yes, self.no = yes, no
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-dialog", classes="dialog"):
+            yield Label(Text(self.title_text, style="bold"))
+            yield Static(Text(self.message))
+            with Horizontal(classes="buttons"):
+                yield Button(self.yes, id="yes", variant="error")
+                yield Button(self.no, id="no", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
 
 
 class ErrorScreen(ModalScreen[None]):

@@ -20,10 +20,10 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Label, Select
 
-from corral_tui.analysis import TRIAL_FILTER_STATUSES, Item, Page, TrialFilter, arm_label
+from corral_tui.analysis import TRIAL_FILTER_STATUSES, Item, Page, TrialFilter, arm_label, planned_trials
 from corral_tui.config import Redactor
 from corral_tui.messages import CompareRequested, TimelineRequested, TrialsRequested
-from corral_tui.render import format_score, status_text
+from corral_tui.render import clip, format_score, status_text
 from corral_tui.screens.base import QueryScreen
 
 if TYPE_CHECKING:
@@ -111,6 +111,15 @@ class PagedScreen(QueryScreen, Generic[Item]):
         return self.page.items[row] if 0 <= row < len(self.page.items) else None
 
 
+def _trial_counts(benchmark: BenchmarkInfo) -> Text:
+    """Finished of planned trials ("6/8"), with what the store holds when the plan is unknown."""
+    planned = planned_trials(benchmark)
+    done = benchmark.finished_count
+    if planned is None:
+        return Text(f"{done}/{benchmark.trial_count}+", style="dim")
+    return Text(f"{done}/{planned}", style="" if done >= planned else "yellow")
+
+
 class HistoryScreen(PagedScreen["BenchmarkInfo"]):
     """Past benchmarks, newest first."""
 
@@ -124,7 +133,8 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.table.add_columns("Benchmark", "Date", "Spec", "Arms", "Trials", "Status", "Score", "Attempt")
+        self.table.add_columns("Benchmark", "Date", "Spec", "Agent", "Model", "Arms", "Trials done/planned", "Status",
+                               "Score", "Attempt")
         self.table.focus()
         super().on_mount()
 
@@ -133,8 +143,8 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
 
     def rows(self, items: list[BenchmarkInfo]) -> list[tuple[str, tuple[Any, ...]]]:
         redact = self.redact
-        return [(b.id, (redact.ident(b.id), redact.timestamp(b.created_at), b.spec_name, arm_label(b),
-                        f"{b.finished_count}/{b.trial_count}", status_text(b.status),
+        return [(b.id, (redact.ident(b.id), redact.timestamp(b.created_at), b.spec_name, b.agent or "-",
+                        clip(b.model or "-", 28), arm_label(b), _trial_counts(b), status_text(b.status),
                         format_score(b.headline_score),
                         Text(b.attempt_status or "-", style=ATTEMPT_STYLES.get(b.attempt_status or "", "dim"))))
                 for b in items]

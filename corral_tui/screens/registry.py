@@ -10,7 +10,7 @@ from textual.screen import Screen
 
 from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.compare import CompareScreen
-from corral_tui.screens.dialogs import ErrorScreen, HelpScreen, InterventionScreen
+from corral_tui.screens.dialogs import ConfirmScreen, ErrorScreen, HelpScreen, InterventionScreen
 from corral_tui.screens.history import HistoryScreen, TrialsScreen
 from corral_tui.screens.timeline import TimelineScreen
 from corral_tui.screens.workbench import WorkbenchScreen
@@ -33,5 +33,6 @@ SCREENS: tuple[ScreenInfo, ...] = (
     ScreenInfo("timeline", TimelineScreen, "one trial's stored timeline"),
     ScreenInfo("compare", CompareScreen, "a benchmark's arms side by side", "app.compare_last"),
     ScreenInfo("help", HelpScreen, "every key binding", "app.help"),
+    ScreenInfo("confirm", ConfirmScreen, "a yes/no question (quit during a run)"),
     ScreenInfo("error", ErrorScreen, "a problem in words"),
 )

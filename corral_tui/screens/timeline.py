@@ -1,5 +1,6 @@
 """One trial's full timeline: messages, tool calls, hook events, approvals and interventions in time
-order, under a header with the trial's outcome."""
+order, under a header with the trial's outcome: its answer, the task's expected answer and the
+scorer's explanation."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import Footer, Header, Label, RichLog
+from textual.widgets import Footer, Header, Label, RichLog, Static
 
 from corral_tui.config import Redactor
-from corral_tui.render import format_score, timeline_item
+from corral_tui.render import clip, format_score, timeline_item
 from corral_tui.screens.base import QueryScreen
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class TimelineScreen(QueryScreen):
         yield Header()
         yield Label(Text.assemble(("Trial ", "bold"), (self.redact.ident(self.trial_id), "bold cyan")),
                     id="timeline-title", classes="screen-title")
+        yield Static("", id="timeline-outcome")
         yield RichLog(id="timeline", wrap=True, markup=False, highlight=False, max_lines=MAX_ENTRIES * 8)
         yield Label(Text("Loading…", style="dim"), id="page-info")
         yield Footer()
@@ -66,6 +68,7 @@ class TimelineScreen(QueryScreen):
                 ("Trial ", "bold"), (redact.ident(trial.id), "bold cyan"),
                 f"  {trial.task_id} #{trial.trial_index}  arm {trial.arm}  ", (trial.status, "bold"),
                 f"  score {format_score(trial.score)}", ("  assisted" if trial.assisted else "", "magenta")))
+            self.query_one("#timeline-outcome", Static).update(outcome_text(timeline))
         entries = timeline.entries
         log = self.query_one(RichLog)
         log.clear()
@@ -77,3 +80,22 @@ class TimelineScreen(QueryScreen):
                                   (entry.kind.replace("_", " "), KIND_STYLES.get(entry.kind, "")))
             log.write(Group(stamp, timeline_item(entry.kind, entry.summary, entry.data, redact)))
         self.query_one("#page-info", Label).update(f"{len(entries)} entries")
+
+
+def outcome_text(timeline: TrialTimeline) -> Text:
+    """Answer vs expected answer, and what the scorer said (or the error)."""
+    trial = timeline.trial
+    text = Text()
+    if trial is None:
+        return text
+    text.append("Answer ", style="dim")
+    text.append(clip(trial.answer, 80) if trial.answer is not None else "-", style="bold")
+    text.append("   Expected ", style="dim")
+    text.append(clip(timeline.expected, 80) if timeline.expected is not None else "- (its suite is not open here)",
+                style="bold green" if timeline.expected is not None else "dim")
+    text.append("\nScorer ", style="dim")
+    text.append(clip(trial.explanation, 220) if trial.explanation else "-")
+    if trial.error:
+        text.append("\nError ", style="dim")
+        text.append(clip(trial.error, 220), style="red")
+    return text

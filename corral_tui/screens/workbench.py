@@ -1,6 +1,14 @@
-"""The workbench: suites and tasks, the run form, the running trials and the selected trial's panes."""
+"""The workbench: suites and tasks, the run form, the running trials and the selected trial's panes.
+
+Keys: the workbench's letters are priority bindings, so they work wherever the focus is, except in
+a text field, which types them (`Esc` leaves the field; Enter there moves to the next field and
+never starts a run). While a run is live the run form is locked, so the run's keys always reach it.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.text import Text
@@ -8,9 +16,10 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Select, Static, Tree
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Input, Select, Static, Tree
 
+from corral_core.events import Event
 from corral_tui.config import Redactor
 from corral_tui.live import Changes, LiveRun
 from corral_tui.messages import (
@@ -21,43 +30,67 @@ from corral_tui.messages import (
     RunRequested,
     StopRequested,
     TaskTextRequested,
+    TimelineRequested,
+    TrialCancelRequested,
 )
 from corral_tui.run_request import VERBOSITY_LEVELS
+from corral_tui.screens.base import QueryScreen
 from corral_tui.services.catalogue import SuiteView
 from corral_tui.services.session import Command
 from corral_tui.widgets.run_form import RunForm
-from corral_tui.widgets.status import Info, InfoBar, StatusLine
+from corral_tui.widgets.status import Info, InfoBar, RunBar, StatusLine
 from corral_tui.widgets.task_tree import TaskRef, TaskTree
 from corral_tui.widgets.trial_panes import TrialPanes
 from corral_tui.widgets.trials_table import TrialsTable
 
+if TYPE_CHECKING:
+    from corral_tui.services.queries import StoreQueries
 
-class WorkbenchScreen(Screen[None]):
+
+def _key(keys: str, action: str, description: str, binding_id: str, *, show: bool = True,
+         key_display: str | None = None) -> Binding:
+    return Binding(keys, action, description, show=show, key_display=key_display, priority=True, id=binding_id)
+
+
+class StoredEvents(Message):
+    """A trial's events, read from the store for its panes (its live buffer gave them up)."""
+
+    def __init__(self, trial_id: str, events: list[Event]) -> None:
+        super().__init__()
+        self.trial_id = trial_id
+        self.events = events
+
+
+class WorkbenchScreen(QueryScreen):
     """The main screen. It draws what the app hands it and asks for everything else with messages."""
 
     BINDINGS = [
-        Binding("r", "start_run", "Run", id="workbench.run"),
-        Binding("x", "stop_run", "Stop run", id="workbench.stop"),
-        Binding("p", "control('pause')", "Pause", id="workbench.pause"),
-        Binding("s", "control('step')", "Step", id="workbench.step"),
-        Binding("c", "control('resume')", "Continue", id="workbench.continue"),
-        Binding("P,shift+p", "control_all('pause')", "Pause all", key_display="P", id="workbench.pause_all",
-                show=False),
-        Binding("S,shift+s", "control_all('step')", "Step all", key_display="S", id="workbench.step_all",
-                show=False),
-        Binding("C,shift+c", "control_all('resume')", "Continue all", key_display="C",
-                id="workbench.continue_all", show=False),
-        Binding("i", "intervene", "Intervene", id="workbench.intervene"),
-        Binding("a", "approvals", "Approvals", id="workbench.approvals", show=False),
-        Binding("m", "compare_last", "Compare", id="workbench.compare"),
+        _key("r", "start_run", "Run", "workbench.run"),
+        _key("x", "stop_run", "Stop run", "workbench.stop"),
+        _key("p", "control('pause')", "Pause", "workbench.pause"),
+        _key("s", "control('step')", "Step", "workbench.step"),
+        _key("c", "control('resume')", "Continue", "workbench.continue"),
+        _key("P,shift+p", "control_all('pause')", "Pause all", "workbench.pause_all", show=False, key_display="P"),
+        _key("S,shift+s", "control_all('step')", "Step all", "workbench.step_all", show=False, key_display="S"),
+        _key("C,shift+c", "control_all('resume')", "Continue all", "workbench.continue_all", show=False,
+             key_display="C"),
+        _key("i", "intervene", "Intervene", "workbench.intervene"),
+        _key("k", "cancel_trial", "End trial", "workbench.end_trial"),
+        _key("a", "approvals", "Approvals", "workbench.approvals", show=False),
+        _key("m", "compare_last", "Compare", "workbench.compare"),
+        Binding("escape", "leave_field", "Leave field", show=False, id="workbench.leave_field"),
     ]
 
-    def __init__(self, live: LiveRun, redact: Redactor, *, default_model: str | None = None,
+    def __init__(self, live: LiveRun, redact: Redactor, queries: StoreQueries, *, clock: Callable[[], float],
+                 default_model: str | None = None, default_api_base: str | None = None,
                  pane_lines: int = 1_000) -> None:
         super().__init__(id="workbench")
         self.live_run = live
         self.redact = redact
+        self.queries = queries
+        self.clock = clock
         self.default_model = default_model
+        self.default_api_base = default_api_base
         self.pane_lines = pane_lines
         self.selected: TaskRef | None = None
         self.shown_task: tuple[str, str, str] | None = None  # (suite, task, verbosity) on display
@@ -73,10 +106,11 @@ class WorkbenchScreen(Screen[None]):
                              id="verbosity", compact=True, prompt="verbosity")
                 with VerticalScroll(id="task-scroll"):
                     yield Static(Text("Loading suites…", style="dim"), id="task-text")
-            yield RunForm(model=self.default_model, id="run-form")
+            yield RunForm(model=self.default_model, api_base=self.default_api_base, id="run-form")
         with Horizontal(id="bottom"):
             yield TrialsTable(self.redact, id="trials")
             yield TrialPanes(self.redact, max_lines=self.pane_lines, id="panes")
+        yield RunBar(id="run-bar")
         yield StatusLine("Starting the environment server…", id="status")
         yield Footer()
 
@@ -89,6 +123,13 @@ class WorkbenchScreen(Screen[None]):
         self.query_one("#task-view").border_title = "Task"
         self.query_one(TaskTree).border_title = "Suites"
         self.query_one(TrialPanes).border_title = "Selected trial"
+        self.show_run_bar()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A text field types the workbench's letters (Esc leaves it): their bindings stand aside."""
+        if action != "leave_field" and isinstance(self.focused, Input):
+            return None
+        return True
 
     # --- what the app tells the screen --------------------------------------------------------
 
@@ -108,12 +149,20 @@ class WorkbenchScreen(Screen[None]):
     def reset_run(self) -> None:
         self.query_one(TrialsTable).reset()
         self.query_one(TrialPanes).show(None)
+        self.show_run_bar()
+
+    def lock_form(self, locked: bool) -> None:
+        """Lock the run form while a run is live (its keys must reach the run, not a field)."""
+        form = self.query_one(RunForm)
+        if locked and self.focused is not None and form in self.focused.ancestors_with_self:
+            self.query_one(TrialsTable).focus()
+        form.set_locked(locked)
 
     def apply_changes(self, live: LiveRun, changes: Changes) -> None:
         """Redraw what one drained batch changed: table rows, the selected trial's panes."""
         table = self.query_one(TrialsTable)
         was_empty = table.row_count == 0
-        table.sync(live, changes)
+        table.sync(live, changes, self.clock())
         panes = self.query_one(TrialPanes)
         if was_empty and table.row_count:
             self._select_trial(table.selected_trial())
@@ -121,6 +170,20 @@ class WorkbenchScreen(Screen[None]):
             panes.append(changes.events[panes.trial_id])
         if panes.trial_id in changes.rows:
             self._describe_selected()
+        if changes.finished or changes.benchmark_finished or changes.benchmark_id:
+            self.show_run_bar()
+
+    def tick(self) -> None:
+        """Once a second: the running trials' time, the run's elapsed time and ETA."""
+        now = self.clock()
+        self.query_one(TrialsTable).tick(self.live_run, now)
+        self.show_run_bar(now)
+
+    def show_run_bar(self, now: float | None = None) -> None:
+        live, now = self.live_run, self.clock() if now is None else now
+        eta = live.eta(now)
+        self.query_one(RunBar).show(self.redact.duration(live.elapsed(now)),
+                                    "-" if eta is None else self.redact.duration(eta), live.arm_scores())
 
     def show_task_text(self, suite: str, task_id: str, verbosity: str, prompt: str, guide: str) -> None:
         if self.selected != TaskRef(suite, task_id):
@@ -139,14 +202,14 @@ class WorkbenchScreen(Screen[None]):
     # --- reacting to the widgets ----------------------------------------------------------------
 
     @on(Tree.NodeHighlighted, "#tasks")
-    def _task_highlighted(self, event: Tree.NodeHighlighted) -> None:
+    def _task_highlighted(self, event: Tree.NodeHighlighted[TaskRef]) -> None:
         ref = event.node.data
         if ref is None:
             return
         self.selected = ref
-        self.query_one(RunForm).set_suite(ref.suite)
+        suite = self.suites.get(ref.suite)
+        self.query_one(RunForm).set_suite(ref.suite, [t.id for t in suite.tasks] if suite else [])
         if ref.task_id is None:
-            suite = self.suites.get(ref.suite)
             if suite is not None:
                 chain = " → ".join(t.id for t in suite.tasks) if suite.chained else ""
                 self.query_one("#task-text", Static).update(Group(
@@ -181,12 +244,25 @@ class WorkbenchScreen(Screen[None]):
     def _trial_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._select_trial(event.row_key.value)
 
+    @on(DataTable.RowSelected, "#trials")
+    def _trial_opened(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value:
+            self.post_message(TimelineRequested(event.row_key.value))
+
     def _select_trial(self, trial_id: str | None) -> None:
         panes = self.query_one(TrialPanes)
         if trial_id == panes.trial_id:
             return
         panes.show(self.live_run.trials.get(trial_id) if trial_id else None)
+        if panes.needs_store and trial_id is not None:
+            queries = self.queries
+            self.ask(lambda: queries.trial_events(trial_id), lambda events: StoredEvents(trial_id, events))
         self._describe_selected()
+
+    @on(StoredEvents)
+    def _stored_events(self, message: StoredEvents) -> None:
+        message.stop()
+        self.query_one(TrialPanes).show_stored(message.trial_id, message.events)
 
     def _describe_selected(self) -> None:
         trial = self.live_run.trials.get(self.query_one(TrialPanes).trial_id or "")
@@ -196,12 +272,18 @@ class WorkbenchScreen(Screen[None]):
         where = f"at iteration {trial.iteration}" if not trial.finished else f"after {trial.iteration} iterations"
         assisted = "  (assisted)" if trial.assisted else ""
         self.say(f"Trial {redact.ident(trial.trial_id)}: {trial.task_id} #{trial.index} arm {trial.arm or '-'} — "
-                 f"{trial.status} {where}{assisted}")
+                 f"{trial.status} {where}{assisted}.  Enter: its whole timeline")
 
     def selected_trial(self) -> str | None:
         return self.query_one(TrialPanes).trial_id
 
     # --- actions ------------------------------------------------------------------------------
+
+    def action_leave_field(self) -> None:
+        focused = self.focused
+        if focused is not None and self.query_one(RunForm) in focused.ancestors_with_self:
+            table = self.query_one(TrialsTable)
+            (table if table.row_count else self.query_one(TaskTree)).focus()
 
     def action_start_run(self) -> None:
         self.query_one(RunForm).submit()
@@ -219,12 +301,22 @@ class WorkbenchScreen(Screen[None]):
     def action_control_all(self, command: Command) -> None:
         self.post_message(ControlRequested(command, None))
 
-    def action_intervene(self) -> None:
+    def _running_selected(self, what: str) -> str | None:
         trial = self.live_run.trials.get(self.selected_trial() or "")
         if trial is None or trial.finished:
-            self.notify("Select a running trial to intervene in.", severity="warning")
-            return
-        self.post_message(InterventionRequested(trial.trial_id))
+            self.notify(f"Select a running trial to {what}.", severity="warning")
+            return None
+        return trial.trial_id
+
+    def action_intervene(self) -> None:
+        trial_id = self._running_selected("intervene in")
+        if trial_id is not None:
+            self.post_message(InterventionRequested(trial_id))
+
+    def action_cancel_trial(self) -> None:
+        trial_id = self._running_selected("end")
+        if trial_id is not None:
+            self.post_message(TrialCancelRequested(trial_id))
 
     def action_approvals(self) -> None:
         self.post_message(ApprovalsRequested())

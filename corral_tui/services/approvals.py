@@ -73,8 +73,9 @@ class ApprovalInbox(Protocol):
         """A run starts under `policy` (ask | approve | reject); "for the run" approvals are forgotten."""
         ...
 
-    def cancel_all(self, reason: str) -> int:
-        """Decide every pending request as `cancelled` (stop, quit); returns how many there were."""
+    def cancel_all(self, reason: str, trial_id: str | None = None) -> int:
+        """Decide every pending request (of one trial, if given) as `cancelled` (stop, quit, a
+        cancelled trial); returns how many there were."""
         ...
 
     def close(self) -> None:
@@ -156,8 +157,8 @@ class LocalApprovals:
         self.policy = policy
         self.queue.forget_tool_approvals()
 
-    def cancel_all(self, reason: str) -> int:
-        return self._queue.cancel_all(reason) if self._queue is not None else 0
+    def cancel_all(self, reason: str, trial_id: str | None = None) -> int:
+        return self._queue.cancel_all(reason, trial_id) if self._queue is not None else 0
 
     def close(self) -> None:
         if self._queue is not None:
@@ -264,8 +265,9 @@ class RemoteApprovals:
         with self._lock:
             self._tools_for_run.clear()
 
-    def cancel_all(self, reason: str) -> int:
-        return sum(self._answer(request, False, reason, CANCELLED) for request in self.pending())
+    def cancel_all(self, reason: str, trial_id: str | None = None) -> int:
+        return sum(self._answer(request, False, reason, CANCELLED) for request in self.pending()
+                   if trial_id is None or request.trial_id == trial_id)
 
     def close(self) -> None:
         self._stop.set()

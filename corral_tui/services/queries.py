@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from corral_core.events import Event, EventKind
 from corral_tui import analysis
 from corral_tui.analysis import CompareView, Page, TrialFilter
 from corral_tui.services.catalogue import SuiteCatalogue
@@ -57,9 +58,33 @@ class StoreQueries:
                 expected = self.catalogue.expected_answer([str(p) for p in benchmark.suites], trial.task_id)
         return TrialTimeline(trial, entries, expected)
 
+    def trial_events(self, trial_id: str) -> list[Event]:
+        """A stored trial as the live panes draw it: its timeline turned back into events."""
+        return [event for entry in self._repository().timeline(trial_id)
+                if (event := event_of(trial_id, entry)) is not None]
+
     def compare(self, benchmark_id: str) -> CompareView:
         return analysis.compare_view(self._repository(), benchmark_id)
 
     def filter_choices(self, benchmark: BenchmarkInfo) -> tuple[list[str], list[str]]:
         """(tasks, arms) a benchmark's trials can be filtered by (no I/O)."""
         return analysis.filter_choices(benchmark, self.catalogue.task_ids([str(p) for p in benchmark.suites]))
+
+
+_ENTRY_KINDS = {"message": EventKind.MESSAGE, "tool_call": EventKind.TOOL_CALL, "llm_call": EventKind.LLM_RESPONSE}
+
+
+def event_of(trial_id: str, entry: TimelineEntry) -> Event | None:
+    """The event a stored timeline entry was written from (None for the start line)."""
+    kind = _ENTRY_KINDS.get(entry.kind)
+    data: dict[str, Any] = dict(entry.data)
+    if kind is None:
+        try:
+            kind = EventKind(entry.kind)
+        except ValueError:
+            return None
+    if kind is EventKind.LLM_RESPONSE:
+        data["usage"] = {name: data.get(name) for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
+    if kind is EventKind.TRIAL_STARTED:
+        return None
+    return Event(kind, trial_id=trial_id, data=data, ts=entry.ts.timestamp())

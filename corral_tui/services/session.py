@@ -20,8 +20,10 @@ from corral_tui.services.lifecycle import ServiceLifecycle
 
 if TYPE_CHECKING:
     from corral_core.runner import BenchmarkRunner, ControlRegistry
+    from corral_core.spec import BenchmarkSpec
 
-CLOSE_TIMEOUT = 0.8  # seconds the run thread gets to end when the app quits
+CLOSE_TIMEOUT = 3.0  # seconds the run thread gets to end when the app quits (it takes ~0.1 s unless a
+# provider call is in flight, which cannot be interrupted)
 Command = Literal["pause", "step", "resume"]
 STOP_REASON = "the operator stopped the run"
 
@@ -32,6 +34,7 @@ class RunSummary:
     status: str
     headline_score: float | None
     attempt_status: str | None
+    previous_best: float | None
     trials_run: int
     errored: int
 
@@ -45,6 +48,17 @@ class ActiveRun:
     cancel: threading.Event = field(default_factory=threading.Event)
     runner: BenchmarkRunner | None = None
     thread: threading.Thread | None = None
+
+
+def check_models(spec: BenchmarkSpec) -> None:
+    """Refuse a model litellm cannot route before anything runs (UserError naming the fix)."""
+    from corral_core.llm import model_problem
+
+    for model_id in dict.fromkeys(arm.model.id for arm in spec.arms):
+        problem = model_problem(model_id)
+        if problem is not None:
+            raise UserError(f"{problem}.", where="run form (Model)",
+                            fix="correct the model id; `scripted/<script>` runs offline.")
 
 
 class RunSession:
@@ -69,6 +83,7 @@ class RunSession:
         from corral_core.runner import BenchmarkRunner, ControlRegistry
 
         spec = self.catalogue.build_spec(request, self.approval_timeout)
+        check_models(spec)
         url = self.services.url_for(request.suite)
         if url is None:
             raise UserError("the environment server is not running.", where="workbench",
@@ -95,7 +110,7 @@ class RunSession:
             with self._lock:
                 self.active = None
         return RunSummary(result.benchmark_id, result.status, result.headline_score, result.attempt_status,
-                          result.trials_run, result.errored)
+                          result.previous_best, result.trials_run, result.errored)
 
     def stop(self, reason: str = STOP_REASON) -> bool:
         """Stop the run in progress: running trials are cancelled, pending approvals decided
@@ -125,6 +140,17 @@ class RunSession:
         {"pause": controller.pause, "step": controller.step, "resume": controller.resume}[command]()
         return True
 
+    def cancel_trial(self, trial_id: str, reason: str = "the operator ended the trial") -> bool:
+        """End one running trial (status `cancelled`), deciding its pending approvals `cancelled`.
+        False if it is not running."""
+        active = self.active
+        controller = active.controls.controller(trial_id) if active is not None else None
+        if controller is None:
+            return False
+        controller.cancel()
+        self.approvals.cancel_all(reason, trial_id)
+        return True
+
     def intervene(self, trial_id: str, text: str) -> bool:
         """Send a message to a running trial; it reaches the model before its next LLM call."""
         active = self.active
@@ -138,3 +164,7 @@ class RunSession:
         if wait and active is not None and active.thread is not None \
                 and active.thread is not threading.current_thread():
             active.thread.join(CLOSE_TIMEOUT)
+            runner, repository = active.runner, self.services.repository
+            if active.thread.is_alive() and runner is not None and runner.benchmark_id and repository is not None:
+                # the process is about to end under the run: record it interrupted (resumable) now
+                repository.finish_benchmark(runner.benchmark_id, status="interrupted")

@@ -1,4 +1,7 @@
-"""The run form: agent, model, verbosity arms, trials, parallel, surrender, approval, start paused."""
+"""The run form: tasks, agent, model and its API base, verbosity arms, trials, parallel, surrender,
+approval policy, start paused. It follows the selected suite (its tasks in the placeholder, task ids
+of another suite cleared) and is locked while a run is live. Enter in a field moves to the next
+one; only Start (or `r` outside a field) starts a run."""
 
 from __future__ import annotations
 
@@ -8,14 +11,11 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, Select
 
-from corral_tui.run_request import (
-    AGENT_TYPES,
-    APPROVAL_POLICIES,
-    RunRequest,
-    parse_count,
-    parse_verbosities,
-    split_list,
-)
+from corral_core.spec import AGENT_TYPES, APPROVAL_POLICIES
+from corral_tui.run_request import RunRequest, parse_count, parse_verbosities, split_list
+
+FORM_POLICIES = ("ask", *(policy for policy in APPROVAL_POLICIES if policy != "ask"))  # the default first
+PLACEHOLDER_TASKS = 4  # task ids named in the Tasks placeholder
 
 
 class RunForm(Vertical):
@@ -31,10 +31,12 @@ class RunForm(Vertical):
             super().__init__()
             self.problem = problem
 
-    def __init__(self, *, model: str | None = None, **kwargs) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, model: str | None = None, api_base: str | None = None, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
         self.suite: str | None = None
+        self.task_ids: list[str] = []
         self.default_model = model
+        self.default_api_base = api_base
         self.border_title = "Run"
 
     def compose(self) -> ComposeResult:
@@ -42,7 +44,7 @@ class RunForm(Vertical):
             yield Label("Suite")
             yield Label("-", id="form-suite")
             yield Label("Tasks")
-            yield Input(placeholder="all (or: add, power)", id="form-tasks", compact=True)
+            yield Input(placeholder="all", id="form-tasks", compact=True)
             yield Label("Agent")
             yield Select([(name, name) for name in AGENT_TYPES], value="react", allow_blank=False,
                          id="form-agent", compact=True)
@@ -51,6 +53,9 @@ class RunForm(Vertical):
             yield Label("Model")
             yield Input(self.default_model or "", placeholder="scripted/<suite script>", id="form-model",
                         compact=True)
+            yield Label("API base")
+            yield Input(self.default_api_base or "", placeholder="the provider's default", id="form-api_base",
+                        compact=True)
             yield Label("Arms (verbosity)")
             yield Input("full", placeholder="e.g. minimal, brief, full", id="form-arms", compact=True)
             yield Label("Trials per task")
@@ -58,20 +63,28 @@ class RunForm(Vertical):
             yield Label("Parallel")
             yield Input("1", id="form-parallel", type="integer", compact=True)
             yield Label("Approval")
-            yield Select([(name, name) for name in APPROVAL_POLICIES], value="ask", allow_blank=False,
+            yield Select([(name, name) for name in FORM_POLICIES], value="ask", allow_blank=False,
                          id="form-approval", compact=True)
         with Horizontal(id="form-flags"):
             yield Checkbox("Surrender", id="form-surrender", compact=True)
             yield Checkbox("Start paused", id="form-paused", compact=True)
         yield Button("Start run (r)", id="form-start", variant="primary", compact=True)
 
-    def set_suite(self, suite: str) -> None:
+    def set_suite(self, suite: str, task_ids: list[str]) -> None:
+        """Follow the selected suite: its tasks in the placeholder; task ids it lacks are cleared."""
         self.suite = suite
+        self.task_ids = list(task_ids)
         self.query_one("#form-suite", Label).update(suite)
+        tasks = self.query_one("#form-tasks", Input)
+        named = ", ".join(task_ids[:PLACEHOLDER_TASKS]) + (", …" if len(task_ids) > PLACEHOLDER_TASKS else "")
+        tasks.placeholder = f"all: {named}" if task_ids else "all"
+        kept = [task for task in split_list(tasks.value) if task in task_ids]
+        if kept != split_list(tasks.value):
+            tasks.value = ", ".join(kept)
 
     def set_values(self, **values: object) -> None:
-        """Fill fields by name (tasks, model, arms, trials, parallel, iterations, agent, approval,
-        surrender, paused): for tests and the command palette."""
+        """Fill fields by name (tasks, model, api_base, arms, trials, parallel, iterations, agent,
+        approval, surrender, paused): for tests and the command palette."""
         for name, value in values.items():
             widget = self.query_one(f"#form-{name}")
             if isinstance(widget, Input):
@@ -81,18 +94,32 @@ class RunForm(Vertical):
             else:
                 raise KeyError(name)
 
+    def set_locked(self, locked: bool) -> None:
+        """Disable every field and the Start button (a run is live), or enable them again."""
+        for widget in self.query("Input, Select, Checkbox, Button"):
+            widget.disabled = locked
+        self.border_subtitle = "locked while the run is live" if locked else ""
+
     def request(self) -> RunRequest:
         """The form's values as a RunRequest; ValueError says which field is wrong and why."""
         if self.suite is None:
             raise ValueError("pick a suite (or one of its tasks) in the tree first")
         text = {name: self.query_one(f"#form-{name}", Input).value
-                for name in ("tasks", "iterations", "model", "arms", "trials", "parallel")}
+                for name in ("tasks", "iterations", "model", "api_base", "arms", "trials", "parallel")}
+        tasks = split_list(text["tasks"]) or None
+        unknown = [task for task in tasks or [] if self.task_ids and task not in self.task_ids]
+        if unknown:
+            raise ValueError(f"suite {self.suite} has no task {', '.join(unknown)}; it has {', '.join(self.task_ids)}")
+        model, api_base = text["model"].strip() or None, text["api_base"].strip() or None
+        if api_base and not model:
+            raise ValueError("an API base needs a model too (e.g. openai/<model> for an OpenAI-compatible server)")
         return RunRequest(
             suite=self.suite,
-            tasks=split_list(text["tasks"]) or None,
+            tasks=tasks,
             agent=str(self.query_one("#form-agent", Select).value),
             max_iterations=parse_count(text["iterations"], "max iterations", 1, 1000),
-            model=text["model"].strip() or None,
+            model=model,
+            api_base=api_base,
             verbosities=parse_verbosities(text["arms"]),
             trials=parse_count(text["trials"], "trials per task"),
             parallel=parse_count(text["parallel"], "parallel", 1, 64),
@@ -116,5 +143,6 @@ class RunForm(Vertical):
 
     @on(Input.Submitted)
     def _enter(self, event: Input.Submitted) -> None:
+        """Enter in a field moves on to the next one: it never starts a run."""
         event.stop()
-        self.submit()
+        self.screen.focus_next()

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
+from corral_tui.live import ArmScore
+
 
 @dataclass
 class Info:
@@ -37,3 +39,24 @@ class StatusLine(Static):
 
     def say(self, message: str, style: str = "") -> None:
         self.update(Text(message, style=style))
+
+
+class RunBar(Static):
+    """The run at a glance: elapsed time, ETA, and each arm's mean score so far with its 95% CI
+    (mean over tasks of the task means, unassisted trials: what the final metrics report)."""
+
+    def show(self, elapsed: str, eta: str, scores: list[ArmScore]) -> None:
+        text = Text.assemble(("elapsed ", "dim"), (elapsed, "bold"), ("  ETA ", "dim"), (eta, "bold"))
+        if scores:
+            text.append("  score by arm (95% CI over tasks): ", style="dim")
+        for position, score in enumerate(scores):
+            if position:
+                text.append(" · ", style="dim")
+            text.append(f"{score.arm} ", style="bold")
+            text.append("-" if score.value is None else f"{score.value:.2f}")
+            if score.ci is not None:
+                text.append(f" [{score.ci[0]:.2f}, {score.ci[1]:.2f}]", style="cyan")
+            text.append(f" n={score.n_tasks}", style="dim")
+        text.no_wrap = True
+        text.overflow = "ellipsis"
+        self.update(text)

@@ -1,5 +1,7 @@
 """The selected trial's live panes: iterations, tool calls and hook events.
 
+A trial whose events the live buffer has given up (an older finished trial) is shown from the
+store instead: the screen loads its events and hands them over with `show_stored`.
 Only the pane on screen is drawn. A hidden `RichLog` cannot render (its size is unknown) and would
 queue every write without bound, so a tick writes the newest `PER_TICK` items to the visible pane
 only, and switching trials or tabs replays the newest `REPLAY` items of that pane from the trial's
@@ -41,12 +43,13 @@ def _tool_item(event: Event, redact: Redactor) -> RenderableType | None:
 
 PANES = {
     "pane-iterations": Pane("Iterations", frozenset({
-        EventKind.ITERATION_STARTED, EventKind.MESSAGE, EventKind.INTERVENTION_APPLIED, EventKind.LLM_RESPONSE,
+        EventKind.ITERATION_STARTED, EventKind.MESSAGE, EventKind.INTERVENTION_APPLIED,
+        EventKind.INTERVENTION_UNDELIVERED, EventKind.LLM_RESPONSE,
         EventKind.AGENT_FINISHED, EventKind.TRIAL_FINISHED}), iteration_item),
     "pane-tools": Pane("Tool calls", frozenset({EventKind.TOOL_CALL, *APPROVALS}), _tool_item),
     "pane-hooks": Pane("Hooks", frozenset({
-        EventKind.HOOK_FIRED, EventKind.HOOK_ERROR, EventKind.INTERVENTION_APPLIED, EventKind.CONTROL_STATE,
-        *APPROVALS}), lambda event, _redact: hook_line(event)),
+        EventKind.HOOK_FIRED, EventKind.HOOK_ERROR, EventKind.INTERVENTION_APPLIED, EventKind.INTERVENTION_UNDELIVERED,
+        EventKind.CONTROL_STATE, *APPROVALS}), lambda event, _redact: hook_line(event)),
 }
 
 
@@ -58,6 +61,7 @@ class TrialPanes(Vertical):
         self.redact = redact
         self.max_lines = max_lines
         self.trial: TrialLive | None = None
+        self.stored: list[Event] | None = None  # the trial's events read from the store
 
     @property
     def trial_id(self) -> str | None:
@@ -77,11 +81,25 @@ class TrialPanes(Vertical):
     def log_for(self, pane_id: str) -> RichLog:
         return self.query_one(f"#{pane_id}-log", RichLog)
 
+    @property
+    def needs_store(self) -> bool:
+        """The shown trial's live events are gone (evicted): its panes must come from the store."""
+        trial = self.trial
+        return trial is not None and trial.finished and not trial.events and self.stored is None
+
     def show(self, trial: TrialLive | None) -> None:
         """Switch to `trial` (None: nothing selected) and draw the visible pane."""
         self.trial = trial
+        self.stored = None
         for pane_id in PANES:
             self.log_for(pane_id).clear()
+        self._replay(self.active)
+
+    def show_stored(self, trial_id: str, events: list[Event]) -> None:
+        """The store's events of the shown trial (ignored if another trial is shown by now)."""
+        if self.trial_id != trial_id:
+            return
+        self.stored = events
         self._replay(self.active)
 
     def append(self, events: Iterable[Event]) -> None:
@@ -100,7 +118,11 @@ class TrialPanes(Vertical):
         if self.trial is None:
             log.write(Text("No trial selected.", style="dim"))
             return
-        self._write(pane_id, self.trial.events, REPLAY, note="(older ones are in the history screen)")
+        if self.needs_store:
+            log.write(Text("Loading this trial from the store…", style="dim"))
+            return
+        events = self.stored if self.stored is not None and not self.trial.events else self.trial.events
+        self._write(pane_id, events, REPLAY, note="(Enter opens the whole timeline)")
 
     def _write(self, pane_id: str, events: Iterable[Event], limit: int, note: str = "in this burst") -> None:
         pane = PANES[pane_id]

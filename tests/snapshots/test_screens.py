@@ -23,10 +23,12 @@ from corral_tui.screens.timeline import TimelineScreen
 from tests.tui.helpers import (
     SAMPLEMATH,
     SIZE,
+    asking_trial_events,
     fake_trial_events,
     make_app,
     run_done,
     start_run,
+    telemetry_events,
     wait_for,
     wait_ready,
 )
@@ -54,6 +56,21 @@ def test_workbench_after_a_run(snap_compare, tmp_path: Path) -> None:
 
     app = make_app(tmp_path, suites=[SAMPLEMATH])
     assert snap_compare(app, terminal_size=SIZE, run_before=run)
+
+
+def test_workbench_telemetry(snap_compare, tmp_path: Path) -> None:
+    """Live telemetry: per-trial time, tokens, cost and last action; the run's elapsed time, ETA and
+    each arm's mean score so far with its 95% CI over tasks."""
+
+    async def flood(pilot: Pilot) -> None:
+        await _idle(pilot)
+        app = pilot.app
+        for event in telemetry_events():
+            app.services.lifecycle.queue.emit(event)
+        await wait_for(pilot, lambda: len(app.live.trials) == 8 and app.live.done == 4, "the trials")
+        app.workbench_screen.tick()
+
+    assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH]), terminal_size=SIZE, run_before=flood)
 
 
 def _history_app(tmp_path: Path, store: Path):
@@ -125,11 +142,17 @@ def test_help(snap_compare, tmp_path: Path) -> None:
 
 
 def test_approval_dialog(snap_compare, tmp_path: Path) -> None:
-    """A confirm-level call waiting for a person, with a second one queued behind it."""
+    """A confirm-level call waiting for a person, with the asking trial's iteration and last thought,
+    and a second request queued behind it."""
 
     async def ask(pilot: Pilot) -> None:
         await _idle(pilot)
-        approvals = pilot.app.services.approvals
+        app = pilot.app
+        for event in asking_trial_events("tr_demo0000", "sh_cleanup"):
+            app.services.lifecycle.queue.emit(event)
+        await wait_for(pilot, lambda: app.live.trials.get("tr_demo0000") and app.live.trials["tr_demo0000"].iteration,
+                       "the asking trial's events")
+        approvals = app.services.approvals
         for index, name in enumerate(("scratch.tmp", "notes.txt")):
             request = ApprovalRequest(task_id="sh_cleanup", trial_id=f"tr_demo000{index}", tool_name="delete_file",
                                       arguments={"path": name}, timeout=120.0, id=f"ap_demo{index}",
@@ -137,8 +160,8 @@ def test_approval_dialog(snap_compare, tmp_path: Path) -> None:
             # a server thread asks the gate and waits for the answer (the app's close rejects it)
             threading.Thread(target=approvals.request, args=(request,), daemon=True).start()
             await wait_for(pilot, lambda count=index + 1: len(approvals.pending()) == count, "the request to wait")
-        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ApprovalScreen)
-                       and pilot.app.screen.pending == 2, "the approval dialog")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.pending == 2,
+                       "the approval dialog")
 
     assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH]), terminal_size=SIZE, run_before=ask)
 

@@ -49,7 +49,7 @@ async def start_run(pilot: Pilot, suite: str, **form: Any) -> None:
     """Fill the run form for `suite` and press r (focus on the task tree, where r is a binding)."""
     screen = pilot.app.workbench_screen
     run_form = screen.query_one("#run-form")
-    run_form.set_suite(suite)
+    run_form.set_suite(suite, [task.id for task in screen.suites[suite].tasks])
     run_form.set_values(**form)
     screen.query_one("#tasks").focus()
     await pilot.pause()
@@ -114,3 +114,41 @@ def fake_trial_events(trial_id: str = "tr_demo0001", task_id: str = "count") -> 
         Event(EventKind.TRIAL_STARTED, trial_id, task_id, {"arm": "full", "trial_index": 0}, ts=0.0),
         Event(EventKind.CONTROL_STATE, trial_id, task_id, {"state": "paused", "iteration": 0}, ts=0.0),
     ]
+
+
+def asking_trial_events(trial_id: str, task_id: str) -> list[Event]:
+    """Events of a trial at its third iteration whose model just thought before a confirm-level call."""
+    thought = ("<thought>The scratch file is left over from the build; deleting it frees the workspace "
+               "before I report.</thought><action>delete_file</action><action_input>{\"path\": "
+               "\"scratch.tmp\"}</action_input>")
+    return [
+        Event(EventKind.TRIAL_STARTED, trial_id, task_id, {"arm": "full", "trial_index": 0}, ts=0.0),
+        *(Event(EventKind.ITERATION_STARTED, trial_id, task_id, {"iteration": i}, ts=0.0) for i in range(3)),
+        Event(EventKind.MESSAGE, trial_id, task_id, {"role": "assistant", "content": thought, "index": 5}, ts=0.0),
+        Event(EventKind.APPROVAL_ASKED, trial_id, task_id, {"tool_name": "delete_file", "risk": "confirm"}, ts=0.0),
+    ]
+
+
+def telemetry_events() -> list[Event]:
+    """A run of 8 trials over two arms, half finished, half still running, with tokens and costs."""
+    events = [Event(EventKind.BENCHMARK_STARTED, None, None, {"total_trials": 8, "pending_trials": 8},
+                    benchmark_id="bm_demo", ts=0.0)]
+    plan = [(task, arm) for arm in ("brief", "full") for task in ("add", "power", "divide", "solve")]
+    for number, (task, arm) in enumerate(plan):
+        trial_id = f"tr_tele{number:04d}"
+        events.append(Event(EventKind.TRIAL_STARTED, trial_id, task, {"arm": arm, "trial_index": 0}, ts=0.0))
+        for iteration in range(1 + number % 3):
+            events.append(Event(EventKind.ITERATION_STARTED, trial_id, task, {"iteration": iteration}, ts=0.0))
+            events.append(Event(EventKind.LLM_RESPONSE, trial_id, task, {
+                "role": "agent", "turn": iteration, "usage": {"total_tokens": 700 + 450 * number}, "cost": 0.0021,
+                "tool_calls": [{"name": "calculator"}]}, ts=0.0))
+            events.append(Event(EventKind.TOOL_CALL, trial_id, task, {
+                "tool_name": "calculator", "status": "success" if iteration != 1 else "execution_error",
+                "arguments": {}, "iteration": iteration}, ts=0.0))
+        if task in ("add", "power"):
+            score = {"add": 1.0, "power": 0.0 if arm == "brief" else 1.0}[task]
+            events.append(Event(EventKind.TRIAL_FINISHED, trial_id, task, {
+                "status": "completed", "score": score, "iterations": 1 + number % 3, "duration": 2.5,
+                "total_tokens": (700 + 450 * number) * (1 + number % 3), "cost": 0.0021 * (1 + number % 3),
+                "assisted": False}, ts=0.0))
+    return events

@@ -34,7 +34,7 @@ def _stored_trial(app, trial_id):
     return store.repository.trial(trial_id)
 
 
-@pytest.mark.parametrize("key", ["a", "r"])
+@pytest.mark.parametrize("key", ["y", "n"])
 async def test_a_confirm_level_call_runs_only_after_approval(tmp_path: Path, tui_env: Path, key: str) -> None:
     marker = tui_env / "marker.txt"
     app = make_app(tmp_path, suites=[TUITEST])
@@ -53,8 +53,8 @@ async def test_a_confirm_level_call_runs_only_after_approval(tmp_path: Path, tui
         trial_id = only_trial(app)
         (call,) = [e.data for e in trial_events(app, trial_id, EventKind.TOOL_CALL)]
         decided = trial_events(app, trial_id, EventKind.APPROVAL_DECIDED)
-        assert [(d.data["approved"], d.data["decided_by"]) for d in decided] == [(key == "a", "user")]
-        if key == "a":
+        assert [(d.data["approved"], d.data["decided_by"]) for d in decided] == [(key == "y", "user")]
+        if key == "y":
             assert marker.exists()
             assert (call["status"], call["approval"]) == ("success", "approved")
         else:
@@ -69,7 +69,7 @@ async def test_a_confirm_level_call_runs_only_after_approval(tmp_path: Path, tui
 
 async def test_an_unanswered_approval_times_out_rejected_and_its_dialog_closes(tmp_path: Path,
                                                                                tui_env: Path) -> None:
-    app = make_app(tmp_path, suites=[TUITEST], approval_timeout=1.0)
+    app = make_app(tmp_path, suites=[TUITEST], approval_timeout=4.0)  # long enough to see the dialog open
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot)
         await start_run(pilot, "tuitest", tasks="mark", approval="ask")
@@ -93,7 +93,7 @@ async def test_pending_approvals_queue_with_a_visible_count(tmp_path: Path) -> N
         assert isinstance(app.screen, ApprovalScreen)
         assert "2 more pending" in str(app.screen.query_one("#approval-countdown").render())
         assert "approvals pending: 3" in str(app.workbench_screen.query_one("#info").render())
-        await pilot.press("A")  # this tool for the rest of the run: the other two go through too
+        await pilot.press("w")  # this tool for the whole run: the other two go through too
         await wait_for(pilot, lambda: run_done(app), "the run to finish")
         assert not pending(app) and not isinstance(app.screen, ApprovalScreen)
         assert sorted(t.status for t in app.live.trials.values()) == ["completed"] * 3

@@ -31,7 +31,8 @@ async def test_help_lists_the_bindings_and_the_palette_runs_actions(tmp_path: Pa
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help screen")
         text = static_text(app.screen.query_one("#help-table"))
-        for expected in ("workbench.step_all", "approval.approve_tool", "history.next_page", "Intervene"):
+        for expected in ("workbench.step_all", "approval.approve_tool", "approval.terminate", "history.next_page",
+                         "Intervene", "End trial"):
             assert expected in text
         await pilot.press("escape")
         await pilot.press("ctrl+p")

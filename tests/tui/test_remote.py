@@ -70,7 +70,7 @@ async def test_a_remote_server_runs_trials_and_asks_for_approval(tmp_path: Path,
         assert app.screen.request.tool_name == "write_marker"
         await pilot.pause(0.3)
         assert not marker.exists()
-        await pilot.press("a")
+        await pilot.press("y")
         await wait_for(pilot, lambda: run_done(app), "the run to finish")
 
         trial_id = only_trial(app)

@@ -46,7 +46,7 @@ def test_control_and_finish_events_update_the_row() -> None:
                                 {"approval_id": "ap_1", "approved": True, "decided_by": "user"})])
     trial = live.trials["tr_1"]
     assert changes.rows == {"tr_1"}
-    assert (trial.status, trial.iteration, trial.assisted) == ("paused", 1, True)
+    assert (trial.status, trial.iteration, trial.assisted) == ("paused", 2, True)  # two iterations started
     live.apply([Event(EventKind.TRIAL_FINISHED, "tr_1", "add", {"status": "completed", "score": 0.5,
                                                                "iterations": 3})])
     assert (trial.status, trial.score, trial.iteration) == ("completed", 0.5, 3)
