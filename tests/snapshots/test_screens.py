@@ -38,6 +38,8 @@ from tests.tui.stable import FIXED_NOW
 async def _idle(pilot: Pilot) -> None:
     await wait_ready(pilot)
     await wait_for(pilot, lambda: pilot.app.workbench_screen.shown_task is not None, "the task's prompt and guide")
+    pilot.app.refresh_info()  # the info bar's model follows the selection; its timer may not have run yet
+    await pilot.pause()
 
 
 def test_workbench_idle(snap_compare, tmp_path: Path) -> None:
