@@ -144,11 +144,12 @@ class WorkbenchApp(App[int]):
 
     @work(thread=True, exit_on_error=False, group="approvals")
     def _decide(self, request: ApprovalRequest, decision: Decision) -> None:
+        if decision.verdict is Verdict.TERMINATE and request.trial_id:
+            # end the trial before the rejection lets its agent go on (it stops at its next iteration)
+            self.services.session.cancel_trial(request.trial_id, decision.reason, decide_pending=False)
         if not self.services.approvals.decide(request, decision):
             self.call_from_thread(self.notify, f"{request.tool_name}: that request was already decided "
                                   "(or timed out).", severity="warning")
-        if decision.verdict is Verdict.TERMINATE and request.trial_id:
-            self.services.session.cancel_trial(request.trial_id, decision.reason)
         self.call_from_thread(self.show_next_approval, True)  # the next one waiting, if any
 
     @work(thread=True, exit_on_error=False, group="task-text", exclusive=True)

@@ -63,7 +63,7 @@ class ApprovalScreen(ModalScreen[Decision | None]):
         self.pending = pending  # requests waiting, this one included
         self.asking = asking or AskingTrial()
         self.grace = grace
-        self.armed = False  # takes keys (after the grace period)
+        self.armed = grace <= 0  # takes keys (after the grace period)
 
     def compose(self) -> ComposeResult:
         request, asking = self.request, self.asking
@@ -87,22 +87,23 @@ class ApprovalScreen(ModalScreen[Decision | None]):
             yield Label("", id="approval-countdown")
             with Horizontal(classes="buttons"):
                 for button_id, label, variant in BUTTONS:
-                    yield Button(label, id=button_id, variant=variant, disabled=True)  # type: ignore[arg-type]
+                    yield Button(label, id=button_id, variant=variant, disabled=not self.armed)  # type: ignore[arg-type]
 
     def on_mount(self) -> None:
         self._tick()
         self.set_interval(0.5, self._tick)
-        if self.grace > 0:
-            self.set_timer(self.grace, self.arm)
+        if self.armed:
+            self.query_one("#reject", Button).focus()  # the safe default, as in posting's dialog
         else:
-            self.arm()
+            self.set_timer(self.grace, self.arm)
 
     def arm(self) -> None:
         """Start taking keys: enable the buttons and focus the safe default (Reject)."""
         self.armed = True
         for button in self.query(Button):
             button.disabled = False
-        self.query_one("#reject", Button).focus()
+        if not isinstance(self.focused, Input):  # the operator may be typing a reason already
+            self.query_one("#reject", Button).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("decide", "later") and not self.armed:

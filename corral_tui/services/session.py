@@ -140,15 +140,17 @@ class RunSession:
         {"pause": controller.pause, "step": controller.step, "resume": controller.resume}[command]()
         return True
 
-    def cancel_trial(self, trial_id: str, reason: str = "the operator ended the trial") -> bool:
-        """End one running trial (status `cancelled`), deciding its pending approvals `cancelled`.
-        False if it is not running."""
+    def cancel_trial(self, trial_id: str, reason: str = "the operator ended the trial", *,
+                     decide_pending: bool = True) -> bool:
+        """End one running trial (status `cancelled`), deciding its pending approvals `cancelled`
+        (unless the caller decides them itself). False if it is not running."""
         active = self.active
         controller = active.controls.controller(trial_id) if active is not None else None
         if controller is None:
             return False
         controller.cancel()
-        self.approvals.cancel_all(reason, trial_id)
+        if decide_pending:
+            self.approvals.cancel_all(reason, trial_id)
         return True
 
     def intervene(self, trial_id: str, text: str) -> bool:

@@ -196,12 +196,13 @@ async def test_reject_with_a_reason_and_end_the_asking_trial_from_the_dialog(tmp
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot)
         await start_run(pilot, "tuitest", tasks="mark", trials="2", parallel="2", approval="ask")
-        await wait_for(pilot, lambda: len(pending(app)) == 2 and isinstance(app.screen, ApprovalScreen),
-                       "two pending approvals")
+        await wait_for(pilot, lambda: len(pending(app)) == 2 and isinstance(app.screen, ApprovalScreen)
+                       and app.screen.armed, "two pending approvals")
         first = app.screen.request
         app.screen.query_one("#approval-reason", Input).focus()
         await pilot.press(*"not on a shared disk", "enter")  # y and n are typed here, Enter rejects
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.request.id != first.id,
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.request.id != first.id
+                       and app.screen.armed,
                        "the second request's dialog")
         second = app.screen.request
         await pilot.press("t")  # reject it and end its trial
