@@ -137,10 +137,11 @@ def open_repository(db: str | None, *, create: bool = True) -> tuple[Any, Any]:
 
 def batch_main(args: argparse.Namespace) -> int:
     """Run the spec in `args.batch` headless; see the module docstring for exit codes."""
-    from corral_core.runner import BenchmarkRunner
     from corral_core.spec import load_spec
 
-    spec = load_spec(args.batch)
+    spec = load_spec(args.batch)  # before the runner's imports (seconds): a bad spec is refused at once
+    from corral_core.runner import BenchmarkRunner
+
     if getattr(args, "model", None):
         spec = spec.with_overrides(model=args.model)
     report.check_writable(args.json, "--json")
