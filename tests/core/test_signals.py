@@ -68,8 +68,11 @@ def test_serve_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
                 f"/trials/{trial['trial_id']}/tools/execute",
                 json={"tool_name": "delete_file", "arguments": {"path": "scratch.tmp"}}).json()))
             call.start()
-            asked = server.stderr.readline()  # the server announces the approval it waits for
-            assert "approval" in asked and "delete_file" in asked, asked
+            lines = []  # the server announces the approval it waits for (after its other start-up lines)
+            while not lines or ("approval" not in lines[-1] and lines[-1] and len(lines) < 20):
+                lines.append(server.stderr.readline())
+            asked = lines[-1]
+            assert "approval" in asked and "delete_file" in asked, lines
             server.send_signal(signal.SIGTERM)
             call.join(60)
         _, err = server.communicate(timeout=60)
