@@ -144,6 +144,9 @@ def batch_main(args: argparse.Namespace) -> int:
 
     if getattr(args, "model", None):
         spec = spec.with_overrides(model=args.model)
+    base_url, max_connections = getattr(args, "model_base_url", None), getattr(args, "max_connections", None)
+    if base_url or max_connections:
+        spec = spec.with_overrides(api_base=base_url, max_connections=max_connections)
     report.check_writable(args.json, "--json")
     report.check_writable(args.junit, "--junit")
     err = Console(stderr=True)
@@ -215,9 +218,11 @@ class _StopSignals:
 def _resume_command(args: argparse.Namespace, benchmark_id: str) -> str:
     """The command line that resumes this run: the same spec, store and server."""
     parts = ["corral-tui", "--batch", args.batch]
-    for flag, value in (("--db", args.db), ("--server", args.server), ("--model", getattr(args, "model", None))):
+    for flag, value in (("--db", args.db), ("--server", args.server), ("--model", getattr(args, "model", None)),
+                        ("--model-base-url", getattr(args, "model_base_url", None)),
+                        ("--max-connections", getattr(args, "max_connections", None))):
         if value:
-            parts += [flag, value]
+            parts += [flag, str(value)]
     return shlex.join([*parts, "--resume", benchmark_id])
 
 

@@ -17,6 +17,29 @@ def _prepare_environment() -> None:
     # litellm must not fetch its cost map from the network, and stays quiet (see STYLE.md).
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_LOG", "ERROR")
+    load_env_file()
+
+
+def load_env_file() -> str | None:
+    """Load provider keys and settings from `.env` (this directory or the nearest parent with one), as
+    Inspect does; variables already set in the environment win. Returns the file loaded, if any."""
+    from dotenv import find_dotenv, load_dotenv
+
+    path = find_dotenv(usecwd=True)
+    if not path:
+        return None
+    load_dotenv(path, override=False)
+    return path
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, not {value}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--server", metavar="URL", help="use a remote environment server instead of the embedded one")
     parser.add_argument("--token", metavar="T", help="bearer token for --server")
     parser.add_argument("--model", metavar="ID", help="litellm model id (default: the suite's scripted model)")
+    parser.add_argument("--model-base-url", metavar="URL",
+                        help="api_base for every arm's model (e.g. http://127.0.0.1:8000/v1 for a vLLM server)")
+    parser.add_argument("--max-connections", type=_positive_int, metavar="N",
+                        help="at most N requests in flight per model id (default: the spec's, else no cap)")
     parser.add_argument("--batch", metavar="SPEC", help="run the benchmark spec headless and exit")
     parser.add_argument("--json", metavar="FILE", help="with --batch: write full results as JSON")
     parser.add_argument("--junit", metavar="FILE", help="with --batch: write a JUnit XML report")

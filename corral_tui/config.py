@@ -69,6 +69,7 @@ class WorkbenchConfig:
     token: str | None = None
     model: str | None = None  # default model of the run form (None: the suite's scripted model)
     model_base_url: str | None = None  # default API base of the run form (--model-base-url)
+    max_connections: int | None = None  # --max-connections: requests in flight per model id
     clock: Callable[[], float] = time.time
     redact: Redactor = field(default_factory=Redactor)
     approval_timeout: float = 120.0  # seconds a confirm-level tool waits for a decision
@@ -104,4 +105,5 @@ def config_from_args(args: Any) -> WorkbenchConfig:
         db = str(default_db_path())
     return WorkbenchConfig(suite_paths=suites, db_url=str(db), server_url=getattr(args, "server", None),
                            token=getattr(args, "token", None), model=getattr(args, "model", None),
-                           model_base_url=getattr(args, "model_base_url", None))
+                           model_base_url=getattr(args, "model_base_url", None),
+                           max_connections=getattr(args, "max_connections", None))

@@ -16,7 +16,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from corral_core.events import Event, EventKind, EventSink
-from corral_core.llm.types import CallContext, LLMError, LLMResult, ModelSettings, Usage, request_digest
+from corral_core.llm.types import (
+    DEFAULT_MAX_RETRIES,
+    CallContext,
+    LLMError,
+    LLMResult,
+    ModelSettings,
+    Usage,
+    request_digest,
+)
 
 from .hooks import AgentHooks, CriticalHookError, HookContext, HookPoint, TrialCancelled
 from .options import flag, positive_int
@@ -72,7 +80,7 @@ class BaseAgent(ABC):
         settings: ModelSettings | None = None,
         api_key_env: str | None = None,
         timeout: float = 60.0,
-        max_retries: int = 0,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         extract_answer: bool = False,
         **kwargs: Any,
     ) -> None:
@@ -303,13 +311,30 @@ class BaseAgent(ABC):
                   model=settings.model)
         context = CallContext(task_id=self._task_id, trial_index=self.trial_index, arm=self.arm, role=role,
                               turn=turn, benchmark_id=self.benchmark_id)
-        result = completion(settings, request, tools or None, context=context)
+        try:
+            result = completion(settings, request, tools or None, context=context)
+        except LLMError as exc:
+            self._ledger.llm_retries += exc.retries
+            self._ledger.llm_error = exc.kind  # the provider failed the trial, not the agent
+            raise
+        self._ledger.llm_retries += result.retries
         self._ledger.add(result.usage, result.cost)
         self.emit(EventKind.LLM_RESPONSE, role=role, turn=turn, digest=digest, content=result.content,
                   tool_calls=[c.to_dict() for c in result.tool_calls], usage=result.usage.to_dict(),
                   cost=result.cost, duration=result.duration, model=result.model or settings.model,
-                  arm=self.arm, trial_index=self.trial_index)
+                  arm=self.arm, trial_index=self.trial_index, retries=result.retries,
+                  retry_wait=round(result.retry_wait, 3))
         return result
+
+    @property
+    def llm_retries(self) -> int:
+        """Transient provider failures (429, timeout, 5xx) retried in the current (or last) trial."""
+        return self._ledger.llm_retries
+
+    @property
+    def llm_error(self) -> str | None:
+        """The LLMError kind that ended the current (or last) trial, if an LLM call ended it."""
+        return self._ledger.llm_error
 
     # ----------------------------------------------------------------- tools
     def execute_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:

@@ -84,6 +84,8 @@ class TrialLedger:
         self.metadata: dict[str, Any] = {}
         self.wait_seconds = 0.0  # time spent paused by a controller; excluded from durations
         self.assisted = False
+        self.llm_retries = 0  # transient provider failures retried (not the agent's failures)
+        self.llm_error: str | None = None  # kind of the LLMError that ended the trial, if one did
 
     def next_turn(self, role: str) -> int:
         turn = self.turns.get(role, 0)

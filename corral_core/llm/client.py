@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+from corral_core.llm import retry
 from corral_core.llm.types import (
     CallContext,
     ErrorKind,
@@ -80,7 +81,11 @@ def preload() -> None:
 
 def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
                *, context: CallContext | None = None) -> LLMResult:
-    """Call the model once and return content, tool calls, usage and cost (None when the price is unknown).
+    """Call the model and return content, tool calls, usage and cost (None when the price is unknown).
+
+    Transient failures (429, timeouts, 5xx) are retried up to `settings.max_retries` times, waiting
+    the provider's Retry-After or an exponential backoff (llm/retry.py); `result.retries` counts them.
+    At most `settings.max_connections` requests per model are in flight in this process.
 
     `context` tells scripted/replay models which task, trial, role and turn this is. Raises LLMError
     (kind connection|timeout|rate_limit|auth|bad_request|provider|replay_divergence|script).
@@ -88,13 +93,30 @@ def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: l
     litellm = _litellm()
     kwargs = _request_kwargs(settings, messages, tools, context)
     started = time.perf_counter()
-    try:
-        with _quiet(settings.model.startswith(OFFLINE_PREFIXES)):
-            response = litellm.completion(**kwargs)
-    except Exception as exc:  # litellm raises many types; all become LLMError with the provider's words
-        raise _map_error(exc, settings) from exc
+    waited = 0.0
+    for attempt in range(int(settings.max_retries) + 1):
+        try:
+            with retry.connection_slot(settings.model, settings.api_base, settings.max_connections), \
+                    _quiet(settings.model.startswith(OFFLINE_PREFIXES)):
+                response = litellm.completion(**kwargs)
+            break
+        except Exception as exc:  # litellm raises many types; all become LLMError with the provider's words
+            error = _map_error(exc, settings)
+            if attempt >= settings.max_retries or not retry.is_transient(error):
+                error.retries, error.retry_wait = attempt, waited
+                if attempt:
+                    error.message = f"{error.message} [gave up after {attempt} retries, {waited:.1f} s of waiting]"
+                    error.args = (error.message,)
+                raise error from exc
+            pause = retry.wait_before_retry(attempt, exc)
+            log.info("%s: %s (%s); retry %d of %d in %.1f s", settings.model, error.kind, error.status_code,
+                     attempt + 1, settings.max_retries, pause)
+            retry.sleep(pause)
+            waited += pause
     duration = time.perf_counter() - started
-    return _to_result(response, settings, duration, litellm)
+    result = _to_result(response, settings, duration, litellm)
+    result.retries, result.retry_wait = attempt, waited
+    return result
 
 
 @contextlib.contextmanager
@@ -128,7 +150,7 @@ def _request_kwargs(settings: ModelSettings, messages: list[dict[str, Any]], too
     kwargs: dict[str, Any] = dict(settings.extra or {})
     # Copies: litellm must not mutate the agent's own conversation or tool list.
     kwargs.update(model=settings.model, messages=copy.deepcopy(messages), temperature=settings.temperature,
-                  timeout=settings.timeout, max_retries=int(settings.max_retries))
+                  timeout=settings.timeout, max_retries=0)  # retries are ours (llm/retry.py), for every provider
     if settings.api_base:
         kwargs["api_base"] = settings.api_base
     api_key = _api_key(settings)

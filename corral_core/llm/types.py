@@ -14,11 +14,13 @@ ErrorKind = Literal[
     "connection", "timeout", "rate_limit", "auth", "bad_request", "provider", "replay_divergence", "script"
 ]
 ERROR_KINDS: tuple[str, ...] = get_args(ErrorKind)
+PROVIDER_FAULTS = frozenset({"connection", "timeout", "rate_limit", "auth", "provider"})  # not the agent's doing
+DEFAULT_MAX_RETRIES = 4  # transient failures (429, timeout, 5xx) retried per call unless the settings say otherwise
 
 # Keyword arguments completion() sets itself; `extra` may not override them.
 RESERVED_PARAMS = frozenset(
     {"model", "messages", "tools", "metadata", "timeout", "max_retries", "api_base", "api_key", "temperature",
-     "stream"}
+     "stream", "num_retries", "max_connections"}
 )
 
 
@@ -31,8 +33,9 @@ class ModelSettings:
     api_key_env: str | None = None
     temperature: float = 0.7
     timeout: float = 60.0
-    max_retries: int = 0
+    max_retries: int = DEFAULT_MAX_RETRIES
     extra: dict[str, Any] = field(default_factory=dict)
+    max_connections: int | None = None  # requests of this model in flight at once, per process; None: no cap
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
@@ -45,6 +48,12 @@ class ModelSettings:
             raise ValueError(f"model settings for {self.model}: `timeout` must be > 0 seconds, got {self.timeout!r}.")
         if self.max_retries < 0:
             raise ValueError(f"model settings for {self.model}: `max_retries` must be >= 0, got {self.max_retries!r}.")
+        if self.max_connections is not None:
+            self.max_connections = _number(self.model, "max_connections", self.max_connections, int,
+                                           "a whole number >= 1")
+            if self.max_connections < 1:
+                raise ValueError(f"model settings for {self.model}: `max_connections` must be >= 1, got "
+                                 f"{self.max_connections!r}.")
         if self.extra is None:
             self.extra = {}
         if not isinstance(self.extra, dict):
@@ -122,6 +131,8 @@ class LLMResult:
     cost: float | None
     model: str
     duration: float
+    retries: int = 0  # transient failures (429, timeout, 5xx) retried before this answer
+    retry_wait: float = 0.0  # seconds spent waiting between those attempts
 
 
 class LLMError(Exception):
@@ -139,6 +150,8 @@ class LLMError(Exception):
         self.message = message
         self.status_code = status_code
         self.error_type = error_type
+        self.retries = 0  # transient failures retried before giving up (set by completion())
+        self.retry_wait = 0.0
         super().__init__(message)
 
     def __repr__(self) -> str:

@@ -29,7 +29,7 @@ from corral_core.agents import (
 )
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
 from corral_core.events import EventKind, EventSink, emit_event
-from corral_core.llm.types import ModelSettings
+from corral_core.llm.types import PROVIDER_FAULTS, ModelSettings
 from corral_core.metrics import TrialRecord
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.spec import ArmSpec, BenchmarkSpec
@@ -147,7 +147,8 @@ def build_agent(arm: ArmSpec, spec: BenchmarkSpec, hooks: AgentHooks | None, sin
     temperature = model.temperature if model.temperature is not None else arm.agent.temperature
     settings = ModelSettings(model=model.id, api_base=model.api_base, api_key_env=model.api_key_env,
                              temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
-                             timeout=model.timeout, max_retries=model.max_retries, extra=dict(model.extra))
+                             timeout=model.timeout, max_retries=model.max_retries, extra=dict(model.extra),
+                             max_connections=model.max_connections)
     cls = AGENT_CLASSES[arm.agent.type]
     return cls(max_iterations=arm.agent.max_iterations, system_prompt=arm.agent.system_prompt, hooks=hooks,
                enable_surrender=spec.surrender, sink=sink, settings=settings, timeout=model.timeout,
@@ -162,7 +163,7 @@ def started_data(arm: ArmSpec, index: int, episode_id: str | None) -> dict[str, 
 def _finished_data(arm: ArmSpec, index: int, episode_id: str | None, **values: Any) -> dict[str, Any]:
     data = {"status": "error", "score": None, "answer": None, "surrendered": False, "error": None, "fault": None,
             "explanation": None, "iterations": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
-            "cost": None, "duration": 0.0, "tool_duration": 0.0, "assisted": False}
+            "cost": None, "duration": 0.0, "tool_duration": 0.0, "assisted": False, "llm_retries": 0}
     data.update(values)
     data.update(arm=arm.name, trial_index=index, episode_id=episode_id)  # extra keys: for progress readers
     return data
@@ -230,7 +231,10 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
         iterations=outcome.iterations, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
         total_tokens=usage.total_tokens, cost=outcome.cost, duration=outcome.duration,
         tool_duration=interface.tool_duration, assisted=bool(outcome.assisted) or ctx.assists.pop(trial_id),
+        llm_retries=agent.llm_retries,
     )
+    if outcome.status == "error" and agent.llm_error in PROVIDER_FAULTS:
+        data["fault"] = "provider"  # the model's provider failed (after retries), not the agent
     state = getattr(interface.result, "state", None) or {}
     if timed_out and outcome.status == "cancelled":
         limit = ctx.spec.timeouts.trial or 0

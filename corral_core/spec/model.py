@@ -12,6 +12,7 @@ import yaml
 
 from corral_core.env import Suite
 from corral_core.env.approval import APPROVAL_POLICIES as APPROVAL_POLICIES  # the spec's vocabulary
+from corral_core.llm.types import DEFAULT_MAX_RETRIES
 
 AGENT_TYPES = ("react", "tool_calling", "planner", "reflection")
 SPEC_KEYS = ("name", "description", "suite", "suites", "agent", "model", "arms", "trials_per_task", "k_values",
@@ -19,7 +20,7 @@ SPEC_KEYS = ("name", "description", "suite", "suites", "agent", "model", "arms",
              "chain")
 CHAIN_KEYS = ("weights",)
 AGENT_KEYS = ("type", "max_iterations", "temperature", "system_prompt", "options")
-MODEL_KEYS = ("id", "api_base", "api_key_env", "temperature", "timeout", "max_retries", "extra")
+MODEL_KEYS = ("id", "api_base", "api_key_env", "temperature", "timeout", "max_retries", "max_connections", "extra")
 ARM_KEYS = ("name", "verbosity", "model", "agent")
 TIMEOUT_KEYS = ("trial", "tool", "grader", "approval")
 HOOK_KEYS = ("interventions", "heartbeat")
@@ -28,7 +29,7 @@ DEFAULT_TIMEOUTS = {"trial": 600.0, "tool": 120.0, "grader": 300.0, "approval": 
 # Constructor arguments the runner sets itself; `agent.options` may not name them.
 RESERVED_AGENT_OPTIONS = frozenset({"model", "max_iterations", "temperature", "hooks", "sink", "settings",
                                     "enable_surrender", "system_prompt", "api_endpoint", "api_key_env",
-                                    "timeout", "max_retries", "kwargs", "self"})
+                                    "timeout", "max_retries", "max_connections", "kwargs", "self"})
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,12 @@ class ModelSpec:
     api_key_env: str | None = None
     temperature: float | None = None
     timeout: float = 60.0
-    max_retries: int = 0
+    max_retries: int = DEFAULT_MAX_RETRIES  # transient failures (429, timeout, 5xx) retried per LLM call
     extra: dict[str, Any] = field(default_factory=dict)
+    max_connections: int | None = None  # requests in flight at once for this model id; None: no cap
 
     def to_dict(self) -> dict[str, Any]:
+        # max_connections is left out: it changes how fast a run goes, not its results (nor its digest)
         return {"id": self.id, "api_base": self.api_base, "api_key_env": self.api_key_env,
                 "temperature": self.temperature, "timeout": self.timeout, "max_retries": self.max_retries,
                 "extra": dict(self.extra)}
@@ -177,8 +180,10 @@ class BenchmarkSpec:
     def total_trials(self) -> int:
         return len(self.arms) * len(self.task_ids) * self.trials_per_task
 
-    def with_overrides(self, *, model: str | None = None, parallel: int | None = None) -> BenchmarkSpec:
-        """The same spec with every arm on `model` (the CLI's --model) and/or another `parallel`."""
+    def with_overrides(self, *, model: str | None = None, parallel: int | None = None, api_base: str | None = None,
+                       max_connections: int | None = None) -> BenchmarkSpec:
+        """The same spec with every arm on `model` (the CLI's --model), and/or another `parallel`, and/or
+        every arm's model at `api_base` (--model-base-url) with at most `max_connections` (--max-connections)."""
         data = json.loads(json.dumps(self.data, default=str))
         if model is not None:
             data["model"] = model
@@ -191,8 +196,30 @@ class BenchmarkSpec:
                 arms.pop("model", None)
         if parallel is not None:
             data["parallel"] = parallel
+        settings = {k: v for k, v in (("api_base", api_base), ("max_connections", max_connections)) if v is not None}
+        if settings:
+            _set_model_keys(data, settings)
         from corral_core.spec import spec_from_dict
 
         spec = spec_from_dict(data, self.base_dir, source=self.source)
-        text = self.text if model is None else yaml.safe_dump(data, sort_keys=False)
+        text = self.text if model is None and not settings else yaml.safe_dump(data, sort_keys=False)
         return replace(spec, text=text)
+
+
+def _set_model_keys(data: dict[str, Any], settings: dict[str, Any]) -> None:
+    """Set `settings` on the spec's model and on every arm's own model (a plain id becomes a mapping)."""
+
+    def updated(model: Any) -> Any:
+        if isinstance(model, str):
+            return {"id": model, **settings}
+        if isinstance(model, dict):
+            return {**model, **settings}
+        return model
+
+    if "model" in data:
+        data["model"] = updated(data["model"])
+    arms = data.get("arms")
+    entries = arms if isinstance(arms, list) else [arms] if isinstance(arms, dict) else []
+    for arm in entries:
+        if isinstance(arm, dict) and "model" in arm:
+            arm["model"] = updated(arm["model"])

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from corral_core.env import Suite, load_suite
+from corral_core.llm.types import DEFAULT_MAX_RETRIES
 from corral_core.metrics.attempt import DIRECTIONS
 from corral_core.spec.checks import _Checker, _kind, did_you_mean
 from corral_core.spec.model import (
@@ -187,7 +188,9 @@ def _model(check: _Checker, at: KeyPath, value: Any, suites: tuple[Suite, ...], 
         api_key_env=check.text((*at, "api_key_env"), raw.get("api_key_env"), optional=True),
         temperature=check.number((*at, "temperature"), raw.get("temperature"), optional=True),
         timeout=check.number((*at, "timeout"), raw.get("timeout", 60.0), positive=True),
-        max_retries=check.integer((*at, "max_retries"), raw.get("max_retries", 0), 0),
+        max_retries=check.integer((*at, "max_retries"), raw.get("max_retries", DEFAULT_MAX_RETRIES), 0),
+        max_connections=None if raw.get("max_connections") is None
+        else check.integer((*at, "max_connections"), raw["max_connections"], 1),
         extra=extra,
     )
 

@@ -47,7 +47,8 @@ class WorkbenchServices:
                                         interval=config.approval_poll)
         else:
             approvals = LocalApprovals(config.approval_timeout)
-        session = RunSession(catalogue, lifecycle, approvals, approval_timeout=config.approval_timeout)
+        session = RunSession(catalogue, lifecycle, approvals, approval_timeout=config.approval_timeout,
+                             max_connections=config.max_connections)
         return cls(catalogue, lifecycle, approvals, session, StoreQueries(lifecycle.store, catalogue,
                                                                           config.page_size))
 

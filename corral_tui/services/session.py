@@ -65,8 +65,9 @@ class RunSession:
     """Runs one benchmark at a time from the run form, and steers it while it runs."""
 
     def __init__(self, catalogue: SuiteCatalogue, services: ServiceLifecycle, approvals: ApprovalInbox, *,
-                 approval_timeout: float) -> None:
+                 approval_timeout: float, max_connections: int | None = None) -> None:
         self.catalogue = catalogue
+        self.max_connections = max_connections
         self.services = services
         self.approvals = approvals
         self.approval_timeout = approval_timeout
@@ -84,6 +85,8 @@ class RunSession:
 
         spec = self.catalogue.build_spec(request, self.approval_timeout)
         check_models(spec)
+        if self.max_connections:  # --max-connections (the run form carries --model-base-url itself)
+            spec = spec.with_overrides(max_connections=self.max_connections)
         url = self.services.url_for(request.suite)
         if url is None:
             raise UserError("the environment server is not running.", where="workbench",

@@ -13,6 +13,11 @@ Replies can also simulate failures: `FakeReply.rate_limited()` (HTTP 429), `Fake
 (HTTP 500) and `FakeReply.slow(seconds, ...)` (answers late, to trigger client timeouts). When the
 queue is empty the server answers HTTP 500 "no scripted reply left" (or repeats the last reply with
 `repeat_last=True`). Streaming is not supported.
+
+It also speaks Anthropic's Messages API (POST /v1/messages), enough for litellm's `anthropic/`
+models: the same queued replies come back as Anthropic content blocks. `retry_after` on an error
+reply sets its Retry-After header. `in_flight`/`max_in_flight` count requests being answered;
+`hold=True` keeps every request waiting until the test calls `release(n)`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+ANTHROPIC_PATHS = ("/v1/messages",)
 
 
 @dataclass
@@ -39,6 +45,7 @@ class FakeReply:
     error_message: str = ""
     delay: float = 0.0  # seconds to wait before answering
     hold: threading.Event | None = None  # answer only once the test sets it (a call kept in flight)
+    retry_after: str | None = None  # Retry-After header of an error reply (429 default: "0")
 
     @classmethod
     def text(cls, content: str, *, usage: tuple[int, int] = (10, 5)) -> FakeReply:
@@ -53,12 +60,14 @@ class FakeReply:
         return cls(content=content, tool_calls=[call], usage=usage)
 
     @classmethod
-    def rate_limited(cls, message: str = "Rate limit reached for fake-model: slow down") -> FakeReply:
-        return cls(status=429, error_message=message)
+    def rate_limited(cls, message: str = "Rate limit reached for fake-model: slow down", *,
+                     retry_after: str | None = "0") -> FakeReply:
+        return cls(status=429, error_message=message, retry_after=retry_after)
 
     @classmethod
-    def server_error(cls, message: str = "The fake server had an internal error") -> FakeReply:
-        return cls(status=500, error_message=message)
+    def server_error(cls, message: str = "The fake server had an internal error", *, status: int = 500,
+                     retry_after: str | None = None) -> FakeReply:
+        return cls(status=status, error_message=message, retry_after=retry_after)
 
     @classmethod
     def slow(cls, seconds: float, content: str = "too late") -> FakeReply:
@@ -78,9 +87,14 @@ class FakeOpenAI:
     """Fake OpenAI chat-completions server in a thread; `start()/stop()` or use as a context manager."""
 
     def __init__(self, replies: Iterable[FakeReply | str] = (), *, model: str = "fake-model",
-                 repeat_last: bool = False) -> None:
+                 repeat_last: bool = False, hold: bool = False) -> None:
         self.model = model
         self.repeat_last = repeat_last
+        self.hold = hold
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._released = 0
+        self._changed = threading.Condition()
         self.received: list[FakeRequest] = []
         self._replies: deque[FakeReply] = deque()
         self._last: FakeReply | None = None
@@ -115,6 +129,8 @@ class FakeOpenAI:
         if self._server is None:
             return
         self._stopping.set()
+        with self._changed:
+            self._changed.notify_all()
         self._server.shutdown()
         self._server.server_close()
         if self._thread is not None:
@@ -126,6 +142,31 @@ class FakeOpenAI:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+    def release(self, n: int = 1) -> None:
+        """With hold=True: let `n` more waiting (or future) requests be answered."""
+        with self._changed:
+            self._released += n
+            self._changed.notify_all()
+
+    def wait_until(self, predicate: Any, timeout: float = 30.0) -> bool:
+        """Wait (woken by each request's arrival and departure) until predicate(self) is true."""
+        with self._changed:
+            return self._changed.wait_for(lambda: predicate(self), timeout=timeout)
+
+    def _enter(self) -> None:
+        with self._changed:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._changed.notify_all()
+            if self.hold:
+                self._changed.wait_for(lambda: self._released > 0 or self._stopping.is_set(), timeout=60)
+                self._released = max(0, self._released - 1)
+
+    def _leave(self) -> None:
+        with self._changed:
+            self.in_flight -= 1
+            self._changed.notify_all()
 
     # -- what tests read -------------------------------------------------------------------------
     @property
@@ -184,6 +225,26 @@ class FakeOpenAI:
         }
 
 
+    def _anthropic_body_for(self, reply: FakeReply, number: int) -> dict[str, Any]:
+        content: list[dict[str, Any]] = []
+        if reply.content:
+            content.append({"type": "text", "text": reply.content})
+        for index, call in enumerate(reply.tool_calls):
+            arguments = call["arguments"]
+            content.append({"type": "tool_use", "id": call.get("id") or f"toolu_fake_{number}_{index}",
+                            "name": call["name"],
+                            "input": json.loads(arguments) if isinstance(arguments, str) else arguments})
+        prompt, completion = reply.usage
+        return {"id": f"msg_fake_{number}", "type": "message", "role": "assistant", "model": self.model,
+                "content": content, "stop_reason": "tool_use" if reply.tool_calls else "end_turn",
+                "stop_sequence": None, "usage": {"input_tokens": prompt, "output_tokens": completion}}
+
+
+def _anthropic_error_body(status: int, message: str) -> dict[str, Any]:
+    kind = {429: "rate_limit_error", 500: "api_error", 529: "overloaded_error", 404: "not_found_error"}
+    return {"type": "error", "error": {"type": kind.get(status, "api_error"), "message": message}}
+
+
 def _error_body(status: int, message: str) -> dict[str, Any]:
     kind = {429: "rate_limit_exceeded", 500: "server_error", 404: "not_found", 400: "invalid_request_error"}
     return {"error": {"message": message, "type": kind.get(status, "api_error"), "param": None,
@@ -201,18 +262,28 @@ def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?", 1)[0]
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b""
-            if path not in CHAT_PATHS:
-                self._send(404, _error_body(404, f"FakeOpenAI serves only {CHAT_PATHS}, not {path}"))
+            anthropic = path in ANTHROPIC_PATHS
+            errors = _anthropic_error_body if anthropic else _error_body
+            if path not in CHAT_PATHS and not anthropic:
+                self._send(404, _error_body(404, f"FakeOpenAI serves only {CHAT_PATHS + ANTHROPIC_PATHS}, not {path}"))
                 return
             try:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError as exc:
-                self._send(400, _error_body(400, f"request body is not JSON: {exc}"))
+                self._send(400, errors(400, f"request body is not JSON: {exc}"))
                 return
             request = FakeRequest(path=path, headers={k.lower(): v for k, v in self.headers.items()}, body=body)
+            fake._enter()
+            try:
+                self._answer(request, anthropic)
+            finally:
+                fake._leave()
+
+        def _answer(self, request: FakeRequest, anthropic: bool) -> None:
+            errors = _anthropic_error_body if anthropic else _error_body
             reply, number = fake._next_reply(request)
             if reply is None:
-                self._send(500, _error_body(500, f"FakeOpenAI: no scripted reply left (request #{number})"))
+                self._send(500, errors(500, f"FakeOpenAI: no scripted reply left (request #{number})"))
                 return
             if reply.delay and fake._stopping.wait(reply.delay):
                 return  # server stopping: drop the slow reply
@@ -220,18 +291,19 @@ def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 if fake._stopping.is_set():
                     return
             if reply.status != 200:
-                self._send(reply.status, _error_body(reply.status, reply.error_message or f"HTTP {reply.status}"))
+                self._send(reply.status, errors(reply.status, reply.error_message or f"HTTP {reply.status}"),
+                           retry_after=reply.retry_after)
                 return
-            self._send(200, fake._body_for(reply, number))
+            self._send(200, fake._anthropic_body_for(reply, number) if anthropic else fake._body_for(reply, number))
 
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
+        def _send(self, status: int, payload: dict[str, Any], retry_after: str | None = None) -> None:
             data = json.dumps(payload).encode("utf-8")
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
-                if status == 429:
-                    self.send_header("Retry-After", "0")
+                if retry_after is not None:
+                    self.send_header("Retry-After", retry_after)
                 self.end_headers()
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):  # client gave up (timeout test)

@@ -1,0 +1,75 @@
+"""Provider settings from the command line: `.env`, --model-base-url, --max-connections, and spec keys."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from corral_core.errors import UserError
+from corral_core.spec import spec_from_dict
+from corral_tui.cli import load_env_file
+from tests.fakes.fake_openai import FakeOpenAI, FakeReply
+
+SAMPLEMATH = Path(__file__).resolve().parents[2] / "sample_tasks" / "samplemath.yaml"
+
+
+def spec(**model) -> object:
+    return spec_from_dict({"name": "p", "suite": str(SAMPLEMATH), "tasks": ["add"],
+                           "model": {"id": "openai/fake-model", **model},
+                           "arms": [{"name": "a", "verbosity": "brief"},
+                                    {"name": "b", "verbosity": "full", "model": "hosted_vllm/other"}]},
+                          SAMPLEMATH.parent)
+
+
+def test_max_connections_is_a_model_key_of_at_least_one() -> None:
+    assert spec(max_connections=3).arms[0].model.max_connections == 3
+    assert spec().arms[0].model.max_connections is None and spec().arms[0].model.max_retries > 0
+    with pytest.raises(UserError, match="max_connections"):
+        spec(max_connections=0)
+
+
+def test_overrides_reach_every_arm_and_max_connections_leaves_the_digest_alone() -> None:
+    base = spec()
+    changed = base.with_overrides(api_base="http://127.0.0.1:9/v1", max_connections=2)
+    assert [(a.model.id, a.model.api_base, a.model.max_connections) for a in changed.arms] == [
+        ("openai/fake-model", "http://127.0.0.1:9/v1", 2), ("hosted_vllm/other", "http://127.0.0.1:9/v1", 2)]
+    assert base.with_overrides(max_connections=2).digest == base.digest
+    assert changed.digest != base.digest  # another endpoint may be another model
+
+
+def test_env_file_is_loaded_without_overriding_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    (tmp_path / ".env").write_text("CORRAL_T_FROM_FILE=file\nCORRAL_T_SET=file\n")
+    inner = tmp_path / "sub"
+    inner.mkdir()
+    monkeypatch.chdir(inner)
+    monkeypatch.setenv("CORRAL_T_SET", "shell")
+    monkeypatch.delenv("CORRAL_T_FROM_FILE", raising=False)
+    assert load_env_file() == str(tmp_path / ".env")
+    assert os.environ["CORRAL_T_FROM_FILE"] == "file" and os.environ["CORRAL_T_SET"] == "shell"
+
+
+def test_batch_with_env_file_model_base_url_and_max_connections_survives_rate_limits(tmp_path: Path) -> None:
+    (tmp_path / "p.bench.yaml").write_text(
+        f"name: p\nsuite: {SAMPLEMATH}\ntasks: [add, multiply]\ntrials_per_task: 2\nparallel: 4\n"
+        "model: {id: openai/fake-model, api_key_env: CORRAL_T_KEY, timeout: 20}\n")
+    (tmp_path / ".env").write_text("CORRAL_T_KEY=sk-from-dotenv\n")
+    env = {k: v for k, v in os.environ.items() if k != "CORRAL_T_KEY"}
+    env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_LOG="ERROR")
+    replies = [FakeReply.rate_limited(), FakeReply.text("Final Answer: 42")]
+    with FakeOpenAI(replies * 4, hold=False) as server:
+        proc = subprocess.run(
+            [sys.executable, "-m", "corral_tui.cli", "--batch", "p.bench.yaml", "--db", "x.db", "--json", "out.json",
+             "--model-base-url", server.base_url, "--max-connections", "1", "--quiet"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        keys = {r.headers.get("authorization") for r in server.received}
+        peak, sent = server.max_in_flight, len(server.received)
+    assert proc.returncode in (0, 1), proc.stderr
+    trials = json.loads((tmp_path / "out.json").read_text())["trials"]
+    assert [t["status"] for t in trials] == ["completed"] * 4, proc.stderr
+    assert keys == {"Bearer sk-from-dotenv"} and sent == 8 and peak == 1
