@@ -27,6 +27,7 @@ from corral_core.llm.types import (
 )
 
 from .hooks import AgentHooks, CriticalHookError, HookContext, HookPoint, TrialCancelled
+from .limits import LimitReached, UsageLimits
 from .options import flag, positive_int
 from .outcome import (
     SURRENDER_SENTINEL,
@@ -105,6 +106,7 @@ class BaseAgent(ABC):
         self.messages: list[dict[str, Any]] = []
         self.outcome: AgentOutcome | None = None
         self._ledger = TrialLedger()
+        self.limits: UsageLimits | None = None  # cost/token limits of each trial this agent runs
         self._active_hooks: AgentHooks = self.hooks
         self._emitted = 0
         self._iteration = 0
@@ -173,6 +175,10 @@ class BaseAgent(ABC):
         except LLMError as exc:  # a replay divergence is the agent asking something else than it did
             status, error = "error", exc.message
             fault = "agent" if exc.kind == "replay_divergence" else "provider"
+        except LimitReached as exc:
+            if self._nested:  # the trial's limit: the outer agent ends the trial
+                raise
+            status, error, answer = "limit", str(exc), exc.reply or self._last_reply()
         except Exception as exc:  # the trial ends as an error; the runner moves on to the next one
             # An environment server's refusal is reported in words; anything else is our bug: keep the traceback.
             from_server = type(exc).__module__ == "corral_core.client"
@@ -185,7 +191,7 @@ class BaseAgent(ABC):
             fault = None
         elif fault is None:  # an AFTER_TASK hook ended it
             fault = "agent"
-        if status != "answered":
+        if status not in ("answered", "limit"):  # a trial over its limit is scored on its last reply
             answer = None
         self.outcome = AgentOutcome(status=status, answer=answer, error=error, iterations=self._iterations,
                                     usage=self._ledger.usage, cost=self._ledger.cost,
@@ -319,12 +325,31 @@ class BaseAgent(ABC):
             raise
         self._ledger.llm_retries += result.retries
         self._ledger.add(result.usage, result.cost)
+        limits = self._ledger.limits
+        if limits is not None:  # the response is recorded below either way; the next step is refused
+            try:
+                limits.charge(result.usage.total_tokens, result.cost, self._ledger.usage.total_tokens,
+                              self._ledger.cost)
+            except LimitReached as exc:
+                exc.reply = result.content  # the reply that crossed the limit is the trial's last word
+                self._emit_response(role, turn, digest, result, settings)
+                raise
+        self._emit_response(role, turn, digest, result, settings)
+        return result
+
+    def _emit_response(self, role: str, turn: int, digest: str, result: LLMResult, settings: ModelSettings) -> None:
         self.emit(EventKind.LLM_RESPONSE, role=role, turn=turn, digest=digest, content=result.content,
                   tool_calls=[c.to_dict() for c in result.tool_calls], usage=result.usage.to_dict(),
                   cost=result.cost, duration=result.duration, model=result.model or settings.model,
                   arm=self.arm, trial_index=self.trial_index, retries=result.retries,
                   retry_wait=round(result.retry_wait, 3))
-        return result
+
+    def _last_reply(self) -> str | None:
+        """The model's last text in this trial (what a trial stopped by a limit is scored on)."""
+        for message in reversed(self.messages):
+            if message.get("role") == "assistant" and isinstance(message.get("content"), str):
+                return message["content"] or None
+        return None
 
     @property
     def llm_retries(self) -> int:
@@ -369,6 +394,8 @@ class BaseAgent(ABC):
     def _begin(self, interface: Any, task_id: str, kwargs: dict[str, Any]) -> None:
         ledger = kwargs.pop("_ledger", None)
         self._ledger = ledger if ledger is not None else TrialLedger()
+        if ledger is None:
+            self._ledger.limits = self.limits
         parent_hooks = kwargs.pop("_parent_hooks", None)
         self._nested = ledger is not None
         self._extra_messages = list(kwargs.pop("_extra_messages", None) or [])

@@ -8,8 +8,9 @@ from typing import Any, Literal
 
 from corral_core.llm.types import Usage
 
-AgentStatus = Literal["answered", "surrendered", "iteration_limit", "stopped", "cancelled", "error"]
-AGENT_STATUSES: tuple[str, ...] = ("answered", "surrendered", "iteration_limit", "stopped", "cancelled", "error")
+AgentStatus = Literal["answered", "surrendered", "iteration_limit", "limit", "stopped", "cancelled", "error"]
+AGENT_STATUSES: tuple[str, ...] = ("answered", "surrendered", "iteration_limit", "limit", "stopped", "cancelled",
+                                   "error")
 
 SURRENDER_SENTINEL = "GIVE UP"
 """What `run()` returns when the agent surrendered deliberately (Corral's sentinel)."""
@@ -86,6 +87,7 @@ class TrialLedger:
         self.assisted = False
         self.llm_retries = 0  # transient provider failures retried (not the agent's failures)
         self.llm_error: str | None = None  # kind of the LLMError that ended the trial, if one did
+        self.limits: Any = None  # the trial's UsageLimits (agents/limits.py), charged after every LLM call
 
     def next_turn(self, role: str) -> int:
         turn = self.turns.get(role, 0)

@@ -63,6 +63,10 @@ def run_trial(agent: BaseAgent, interface: Any, task_id: str, **run_kwargs: Any)
             result = interface.submit_answer(task_id, answer or "")
             trial.status = "completed"
             _copy_result(trial, result)
+        elif outcome_status == "limit":  # over its cost/token limit: scored on its last reply, if any
+            trial.status = "limit"
+            if answer:
+                _copy_result(trial, interface.submit_answer(task_id, answer))
         elif outcome_status == "surrendered":
             result = interface.surrender_task(task_id)
             trial.status = "surrendered"

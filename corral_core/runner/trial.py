@@ -27,6 +27,7 @@ from corral_core.agents import (
     every_n_iterations,
     run_trial,
 )
+from corral_core.agents.limits import BenchmarkBudget, UsageLimits
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
 from corral_core.events import EventKind, EventSink, emit_event
 from corral_core.llm.types import PROVIDER_FAULTS, ModelSettings
@@ -120,14 +121,22 @@ class RunContext:
     assists: AssistTracker = field(default_factory=AssistTracker)
     approval: str | None = None  # sent when opening each trial: the server applies it (or refuses)
     _shared_hooks: list[tuple[HookPoint, Any]] = field(default_factory=list)
+    budget: BenchmarkBudget | None = None  # the benchmark's cost/token limits, shared by its trials
 
     def __post_init__(self) -> None:
+        limits = self.spec.limits
+        if limits.benchmark_cost is not None or limits.benchmark_tokens is not None:
+            self.budget = BenchmarkBudget(limits.benchmark_cost, limits.benchmark_tokens)
         hooks = self.spec.hooks
         if hooks.interventions:
             self._shared_hooks.append((HookPoint.BEFORE_TASK, create_intervention_hook(hooks.interventions)))
         if hooks.heartbeat_every and hooks.heartbeat_prompt:
             self._shared_hooks.append((HookPoint.BEFORE_ITERATION,
                                        every_n_iterations(hooks.heartbeat_every, hooks.heartbeat_prompt)))
+
+    def trial_limits(self) -> UsageLimits | None:
+        limits = self.spec.limits
+        return UsageLimits(limits.trial_cost, limits.trial_tokens, self.budget) if limits.any else None
 
     def emit(self, kind: EventKind, trial_id: str, task_id: str, **data: Any) -> None:
         emit_event(self.sink, kind, trial_id=trial_id, task_id=task_id, benchmark_id=self.benchmark_id, **data)
@@ -178,6 +187,9 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
                   inputs: dict[str, str] | None = None, agent: BaseAgent | None = None
                   ) -> tuple[str, dict[str, Any]]:
     """Run one trial; returns (trial id, TRIAL_FINISHED data). Never raises for a failed trial."""
+    spent = ctx.budget.exceeded() if ctx.budget is not None else None
+    if spent is not None:  # the benchmark is over its limit: the trials left do not start
+        return report_limit(ctx, arm, task_id, index, episode_id, spent)
     meta: dict[str, Any] = {"benchmark_id": ctx.benchmark_id, "arm": arm.name, "trial_index": index,
                             "approval": ctx.approval}
     if inputs:
@@ -215,6 +227,7 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
         agent = build_agent(arm, ctx.spec, hooks, ctx.sink)
     else:
         agent.hooks = hooks
+    agent.limits = ctx.trial_limits()
     interface = _TrialInterface(client)
     ctx.registry.register(trial_id, task_id=task_id, arm=arm.name, index=index, controller=controller, inbox=inbox,
                           agent=agent, episode_id=episode_id, time_limit=ctx.spec.timeouts.trial)
@@ -233,6 +246,8 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
         tool_duration=interface.tool_duration, assisted=bool(outcome.assisted) or ctx.assists.pop(trial_id),
         llm_retries=agent.llm_retries,
     )
+    if outcome.status == "limit":  # not an error: the limit ended it; the reason goes with the grader's words
+        data.update(error=None, explanation="; ".join(t for t in (outcome.error, outcome.explanation) if t))
     if outcome.status == "error" and agent.llm_error in PROVIDER_FAULTS:
         data["fault"] = "provider"  # the model's provider failed (after retries), not the agent
     state = getattr(interface.result, "state", None) or {}
@@ -257,6 +272,16 @@ def fail_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_
     trial_id = "er_" + secrets.token_hex(8)
     ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
     data = _finished_data(arm, index, episode_id, error=error, fault=fault)
+    ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
+    return trial_id, data
+
+
+def report_limit(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_id: str | None,
+                 reason: str) -> tuple[str, dict[str, Any]]:
+    """Report a trial that does not start because the benchmark is over its limit (`lm_...`)."""
+    trial_id = "lm_" + secrets.token_hex(8)
+    ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
+    data = _finished_data(arm, index, episode_id, status="limit", explanation=f"not started: {reason}")
     ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
     return trial_id, data
 

@@ -17,12 +17,14 @@ from corral_core.llm.types import DEFAULT_MAX_RETRIES
 AGENT_TYPES = ("react", "tool_calling", "planner", "reflection")
 SPEC_KEYS = ("name", "description", "suite", "suites", "agent", "model", "arms", "trials_per_task", "k_values",
              "parallel", "surrender", "pass_threshold", "tasks", "timeouts", "approval", "hooks", "direction",
-             "chain")
+             "chain", "limits")
 CHAIN_KEYS = ("weights",)
 AGENT_KEYS = ("type", "max_iterations", "temperature", "system_prompt", "options")
 MODEL_KEYS = ("id", "api_base", "api_key_env", "temperature", "timeout", "max_retries", "max_connections", "extra")
 ARM_KEYS = ("name", "verbosity", "model", "agent")
 TIMEOUT_KEYS = ("trial", "tool", "grader", "approval")
+LIMIT_SCOPES = ("trial", "benchmark")
+LIMIT_KEYS = ("cost", "tokens")
 HOOK_KEYS = ("interventions", "heartbeat")
 HEARTBEAT_KEYS = ("every", "prompt")
 DEFAULT_TIMEOUTS = {"trial": 600.0, "tool": 120.0, "grader": 300.0, "approval": 120.0}
@@ -95,6 +97,25 @@ class Timeouts:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """Cost (USD) and token limits per trial and per benchmark; None means no limit."""
+
+    trial_cost: float | None = None
+    trial_tokens: int | None = None
+    benchmark_cost: float | None = None
+    benchmark_tokens: int | None = None
+
+    def to_dict(self) -> dict[str, dict[str, float | int | None]]:
+        return {"trial": {"cost": self.trial_cost, "tokens": self.trial_tokens},
+                "benchmark": {"cost": self.benchmark_cost, "tokens": self.benchmark_tokens}}
+
+    @property
+    def any(self) -> bool:
+        return any(v is not None for v in (self.trial_cost, self.trial_tokens, self.benchmark_cost,
+                                           self.benchmark_tokens))
+
+
+@dataclass(frozen=True)
 class HooksSpec:
     """Scripted interventions per task (Corral's map) and a periodic heartbeat prompt."""
 
@@ -130,6 +151,7 @@ class BenchmarkSpec:
     hooks: HooksSpec = field(default_factory=HooksSpec)
     direction: str = "maximize"  # whether a higher (maximize) or lower headline score is better
     chain_weights: tuple[tuple[str, float], ...] = ()  # (link task id, weight); each chain's sum to 1
+    limits: Limits = field(default_factory=Limits)
     description: str = ""
     text: str = ""  # the YAML text as written (for the store and `export`)
     data: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # the raw mapping
@@ -150,7 +172,8 @@ class BenchmarkSpec:
 
     def normalized(self) -> dict[str, Any]:
         """Everything that changes results, in a canonical shape (what the digest hashes)."""
-        return {
+        limits = {"limits": self.limits.to_dict()} if self.limits.any else {}  # unset: digests stay as they were
+        return {**limits,
             "name": self.name,
             "suites": [str(p) for p in self.suite_paths],
             "tasks": self.task_ids,

@@ -20,6 +20,8 @@ from corral_core.spec.model import (
     DEFAULT_TIMEOUTS,
     HEARTBEAT_KEYS,
     HOOK_KEYS,
+    LIMIT_KEYS,
+    LIMIT_SCOPES,
     MODEL_KEYS,
     RESERVED_AGENT_OPTIONS,
     SPEC_KEYS,
@@ -28,6 +30,7 @@ from corral_core.spec.model import (
     ArmSpec,
     BenchmarkSpec,
     HooksSpec,
+    Limits,
     ModelSpec,
     Timeouts,
 )
@@ -62,7 +65,7 @@ def parse_spec(doc: YamlDocument, base_dir: Path, text: str) -> BenchmarkSpec:
         pass_threshold=_threshold(check, data.get("pass_threshold", 0.0)),
         tasks=tasks, timeouts=_timeouts(check, data.get("timeouts")),
         approval=check.choice(("approval",), data.get("approval", "reject"), APPROVAL_POLICIES, "approval policy"),
-        hooks=_hooks(check, data.get("hooks"), suites),
+        hooks=_hooks(check, data.get("hooks"), suites), limits=_limits(check, data.get("limits")),
         direction=check.choice(("direction",), data.get("direction", "maximize"), DIRECTIONS, "direction"),
         chain_weights=_chain_weights(check, data.get("chain"), suites, tasks),
         description=str(data.get("description") or ""),
@@ -346,6 +349,22 @@ def _timeouts(check: _Checker, value: Any) -> Timeouts:
     values = {key: (check.number(("timeouts", key), raw[key], positive=True, optional=True) if key in raw
                     else DEFAULT_TIMEOUTS[key]) for key in TIMEOUT_KEYS}
     return Timeouts(**values)
+
+
+def _limits(check: _Checker, value: Any) -> Limits:
+    if value is None:
+        return Limits()
+    raw = check.mapping(("limits",), value, "`limits: {trial: {cost: 0.5, tokens: 200000}, benchmark: {cost: 20}}`")
+    check.keys(("limits",), raw, LIMIT_SCOPES)
+    values: dict[str, Any] = {}
+    for scope in LIMIT_SCOPES:
+        part = check.mapping(("limits", scope), raw.get(scope) or {}, f"`{scope}: {{cost: 0.5, tokens: 200000}}`")
+        check.keys(("limits", scope), part, LIMIT_KEYS)
+        values[f"{scope}_cost"] = check.number(("limits", scope, "cost"), part.get("cost"), positive=True,
+                                               optional=True)
+        tokens = part.get("tokens")
+        values[f"{scope}_tokens"] = None if tokens is None else check.integer(("limits", scope, "tokens"), tokens, 1)
+    return Limits(**values)
 
 
 def _hooks(check: _Checker, value: Any, suites: tuple[Suite, ...]) -> HooksSpec:
