@@ -147,6 +147,11 @@ def batch_main(args: argparse.Namespace) -> int:
     base_url, max_connections = getattr(args, "model_base_url", None), getattr(args, "max_connections", None)
     if base_url or max_connections:
         spec = spec.with_overrides(api_base=base_url, max_connections=max_connections)
+    retry = getattr(args, "retry_errors", None)
+    if retry is not None and args.resume:
+        raise UserError("--resume and --retry-errors cannot be used together.", where="--retry-errors",
+                        fix="--resume ID finishes an interrupted run; --retry-errors ID re-runs the errored "
+                            "trials of a finished one. Pick one.")
     report.check_writable(args.json, "--json")
     report.check_writable(args.junit, "--junit")
     err = Console(stderr=True)
@@ -160,7 +165,8 @@ def batch_main(args: argparse.Namespace) -> int:
     cancel = threading.Event()
     stop = _StopSignals(cancel, err).install()
     try:
-        result = runner.run(resume_id=args.resume, cancel_event=cancel)
+        resume_id = args.resume if retry is None else retry or _newest_of_spec(repository, spec)
+        result = runner.run(resume_id=resume_id, cancel_event=cancel, retry_errors=retry is not None)
     except KeyboardInterrupt:  # a second signal: aborted at once, still resumable
         if runner.benchmark_id is None:
             raise
@@ -180,6 +186,20 @@ def batch_main(args: argparse.Namespace) -> int:
         report.write_text(args.junit, report.junit_xml(spec.name, document["trials"], [a.name for a in spec.arms],
                                                          spec.task_ids, document["arms"]))
     return _exit_code(result, args.fail_under, _resume_command(args, result.benchmark_id), err, stop.exit_code)
+
+
+def _newest_of_spec(repository: Any, spec: Any, pages: int = 20, size: int = 50) -> str:
+    """The newest benchmark of this spec (same digest) in the store: what `--retry-errors` without an id retries."""
+    for page_number in range(pages):
+        page = repository.list_benchmarks(offset=page_number * size, limit=size)
+        for info in page.items:
+            if info.spec_digest == spec.digest:
+                return str(info.id)
+        if not page.has_more:
+            break
+    raise UserError(f"the store has no benchmark of the spec {spec.name!r} (digest {spec.digest[:12]}) to retry.",
+                    file=spec.source, where="--retry-errors",
+                    fix="run it first, or name the benchmark: --retry-errors BENCHMARK_ID (see `corral-tui history`).")
 
 
 class _StopSignals:
@@ -233,8 +253,9 @@ def _exit_code(result: Any, fail_under: float | None, resume_command: str, err: 
         return interrupted_code
     code = EXIT_OK
     if result.errored:
-        err.print(f"{result.errored} trial(s) ended in error or timeout; see the table and the trial rows.",
-                  highlight=False)
+        retry = resume_command.rsplit(" --resume ", 1)[0] + f" --retry-errors {result.benchmark_id}"
+        err.print(f"{result.errored} trial(s) ended in error or timeout; see the table and the trial rows. "
+                  f"Run the errored ones again with: {retry}", highlight=False)
         code = EXIT_FAILED
     if fail_under is not None and (result.headline_score is None or result.headline_score < fail_under):
         shown = "none" if result.headline_score is None else f"{result.headline_score:.3f}"

@@ -65,6 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fail-under", type=float, metavar="X",
                         help="with --batch: exit 1 when a headline score is below X")
     parser.add_argument("--resume", metavar="ID", help="with --batch: resume benchmark ID")
+    parser.add_argument("--retry-errors", nargs="?", const="", metavar="ID",
+                        help="with --batch: run the errored trials of finished benchmark ID (default: the newest "
+                             "of this spec) again, into the same benchmark; earlier attempts stay as history")
     parser.add_argument("--quiet", action="store_true", help="with --batch: no progress on stderr")
     return parser
 
@@ -80,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return _guard(lambda: batch_main(args))
     batch_only = [flag for flag, value in (("--json", args.json), ("--junit", args.junit),
-                                            ("--fail-under", args.fail_under), ("--resume", args.resume)) if value]
+                                            ("--fail-under", args.fail_under), ("--resume", args.resume),
+                                            ("--retry-errors", args.retry_errors is not None)) if value]
     if batch_only:
         print(f"corral-tui: {', '.join(batch_only)} only work with --batch SPEC.yaml.", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ TRIAL_STATUSES = (
     "completed",
     "surrendered",
     "iteration_limit",
+    "limit",
     "error",
     "timeout",
     "skipped",
@@ -17,10 +18,31 @@ TRIAL_STATUSES = (
     "stopped",
 )
 # Statuses where the agent had its go at the task: they enter the quality metrics (a missing score
-# counts as 0). "stopped" (a hook ended the run) is the agent's own outcome, so it is an attempt.
+# counts as 0). "stopped" (a hook ended the run) is the agent's own outcome, so it is an attempt;
+# "limit" (over its cost/token limit, scored on its last reply) too, like "iteration_limit".
 ATTEMPTED_STATUSES = frozenset(
-    {"completed", "surrendered", "iteration_limit", "error", "timeout", "stopped"}
+    {"completed", "surrendered", "iteration_limit", "limit", "error", "timeout", "stopped"}
 )
+# An earlier attempt that `--retry-errors` replaced: kept in the store as the trial's history, in no metric.
+# The store's (benchmark, arm, task, index) key is unique, so the old attempt keeps its arm and task and
+# gets a negative history index that encodes its original index and which retry replaced it.
+RETIRED_STATUS = "retried"
+_RETIRED_STRIDE = 1_000_000
+
+
+def retired_index(trial_index: int, attempt: int) -> int:
+    """The history index of trial `trial_index` replaced by retry number `attempt` (1, 2, ...)."""
+    return -(attempt * _RETIRED_STRIDE + trial_index + 1)
+
+
+def retired_original_index(history_index: int) -> int:
+    """The trial index a history index stands for."""
+    return (-history_index - 1) % _RETIRED_STRIDE
+
+
+def retired_attempt(history_index: int) -> int:
+    """Which retry (1, 2, ...) replaced the attempt at this history index."""
+    return (-history_index - 1) // _RETIRED_STRIDE
 # Never attempted (skipped chain link) or not a measurement (a person cancelled it, still running):
 # counted in status_counts, left out of scores, rates and pairings.
 EXCLUDED_STATUSES = frozenset({"skipped", "cancelled", "running"})

@@ -30,6 +30,7 @@ from corral_core.errors import UserError
 from corral_core.events import EventBus, EventKind, EventSink, emit_event
 from corral_core.llm import preload as preload_llm
 from corral_core.metrics import TrialRecord, attempt_status, success
+from corral_core.metrics.records import RETIRED_STATUS
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
@@ -50,7 +51,8 @@ from corral_core.store.ownership import Owner
 
 log = logging.getLogger(__name__)
 
-RERUN_STATUSES = frozenset({"running", "cancelled"})  # resume runs these again
+RERUN_STATUSES = frozenset({"running", "cancelled", RETIRED_STATUS})  # resume runs these again (retired:
+# an earlier attempt --retry-errors keeps as history; its key runs again)
 WAIT_SLICE = 0.1
 HTTP_MARGIN = 30.0  # seconds the environment client waits beyond the server's own limits
 UNLIMITED_HTTP_PART = 300.0  # stands in for a spec timeout of null: the client never waits forever
@@ -107,11 +109,17 @@ class BenchmarkRunner:
 
     # --- the run ---------------------------------------------------------------------------------
 
-    def run(self, resume_id: str | None = None, cancel_event: threading.Event | None = None) -> BenchmarkResult:
+    def run(self, resume_id: str | None = None, cancel_event: threading.Event | None = None, *,
+            retry_errors: bool = False) -> BenchmarkResult:
         """Run (or resume) the benchmark and return its results. User mistakes raise UserError.
 
         A runner runs once. `cancel_event` (or `stop()`) ends the run early as `interrupted`.
+        `retry_errors` (with `resume_id`): run the benchmark's errored trials again, in the same
+        benchmark; each earlier attempt stays in the store as history (status `retried`).
         """
+        if retry_errors and (resume_id is None or self.repository is None):
+            raise UserError("retrying errored trials needs the benchmark's id and the store it is in.",
+                            where="--retry-errors", fix="pass --retry-errors BENCHMARK_ID with the same --db.")
         if self._used:
             raise RuntimeError("a BenchmarkRunner runs once; create a new one for another run")
         self._used = True
@@ -133,6 +141,8 @@ class BenchmarkRunner:
             self.benchmark_id = benchmark_id
             if self.repository is not None:
                 heartbeat = Heartbeat(self.repository, benchmark_id, self.owner).start()
+            if retry_errors:
+                self._retire_errored(benchmark_id)
             done = self._finished_trials(benchmark_id) if resumed else {}
             jobs = plan_jobs(spec, benchmark_id, done)
             # A server we did not build applies the spec's approval policy per trial (or refuses: _check_remote).
@@ -200,8 +210,20 @@ class BenchmarkRunner:
         deleted = repo.delete_unfinished_trials(benchmark_id)
         if deleted:
             log.info("resume: removed %d trials left running by an earlier process", deleted)
-        stored = [r for r in repo.trial_records(benchmark_id) if r.status not in RERUN_STATUSES]
+        stored = [r for r in repo.trial_records(benchmark_id) if r.status not in RERUN_STATUSES]  # (retired too)
         return {(r.arm, r.task_id, r.trial_index): r for r in metrics_records(self.spec, stored)}
+
+    def _retire_errored(self, benchmark_id: str) -> int:
+        """Mark the errored trials (and the chain links skipped because of them) as history, so the
+        resume that follows runs them again. Returns how many were retired."""
+        records = self.repository.trial_records(benchmark_id)
+        errored = [r for r in records if r.status == "error"]
+        episodes = {r.episode_id for r in errored if r.episode_id}
+        retired = [r.trial_id for r in records
+                   if r.status == "error" or (r.status == "skipped" and r.episode_id in episodes)]
+        count = self.repository.retire_trials(benchmark_id, retired)
+        log.info("retry-errors: %d errored trials of %s will run again", len(errored), benchmark_id)
+        return count
 
     def _connect(self, bus: EventSink, servers: list[Any], routers: list[Any]) -> Any:
         """Routers to the environment servers; returns task id -> router."""

@@ -25,6 +25,7 @@ from corral_core.metrics import (
     metrics_to_dict,
     success,
 )
+from corral_core.metrics.records import RETIRED_STATUS
 from corral_core.runner.plan import chained_tasks
 from corral_core.spec import BenchmarkSpec
 
@@ -121,6 +122,8 @@ def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialRec
             position[task_id] = pos
     records = []
     for row in stored:
+        if row.status == RETIRED_STATUS:  # an attempt --retry-errors replaced: history, not a measurement
+            continue
         records.append(TrialRecord(
             task_id=row.task_id, arm=row.arm, trial_index=row.trial_index, status=row.status, score=row.score,
             surrendered=bool(row.surrendered), error=row.error, fault=row.fault, assisted=bool(row.assisted),
@@ -150,7 +153,7 @@ def stored_trial_rows(repository: Any, benchmark_id: str, pass_threshold: float)
     offset = 0
     while True:
         page = repository.trials(benchmark_id, offset=offset, limit=ROW_PAGE)
-        rows.extend(trial_row(t, pass_threshold) for t in page.items)
+        rows.extend(trial_row(t, pass_threshold) for t in page.items if t.status != RETIRED_STATUS)
         if not page.has_more:
             return rows
         offset += ROW_PAGE

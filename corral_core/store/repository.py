@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Select, case, delete, func, insert, select, update
 
 from corral_core.metrics.attempt import ATTEMPT_STATUSES, DIRECTIONS
+from corral_core.metrics.records import RETIRED_STATUS, retired_attempt, retired_index
 from corral_core.store import convert, detail
 from corral_core.store.database import write_transaction
 from corral_core.store.models import (
@@ -355,6 +356,24 @@ class Repository:
                 )
             )
             return conn.execute(delete(t).where(t.c.id.in_(running))).rowcount
+
+    def retire_trials(self, benchmark_id: str, trial_ids: list[str]) -> int:
+        """Keep these finished trials as history (status RETIRED_STATUS) so that new attempts of the same
+        (arm, task, index) replace them in every metric (`--retry-errors`). Returns how many changed."""
+        if not trial_ids:
+            return 0
+        t = trial_table
+        changed = 0
+        with write_transaction(self._engine) as conn:  # reads and writes under one lock
+            rows = conn.execute(select(t.c.id, t.c.trial_index).where(t.c.benchmark_id == benchmark_id,
+                                                                      t.c.id.in_(trial_ids))).all()
+            earlier = conn.execute(select(func.min(t.c.trial_index)).where(t.c.benchmark_id == benchmark_id)
+                                   ).scalar_one()
+            attempt = retired_attempt(earlier) + 1 if earlier is not None and earlier < 0 else 1
+            for row in rows:  # the (arm, task, index) key is unique: the old attempt moves to a history index
+                changed += conn.execute(update(t).where(t.c.id == row.id).values(
+                    status=RETIRED_STATUS, trial_index=retired_index(row.trial_index, attempt))).rowcount
+        return changed
 
     def trial_records(self, benchmark_id: str) -> list[TrialRecord]:
         """Every trial of a benchmark with its tool call stats: the input of corral_core.metrics."""
