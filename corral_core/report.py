@@ -233,6 +233,11 @@ def _cost(m: dict[str, Any]) -> str:
     return "-" if cost is None else f"{cost:.4f}"
 
 
+def _cost_per_trial(m: dict[str, Any]) -> str:
+    cost, trials = (m.get("resources") or {}).get("cost"), m.get("n_trials") or 0
+    return "-" if cost is None or not trials else f"{cost / trials:.5f}"
+
+
 Column = tuple[str, Callable[[dict[str, Any]], str]]
 
 
@@ -257,7 +262,7 @@ def conduct_columns(document: dict[str, Any]) -> list[Column]:
         ("tokens", lambda m: str((m.get("resources") or {}).get("total_tokens", 0))),
     ]
     if any((m.get("resources") or {}).get("cost") is not None for m in arms):
-        columns.append(("cost", _cost))
+        columns += [("cost $", _cost), ("$ per trial", _cost_per_trial)]
     columns.append(("duration s", lambda m: _num((m.get("resources") or {}).get("duration_total"), 1)))
     return columns
 

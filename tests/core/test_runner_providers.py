@@ -51,3 +51,26 @@ def test_a_provider_that_never_recovers_is_its_fault_not_the_agents() -> None:
     assert sent == 4 * 2
     assert {(t["status"], t["fault"], t["llm_retries"]) for t in trials} == {("error", "provider", 1)}
     assert all("gave up after 1 retries" in t["error"] for t in trials)
+
+
+def test_cost_per_trial_arm_and_run_reaches_the_json_and_the_batch_table() -> None:
+    import io
+    import math
+
+    from corral_core import report
+
+    with FakeOpenAI([FakeReply.text("Final Answer: 42", usage=(1000, 100))], repeat_last=True,
+                    model="gpt-4o-mini") as server:
+        spec = spec_from_dict({"name": "priced", "suite": str(SAMPLEMATH), "tasks": ["add", "multiply"],
+                               "trials_per_task": 2,
+                               "model": {"id": "openai/gpt-4o-mini", "api_base": server.base_url,
+                                         "api_key_env": KEY_ENV}}, SAMPLEMATH.parent)
+        document = BenchmarkRunner(spec).run().to_dict()
+    costs = [t["cost"] for t in document["trials"]]
+    assert len(costs) == 4 and all(c is not None and c > 0 for c in costs)  # litellm's price of gpt-4o-mini
+    assert math.isclose(document["cost_total"], sum(costs))
+    assert math.isclose(document["arms"]["default"]["resources"]["cost"], sum(costs))
+    out = io.StringIO()
+    report.print_results(document, report.plain_console(out))
+    table = out.getvalue()
+    assert "$ per trial" in table and f"{sum(costs) / 4:.5f}" in table and f"cost {sum(costs):.4f}" in table
