@@ -321,7 +321,6 @@ class BaseAgent(ABC):
             result = completion(settings, request, tools or None, context=context)
         except LLMError as exc:
             self._ledger.llm_retries += exc.retries
-            self._ledger.llm_error = exc.kind  # the provider failed the trial, not the agent
             raise
         self._ledger.llm_retries += result.retries
         self._ledger.add(result.usage, result.cost)
@@ -356,10 +355,6 @@ class BaseAgent(ABC):
         """Transient provider failures (429, timeout, 5xx) retried in the current (or last) trial."""
         return self._ledger.llm_retries
 
-    @property
-    def llm_error(self) -> str | None:
-        """The LLMError kind that ended the current (or last) trial, if an LLM call ended it."""
-        return self._ledger.llm_error
 
     # ----------------------------------------------------------------- tools
     def execute_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:

@@ -86,7 +86,6 @@ class TrialLedger:
         self.wait_seconds = 0.0  # time spent paused by a controller; excluded from durations
         self.assisted = False
         self.llm_retries = 0  # transient provider failures retried (not the agent's failures)
-        self.llm_error: str | None = None  # kind of the LLMError that ended the trial, if one did
         self.limits: Any = None  # the trial's UsageLimits (agents/limits.py), charged after every LLM call
 
     def next_turn(self, role: str) -> int:

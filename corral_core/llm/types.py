@@ -14,7 +14,6 @@ ErrorKind = Literal[
     "connection", "timeout", "rate_limit", "auth", "bad_request", "provider", "replay_divergence", "script"
 ]
 ERROR_KINDS: tuple[str, ...] = get_args(ErrorKind)
-PROVIDER_FAULTS = frozenset({"connection", "timeout", "rate_limit", "auth", "provider"})  # not the agent's doing
 DEFAULT_MAX_RETRIES = 4  # transient failures (429, timeout, 5xx) retried per call unless the settings say otherwise
 
 # Keyword arguments completion() sets itself; `extra` may not override them.

@@ -30,7 +30,7 @@ from corral_core.agents import (
 from corral_core.agents.limits import BenchmarkBudget, UsageLimits
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
 from corral_core.events import EventKind, EventSink, emit_event
-from corral_core.llm.types import PROVIDER_FAULTS, ModelSettings
+from corral_core.llm.types import ModelSettings
 from corral_core.metrics import TrialRecord
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.spec import ArmSpec, BenchmarkSpec
@@ -248,8 +248,6 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
     )
     if outcome.status == "limit":  # not an error: the limit ended it; the reason goes with the grader's words
         data.update(error=None, explanation="; ".join(t for t in (outcome.error, outcome.explanation) if t))
-    if outcome.status == "error" and agent.llm_error in PROVIDER_FAULTS:
-        data["fault"] = "provider"  # the model's provider failed (after retries), not the agent
     state = getattr(interface.result, "state", None) or {}
     if timed_out and outcome.status == "cancelled":
         limit = ctx.spec.timeouts.trial or 0
