@@ -41,7 +41,7 @@ def test_with_default_settings_every_trial_survives_429s() -> None:
     assert len(trials) == 4
     assert [t["status"] for t in trials] == ["completed"] * 4, [t["error"] for t in trials]
     assert [t["llm_retries"] for t in trials] == [2] * 4
-    assert all("fault" not in t for t in trials)
+    assert all(t["fault"] is None for t in trials)
 
 
 def test_a_provider_that_never_recovers_is_its_fault_not_the_agents() -> None:
