@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["REPLACEMENT", "clean", "clean_text"]
+__all__ = ["REPLACEMENT", "clean", "clean_text", "clip"]
 
 REPLACEMENT = "\ufffd"
 
@@ -53,3 +53,17 @@ def clean(value: Any) -> Any:
             return items
         return value
     return value
+
+
+def clip(text: Any, limit: int, *, one_line: bool = False) -> str:
+    """`text` (None: "") shortened for display, the one clipping rule of the engine and the TUI.
+
+    `one_line=True` is for summaries (timelines, tables): whitespace runs, newlines included, become one
+    space and the result is at most `limit` characters, the last an ellipsis. Otherwise (message and
+    result panes) the first `limit` characters are kept and the cut is said: "… (N more characters)".
+    """
+    text = "" if text is None else str(text)
+    if one_line:
+        line = " ".join(text.split())
+        return line if len(line) <= limit else line[: limit - 1] + "…"
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"

@@ -17,6 +17,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from corral_core import safetext
 from corral_core.events import Event, EventKind
 from corral_tui.config import Redactor
 
@@ -35,8 +36,8 @@ STATUS_STYLES = {"success": "green", "completed": "green", "approved": "green", 
 
 
 def clip(text: Any, limit: int = MAX_TEXT) -> str:
-    text = "" if text is None else str(text)
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
+    """A message or result for a pane: the first `limit` characters and how many were cut."""
+    return safetext.clip(text, limit)
 
 
 def status_text(status: str | None) -> Text:

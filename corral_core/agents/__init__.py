@@ -16,7 +16,7 @@ from .session import TrialOutcome, run_trial
 from .tool_calling import ToolCallingAgent
 from .trial_control import TrialController
 
-AGENT_TYPES: dict[str, type[BaseAgent]] = {
+AGENT_CLASSES: dict[str, type[BaseAgent]] = {  # keys: corral_core.spec.AGENT_TYPES
     "react": ReActAgent,
     "tool_calling": ToolCallingAgent,
     "planner": LLMPlanner,
@@ -24,8 +24,8 @@ AGENT_TYPES: dict[str, type[BaseAgent]] = {
 }
 
 __all__ = [
+    "AGENT_CLASSES",
     "AGENT_STATUSES",
-    "AGENT_TYPES",
     "SURRENDER_SENTINEL",
     "AgentHooks",
     "AgentOutcome",

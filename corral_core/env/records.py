@@ -5,25 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from enum import Enum
+from datetime import datetime
 from typing import Any
 
-
-class ToolStatus(str, Enum):
-    """Outcome of one tool call. The first four are Corral's; the rest come from risk enforcement."""
-
-    SUCCESS = "success"
-    INVALID_TOOL = "invalid_tool"
-    INVALID_ARGS = "invalid_args"
-    EXECUTION_ERROR = "execution_error"
-    BLOCKED = "blocked"
-    REJECTED = "rejected"
-    TIMEOUT = "timeout"
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
+from corral_core.constants import ToolStatus, utc_now
 
 
 def utc_iso(moment: datetime | None = None) -> str:

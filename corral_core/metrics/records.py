@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from corral_core.constants import TOOL_STATUSES as TOOL_STATUSES  # re-exported by corral_core.metrics
+
 TRIAL_STATUSES = (
     "completed",
     "surrendered",
@@ -52,15 +54,6 @@ EXCLUDED_STATUSES = frozenset({"skipped", "cancelled", "running"})
 # A trial that ran past its time limit is "timeout"; an error from before faults were recorded, "unknown".
 FAULTS = ("provider", "environment", "agent", "grader", "timeout", "unknown")
 
-TOOL_STATUSES = (
-    "success",
-    "invalid_tool",
-    "invalid_args",
-    "execution_error",
-    "blocked",
-    "rejected",
-    "timeout",
-)
 
 
 @dataclass

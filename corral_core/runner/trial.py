@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from corral_core.agents import AGENT_TYPES as AGENT_CLASSES
 from corral_core.agents import (
+    AGENT_CLASSES,
     AgentHooks,
     BaseAgent,
     HookPoint,

@@ -147,7 +147,7 @@ def _every_arm_sets_model(arms: Any) -> bool:
 def _check_agent_options(check: _Checker, at: KeyPath, agent_type: str, options: Mapping[str, Any]) -> None:
     if not options:
         return
-    from corral_core.agents import AGENT_TYPES as CLASSES
+    from corral_core.agents import AGENT_CLASSES as CLASSES
     from corral_core.agents import BaseAgent
 
     cls = CLASSES[agent_type]

@@ -21,7 +21,7 @@ SCRIPTED = "scripted/"
 
 def check_agent_builds(check: _Checker, at: KeyPath, agent: AgentSpec) -> None:
     """Build the agent once, as the runner will, so options it refuses fail here (not per trial)."""
-    from corral_core.agents import AGENT_TYPES as CLASSES
+    from corral_core.agents import AGENT_CLASSES as CLASSES
 
     try:
         CLASSES[agent.type](max_iterations=agent.max_iterations, system_prompt=agent.system_prompt,

@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import RowMapping
 
+from corral_core import safetext
 from corral_core.store.models import (
     ArmInfo,
     BenchmarkInfo,
@@ -47,9 +48,8 @@ def dumps(value: Any) -> str | None:
 
 
 def clip(text: Any, width: int = SUMMARY_WIDTH) -> str:
-    """One line, at most `width` characters."""
-    line = " ".join(str(text).split()) if text is not None else ""
-    return line if len(line) <= width else line[: width - 1] + "…"
+    """A timeline summary: one line of at most `width` characters (`corral_core.safetext.clip`)."""
+    return safetext.clip(text, width, one_line=True)
 
 
 def benchmark_from_row(row: StoredRow, trial_count: int = 0, finished_count: int = 0) -> BenchmarkInfo:

@@ -16,6 +16,8 @@ from sqlalchemy import Column, DateTime, Index, Table, Text, UniqueConstraint
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
+from corral_core.constants import utc_now as utc_now  # re-exported for the repository
+
 
 class UTCDateTime(TypeDecorator[datetime]):
     """Aware UTC datetimes in, aware UTC datetimes out (SQLite has no time zones)."""
@@ -34,10 +36,6 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _ts(*, nullable: bool = False, index: bool = False) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from corral_core.constants import utc_now
 from corral_core.tools.base import Tool
 from corral_core.tools.builtin.params import unwrap
 
@@ -21,11 +22,6 @@ calculator. [/WORKFLOW_INTEGRATION]
 [LIMITATIONS] UTC only; convert to a local time zone yourself. [/LIMITATIONS]
 [EXAMPLES] {} -> 2025-03-14T15:09:26+00:00 [/EXAMPLES]"""
 )
-
-
-def utc_now() -> datetime:
-    """The real clock."""
-    return datetime.now(UTC)
 
 
 def format_utc(moment: datetime) -> str:
