@@ -25,7 +25,7 @@ from corral_core import report
 from corral_core.errors import UserError
 from corral_core.events import Event, EventKind, EventSink
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130  # 2 (bad input) is UserError.exit_code, see corral_tui.cli
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 MAX_HISTORY_LIMIT = 10_000
 

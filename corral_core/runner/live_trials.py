@@ -178,10 +178,6 @@ class ControlRegistry:
         for controller in self._controllers():
             controller.cancel()
 
-    @property
-    def paused(self) -> bool:
-        return self._paused_all
-
     def _controllers(self) -> list[TrialController]:
         with self._lock:
             return [entry.controller for entry in self._entries.values()]
