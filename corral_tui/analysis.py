@@ -5,7 +5,6 @@ Each function takes the `Repository` and returns plain data; the screens only dr
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from corral_core.metrics import TRIAL_STATUSES
 
 if TYPE_CHECKING:
+    from corral_core.metrics import TrialRecord
     from corral_core.store import BenchmarkInfo, Repository, TrialInfo
 
 TRIAL_FILTER_STATUSES = ("running", *TRIAL_STATUSES)
@@ -152,13 +152,21 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
     return CompareView(benchmark, arms, comparisons, tasks, k_values, stored)
 
 
-def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: float
-              ) -> tuple[list[ArmColumn], list[tuple[str, str, str]]]:
-    from corral_core.metrics import TrialRecord, arm_metrics, compare_arms
+def arm_records(repository: Any, benchmark: Any) -> dict[str, list[TrialRecord]]:
+    """A stored benchmark's trials as metrics records by arm, through the engine's one converter."""
+    from corral_core.runner import stored_benchmark_records
 
     by_arm: dict[str, list[TrialRecord]] = {arm.name: [] for arm in benchmark.arms}
-    for stored in repository.trial_records(benchmark.id):
-        by_arm.setdefault(stored.arm, []).append(TrialRecord.from_mapping(dataclasses.asdict(stored)))
+    for record in stored_benchmark_records(repository, benchmark):
+        by_arm.setdefault(record.arm, []).append(record)
+    return by_arm
+
+
+def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: float
+              ) -> tuple[list[ArmColumn], list[tuple[str, str, str]]]:
+    from corral_core.metrics import arm_metrics, compare_arms
+
+    by_arm = arm_records(repository, benchmark)
     names = [name for name, records in by_arm.items() if records]
     arms = [ArmColumn.from_metrics(arm_metrics(by_arm[name], k_values, threshold)) for name in names]
     comparisons = []

@@ -9,12 +9,17 @@ the best earlier finished benchmark of the same spec digest, in the spec's direc
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import yaml
+
+from corral_core.env import Suite, load_suite
+from corral_core.errors import UserError
 from corral_core.metrics import (
     ArmMetrics,
     ChainDef,
@@ -28,6 +33,8 @@ from corral_core.metrics import (
 from corral_core.metrics.records import RETIRED_STATUS
 from corral_core.runner.plan import chained_tasks
 from corral_core.spec import BenchmarkSpec
+
+log = logging.getLogger(__name__)
 
 ERRORED_STATUSES = frozenset({"error", "timeout"})
 ROW_PAGE = 1000
@@ -110,16 +117,30 @@ def compute_metrics(spec: BenchmarkSpec, records: Iterable[TrialRecord]
     return analysis.arms, analysis.comparisons, analysis.chains, analysis.headline
 
 
-def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialRecord]:
-    """Store trial records (corral_core.store) as metrics records, with solvability and chain order."""
-    solvable: dict[str, bool | None] = {}
-    position: dict[str, int] = {}
-    for suite in spec.suites:
+@dataclass(frozen=True)
+class TaskFacts:
+    """What metrics need about each task that a stored trial row does not hold: the task's declared
+    solvability (None when its suite declares none unsolvable) and its position in its suite's chain."""
+
+    solvable: dict[str, bool | None] = field(default_factory=dict)
+    chain_position: dict[str, int] = field(default_factory=dict)
+
+
+def task_facts(suites: Iterable[Suite], task_ids: Iterable[str]) -> TaskFacts:
+    """Solvability and chain positions of the selected tasks of `suites` (as a spec selects them)."""
+    selected = list(task_ids)
+    facts = TaskFacts()
+    for suite in suites:
         declared = any(not task.solvable for task in suite.tasks.values())
         for task_id, task in suite.tasks.items():
-            solvable[task_id] = task.solvable if declared else None
-        for pos, task_id in enumerate(chained_tasks(suite, spec.task_ids)):
-            position[task_id] = pos
+            facts.solvable[task_id] = task.solvable if declared else None
+        for pos, task_id in enumerate(chained_tasks(suite, selected)):
+            facts.chain_position[task_id] = pos
+    return facts
+
+
+def records_from_store(stored: Iterable[Any], facts: TaskFacts) -> list[TrialRecord]:
+    """The one converter from store trial records (corral_core.store.TrialRecord) to metrics records."""
     records = []
     for row in stored:
         if row.status == RETIRED_STATUS:  # an attempt --retry-errors replaced: history, not a measurement
@@ -127,14 +148,42 @@ def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialRec
         records.append(TrialRecord(
             task_id=row.task_id, arm=row.arm, trial_index=row.trial_index, status=row.status, score=row.score,
             surrendered=bool(row.surrendered), error=row.error, fault=row.fault, assisted=bool(row.assisted),
-            solvable=solvable.get(row.task_id), prompt_tokens=row.prompt_tokens or 0,
+            solvable=facts.solvable.get(row.task_id), prompt_tokens=row.prompt_tokens or 0,
             completion_tokens=row.completion_tokens or 0, total_tokens=row.total_tokens or 0, cost=row.cost,
             duration=row.duration,
             tool_calls=[{"tool_name": c.tool_name, "status": c.status, "duration": c.duration}
                         for c in row.tool_calls],
-            episode_id=row.episode_id, chain_position=position.get(row.task_id),
+            episode_id=row.episode_id, chain_position=facts.chain_position.get(row.task_id),
         ))
     return records
+
+
+def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialRecord]:
+    """Store trial records (corral_core.store) as metrics records, with solvability and chain order."""
+    return records_from_store(stored, task_facts(spec.suites, spec.task_ids))
+
+
+def stored_benchmark_records(repository: Any, benchmark: Any) -> list[TrialRecord]:
+    """A stored benchmark's trials as metrics records, its task facts read from the suites it ran (the
+    paths kept with it) and the `tasks:` of its stored spec. A suite that no longer loads leaves its
+    tasks' solvability and chain position unknown (logged), as metrics treat undeclared tasks."""
+    stored = repository.trial_records(benchmark.id)
+    suites: list[Suite] = []
+    for path in benchmark.suites:
+        try:
+            suites.append(load_suite(path))
+        except (UserError, OSError) as exc:
+            log.warning("suite %s of benchmark %s does not load (%s); its tasks' solvability and chain "
+                        "order are unknown", path, benchmark.id, exc)
+    try:
+        chosen = (yaml.safe_load(benchmark.spec_yaml or "") or {}).get("tasks")
+    except (yaml.YAMLError, AttributeError):
+        chosen = None
+    if not isinstance(chosen, list):
+        chosen = None
+    task_ids = [t for suite in suites for t in suite.ordered_task_ids()
+                if chosen is None or t in {str(c) for c in chosen}]
+    return records_from_store(stored, task_facts(suites, task_ids))
 
 
 def trial_row(trial: Any, pass_threshold: float) -> dict[str, Any]:
