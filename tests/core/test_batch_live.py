@@ -1,4 +1,7 @@
-"""Two batch processes on one store and spec each run their own benchmark; Ctrl-C says how to resume."""
+"""Two batch processes on one store and spec each run their own benchmark; Ctrl-C says how to resume.
+
+The runs are held on a gate (tests/core/gate.py) while the test acts on them, so nothing depends on
+how long their trials take."""
 
 from __future__ import annotations
 
@@ -7,8 +10,9 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from tests.core.gate import Gate, wait_until
 
 DATA = Path(__file__).resolve().parent / "data"
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
@@ -29,39 +33,37 @@ def slow_spec(tmp_path: Path, trials: int) -> Path:
     return spec
 
 
-def start(spec: Path, db: Path, *extra: str) -> subprocess.Popen[str]:
+def start(spec: Path, db: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     command = [sys.executable, "-m", "corral_tui.cli", "--batch", str(spec), "--db", str(db), *extra]
-    return subprocess.Popen(command, cwd=spec.parent, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    return subprocess.Popen(command, cwd=spec.parent, env=env or ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
 
 
-def wait_for_trials(db: Path, process: subprocess.Popen[str], count: int) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        done = read(db, "select count(*) from trial where status != 'running'")
-        if done and done[0][0] >= count:
-            return
-        time.sleep(0.02)
-    raise AssertionError("the run ended (or hung) before it got going")
-
-
 def test_a_second_batch_on_a_live_run_starts_its_own_benchmark(tmp_path: Path) -> None:
-    spec = slow_spec(tmp_path, trials=8)  # about 8 s of trials: still running while the others start
+    spec = slow_spec(tmp_path, trials=2)
     db = tmp_path / "runs.db"
-    first = start(spec, db, "--quiet")
+    gate = Gate(tmp_path / "gate", hold_after=0)  # every tool call waits for the release: the runs stay live
+    env = gate.env(ENV)
+    first = start(spec, db, "--quiet", env=env)
+    second = None
     try:
-        wait_for_trials(db, first, 2)
+        wait_until(lambda: gate.calls >= 1, "the first run's first trial", first)
         (live_id,) = [row[0] for row in read(db, "select id from benchmark")]
-        second = start(spec, db, "--quiet")
+        second = start(spec, db, "--quiet", env=env)
         refused = subprocess.run([sys.executable, "-m", "corral_tui.cli", "--batch", str(spec), "--db", str(db),
-                                  "--quiet", "--resume", live_id], cwd=tmp_path, env=ENV, capture_output=True,
-                                 text=True, timeout=60)
+                                  "--quiet", "--resume", live_id], cwd=tmp_path, env=env, capture_output=True,
+                                 text=True, timeout=120)
+        wait_until(lambda: len(read(db, "select id from benchmark")) == 2, "the second run's own benchmark",
+                   first, second)
+        gate.release()
         _, second_err = second.communicate(timeout=120)
         _, first_err = first.communicate(timeout=120)
     finally:
-        if first.poll() is None:
-            first.kill()
-            first.communicate()
+        gate.release()
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.communicate()
     assert first.returncode == 0, first_err
     assert second.returncode == 0, second_err
     assert refused.returncode == 2 and f"process {first.pid}" in refused.stderr, refused.stderr
@@ -70,19 +72,22 @@ def test_a_second_batch_on_a_live_run_starts_its_own_benchmark(tmp_path: Path) -
     assert [status for _, status in benchmarks] == ["finished", "finished"] and benchmarks[0][0] == live_id
     for benchmark_id, _ in benchmarks:
         rows = read(db, "select task_id, trial_index, status from trial where benchmark_id=?", benchmark_id)
-        assert sorted((t, i) for t, i, _ in rows) == [(t, i) for t in ("t1", "t2", "t3", "t4") for i in range(8)]
+        assert sorted((t, i) for t, i, _ in rows) == [(t, i) for t in ("t1", "t2", "t3", "t4") for i in range(2)]
         assert {status for _, _, status in rows} == {"completed"}
 
 
 def test_the_resume_hint_after_ctrl_c_keeps_the_db(tmp_path: Path) -> None:
     spec = slow_spec(tmp_path, trials=5)
     db = tmp_path / "my runs.db"
-    process = start(spec, db, "--quiet")
+    gate = Gate(tmp_path / "gate", hold_after=0)
+    process = start(spec, db, "--quiet", env=gate.env(ENV))
     try:
-        wait_for_trials(db, process, 1)
+        wait_until(lambda: gate.calls >= 1, "the run's first trial", process)
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=60)
+        gate.release()
+        _, err = process.communicate(timeout=120)
     finally:
+        gate.release()
         if process.poll() is None:
             process.kill()
             process.communicate()

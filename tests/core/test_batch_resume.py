@@ -7,8 +7,9 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from tests.core.gate import Gate, wait_until
 
 DATA = Path(__file__).resolve().parent / "data"
 ARMS = ("minimal", "full")
@@ -29,28 +30,26 @@ def test_killed_batch_resumes_every_trial_exactly_once(tmp_path: Path) -> None:
     spec.write_text(f"name: slow-resume\nsuite: {DATA / 'slow.yaml'}\nmodel: scripted/{DATA / 'slow.script.yaml'}\n"
                     f"arms: {{verbosity: [{', '.join(ARMS)}]}}\ntrials_per_task: {TRIALS}\nparallel: 1\n")
     db = tmp_path / "runs.db"
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
+    gate = Gate(tmp_path / "gate", hold_after=3)  # the 4th trial's tool call waits: killed at a known point
+    env = gate.env({**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"})
     command = [sys.executable, "-m", "corral_tui.cli", "--batch", str(spec), "--db", str(db), "--quiet"]
     process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and process.poll() is None:
-            done = read(db, "select count(*) from trial where status != 'running'")
-            if done and done[0][0] >= 3:
-                break
-            time.sleep(0.02)
-        assert process.poll() is None, "the run ended before it could be killed"
+        wait_until(lambda: gate.calls >= 4 and (read(db, "select count(*) from trial where status != 'running'")
+                                                or [(0,)])[0][0] >= 3, "three stored trials and a fourth held",
+                   process)
         process.send_signal(signal.SIGKILL)
-        process.wait(10)
+        process.wait(60)
     finally:
         if process.poll() is None:
             process.kill()
         process.stderr.close()
+    gate.release()
 
     (benchmark_id, status), = read(db, "select id, status from benchmark")
     assert status == "running"  # nobody closed it: the process died
     before = read(db, "select id, arm, task_id, trial_index, score from trial where status != 'running'")
-    assert 3 <= len(before) < len(ARMS) * len(TASKS) * TRIALS
+    assert len(before) == 3  # the three trials before the held one
 
     resumed = subprocess.run([*command, "--resume", benchmark_id], cwd=tmp_path, env=env, capture_output=True,
                              text=True, timeout=120)

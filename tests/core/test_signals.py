@@ -17,7 +17,8 @@ from pathlib import Path
 
 import httpx
 
-from tests.core.test_batch_live import ENV, read, slow_spec, start, wait_for_trials
+from tests.core.gate import Gate, wait_until
+from tests.core.test_batch_live import ENV, read, slow_spec, start
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,12 +26,15 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_sigterm_stops_a_batch_with_a_resume_hint_and_143_and_the_resume_completes(tmp_path: Path) -> None:
     spec = slow_spec(tmp_path, trials=5)
     db = tmp_path / "runs.db"
-    process = start(spec, db, "--quiet")
+    gate = Gate(tmp_path / "gate", hold_after=0)  # the run waits in its first tool call until released
+    process = start(spec, db, "--quiet", env=gate.env(ENV))
     try:
-        wait_for_trials(db, process, 1)
+        wait_until(lambda: gate.calls >= 1, "the run's first trial", process)
         process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=60)
+        gate.release()
+        _, err = process.communicate(timeout=120)
     finally:
+        gate.release()
         if process.poll() is None:
             process.kill()
             process.communicate()

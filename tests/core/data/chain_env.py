@@ -1,7 +1,9 @@
 """Test environment: a three-link chain, a slow tool and a grader that never returns."""
 
+import os
 import threading
 import time
+from pathlib import Path
 
 from corral_core.env import ScoringContext
 from corral_core.env.scoring import extract_number
@@ -18,8 +20,26 @@ def pause(seconds: float) -> str:
     Returns:
         "done".
     """
+    held(os.environ.get("CORRAL_TEST_GATE"))
     time.sleep(min(max(seconds, 0.0), 5.0))
     return "done"
+
+
+def held(folder: str | None) -> None:
+    """A test's gate on the run (tests/core/gate.py): every call appends a byte to `calls`; once there
+    are more calls than `hold_after` says, a call waits for the `release` file. A test can thus keep a
+    run alive, or stop it at a known trial, without assuming how long trials take. Bounded: 300 s."""
+    if not folder:
+        return
+    gate = Path(folder)
+    with open(gate / "calls", "a", encoding="utf-8") as calls:
+        calls.write(".")
+    count = (gate / "calls").stat().st_size
+    limit = gate / "hold_after"
+    if limit.exists() and count > int(limit.read_text()):
+        deadline = time.monotonic() + 300
+        while not (gate / "release").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
 
 
 def any_number(answer: str | None, context: ScoringContext) -> tuple[float, str]:
