@@ -30,8 +30,9 @@ def make_app(tmp_path: Path, suites: Iterable[Path] | None = (SAMPLEMATH,), **ov
     return create_app(test_config(None if suites is None else list(suites), **overrides))
 
 
-async def wait_for(pilot: Pilot, predicate: Callable[[], Any], what: str, timeout: float = 20.0) -> None:
-    """Let the app run until `predicate()` is true; fail naming `what` after `timeout` seconds."""
+async def wait_for(pilot: Pilot, predicate: Callable[[], Any], what: str, timeout: float = 120.0) -> None:
+    """Let the app run until `predicate()` is true; fail naming `what` after `timeout` seconds (a bound
+    for a failing test only: a loaded machine may take long, a passing test returns as soon as it holds)."""
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:

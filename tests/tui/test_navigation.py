@@ -38,6 +38,17 @@ async def test_help_lists_the_bindings_and_the_palette_runs_actions(tmp_path: Pa
         await pilot.press("ctrl+p")
         await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette), "the command palette")
         await pilot.press(*"History")
-        await pilot.pause(0.3)
+        await wait_for(pilot, lambda: _palette_highlights(app, "History"), "the palette to offer History")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen), "the history screen from the palette")
+
+
+def _palette_highlights(app, text: str) -> bool:
+    """The command palette's highlighted result mentions `text` (its search runs in the background)."""
+    from textual.command import CommandList
+
+    found = app.screen.query(CommandList)
+    if not found or found.first().highlighted is None:
+        return False
+    command_list = found.first()
+    return text in str(command_list.get_option_at_index(command_list.highlighted).prompt)

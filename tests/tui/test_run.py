@@ -54,6 +54,6 @@ async def test_a_bad_form_value_is_explained_and_nothing_runs(tmp_path: Path) ->
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot)
         await start_run(pilot, "samplemath", arms="full, loud")
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: "unknown verbosity level loud" in
+                       str(app.workbench_screen.query_one("#status").render()), "the form's error in the status line")
         assert app.run_state == "idle"
-        assert "unknown verbosity level loud" in str(app.workbench_screen.query_one("#status").render())
