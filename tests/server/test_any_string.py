@@ -17,6 +17,7 @@ from corral_core.env import Suite, TaskSpec
 from corral_core.server import EmbeddedServer, create_app
 from corral_core.tools import tool
 from tests.server.conftest import Served
+from tests.timeouts import HTTP_TIMEOUT
 
 LONE = "\ud800"
 FFFD = "\ufffd"
@@ -29,7 +30,7 @@ def post_json(http: httpx.Client, path: str, body: object) -> httpx.Response:
 
 @pytest.fixture
 def http(served: Served) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=served.url, timeout=10) as client:
+    with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as client:
         yield client
 
 
@@ -104,7 +105,7 @@ def odd_file_name() -> str:
 
 def test_a_tool_result_holding_a_lone_surrogate_is_answered_with_the_replacement() -> None:
     suite = Suite("odd", [TaskSpec(id="odd", prompt="List.", answer="x", scoring={"type": "exact"})], [odd_file_name])
-    with EmbeddedServer(create_app(suite)) as server, httpx.Client(base_url=server.url, timeout=10) as http:
+    with EmbeddedServer(create_app(suite)) as server, httpx.Client(base_url=server.url, timeout=HTTP_TIMEOUT) as http:
         response = post_json(http, "/tasks/odd/tools/execute", {"tool_name": "odd_file_name", "arguments": {}})
         assert response.status_code == 200, response.text
         assert response.json()["result"]["result"] == f"report-{FFFD}.txt"

@@ -16,6 +16,7 @@ import pytest
 from corral_core.client import CorralRouter, Unauthorized
 from corral_core.server.auth import is_loopback_host
 from corral_core.server.serve import serve_main
+from tests.timeouts import HTTP_TIMEOUT
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_SUITE = REPO / "sample_tasks" / "samplemath.yaml"
@@ -26,7 +27,7 @@ SAMPLE_SUITE = REPO / "sample_tasks" / "samplemath.yaml"
 
 def test_token_is_required_everywhere_but_health(served_factory):
     served = served_factory(token="s3cret")
-    with httpx.Client(base_url=served.url) as http:
+    with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as http:
         assert http.get("/health").status_code == 200
         for path in ("/tasks", "/openapi.json", "/tasks/add/prompt", "/approvals"):
             response = http.get(path)

@@ -20,6 +20,7 @@ from corral_core.env import load_suite
 from corral_core.server import EmbeddedServer, create_app
 from corral_core.tools import ToolVerbosity
 from tests.server.corral_e2 import CorralRouterE2, convert_to_openai_tool_format, report_entry
+from tests.timeouts import HTTP_TIMEOUT
 
 ROOT = Path(__file__).resolve().parents[2]
 LEVELS = [level.value for level in ToolVerbosity]
@@ -140,7 +141,7 @@ def test_suite_routes_and_trial_list(router: CorralRouterE2, url: str) -> None:
     assert router.get_available_tasks() == ["add", "multiply", "divide", "power", "compound"]
     assert router.supports_dependency_chain() is False
     router.submit_answer("divide", "12")
-    with httpx.Client(base_url=url) as http:
+    with httpx.Client(base_url=url, timeout=HTTP_TIMEOUT) as http:
         trials = http.get("/tasks/divide/trials").json()["trials"]
         assert list(trials) == ["0"] and set(trials["0"]) >= STATE_KEYS
         state = http.get("/tasks/divide/state").json()
@@ -149,7 +150,7 @@ def test_suite_routes_and_trial_list(router: CorralRouterE2, url: str) -> None:
 
 
 def test_an_e2c_client_opens_and_closes_trial_runtimes(url: str) -> None:
-    with httpx.Client(base_url=url) as http:
+    with httpx.Client(base_url=url, timeout=HTTP_TIMEOUT) as http:
         created = http.post("/tasks/add/trials", json={"benchmark_run_id": "b1", "episode_id": None}).json()
         rid = created["trial_runtime_id"]
         assert created["mcp_url"] == f"/trials/{rid}/mcp" and created["task_id"] == "add"

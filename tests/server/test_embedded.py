@@ -10,6 +10,7 @@ import pytest
 
 from corral_core.server import EmbeddedServer, create_app
 from tests.server.conftest import make_suite
+from tests.timeouts import HTTP_TIMEOUT
 
 
 def test_start_serves_on_a_real_port_and_stop_frees_it():
@@ -31,7 +32,7 @@ def test_start_serves_on_a_real_port_and_stop_frees_it():
 
 def test_context_manager_and_request_counter():
     app = create_app(make_suite())
-    with EmbeddedServer(app) as server, httpx.Client(base_url=server.url) as http:
+    with EmbeddedServer(app) as server, httpx.Client(base_url=server.url, timeout=HTTP_TIMEOUT) as http:
         for _ in range(3):
             http.get("/tasks")
         assert http.get("/health").json()["requests_served"] == 3

@@ -9,11 +9,13 @@ import time
 import httpx
 import pytest
 
+from tests.timeouts import HTTP_TIMEOUT
+
 
 @pytest.fixture
 def http(served_factory):
     served = served_factory()
-    with httpx.Client(base_url=served.url) as client:
+    with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as client:
         yield client
 
 
@@ -184,10 +186,10 @@ def test_request_served_events_are_emitted(served_factory):
     from corral_core.events import EventKind
 
     served = served_factory()
-    with httpx.Client(base_url=served.url) as client:
+    with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as client:
         client.get("/tasks/nope/prompt")
     # The event is emitted once the response has left: wait for it (bounded), do not assume it.
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + HTTP_TIMEOUT
     while not (events := served.sink.of_kind(EventKind.REQUEST_SERVED)) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert events and events[-1].data["path"] == "/tasks/nope/prompt"

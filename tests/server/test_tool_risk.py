@@ -10,6 +10,7 @@ import pytest
 
 from corral_core.events import EventKind
 from corral_core.server import PolicyGate, QueueGate
+from tests.timeouts import HTTP_TIMEOUT
 
 
 def execute(http, trial_path, tool_name, **arguments):
@@ -25,7 +26,7 @@ def served(served_factory):
 
 @pytest.fixture
 def http(served):
-    with httpx.Client(base_url=served.url, timeout=10) as client:
+    with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as client:
         yield client
 
 
@@ -73,7 +74,7 @@ def test_confirm_tool_is_rejected_by_the_default_policy(http, trial, tmp_path, s
 def test_policy_gate_can_approve(served_factory, tmp_path):
     served = served_factory(gate=PolicyGate(approve=True))
     target = tmp_path / "confirm.txt"
-    with httpx.Client(base_url=served.url) as http:
+    with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as http:
         trial = "/trials/" + http.post("/tasks/add/trials").json()["trial_id"]
         call = execute(http, trial, "touch_confirm", path=str(target))
     assert call["status"] == "success" and call["approval"] == "approved"
@@ -86,7 +87,7 @@ def test_confirm_tool_runs_only_after_a_remote_approval(served_factory, tmp_path
     seen_pending: list[dict] = []
 
     def approver() -> None:
-        with httpx.Client(base_url=served.url) as client:
+        with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as client:
             deadline = time.monotonic() + 5
             while time.monotonic() < deadline:
                 pending = client.get("/approvals").json()["approvals"]
@@ -99,7 +100,7 @@ def test_confirm_tool_runs_only_after_a_remote_approval(served_factory, tmp_path
 
     thread = threading.Thread(target=approver)
     thread.start()
-    with httpx.Client(base_url=served.url, timeout=10) as http:
+    with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as http:
         created = http.post("/tasks/add/trials").json()
         call = execute(http, f"/trials/{created['trial_id']}", "touch_confirm", path=str(target))
     thread.join(5)
@@ -124,7 +125,7 @@ def test_remote_rejection(served_factory, tmp_path):
     ).start()
     served = served_factory(gate=gate)
     target = tmp_path / "confirm.txt"
-    with httpx.Client(base_url=served.url, timeout=10) as http:
+    with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as http:
         call = execute(http, "/tasks/add", "touch_confirm", path=str(target))
     assert call["status"] == "rejected" and call["approval"] == "rejected"
     assert not target.exists()
@@ -133,7 +134,7 @@ def test_remote_rejection(served_factory, tmp_path):
 def test_confirm_tool_is_rejected_on_timeout(served_factory, tmp_path):
     served = served_factory(gate=QueueGate(timeout=0.2))
     target = tmp_path / "confirm.txt"
-    with httpx.Client(base_url=served.url, timeout=10) as http:
+    with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as http:
         call = execute(http, "/tasks/add", "touch_confirm", path=str(target))
         assert http.get("/approvals").json() == {"policy": "ask", "approvals": []}
     assert call["status"] == "rejected" and call["approval"] == "timeout"
@@ -148,7 +149,7 @@ def test_approval_routes_errors(served_factory, http):
     conflict = http.post("/approvals/ap_1", json={"approved": True})
     assert conflict.status_code == 409 and "--approve ask" in conflict.json()["detail"]
     queued = served_factory(gate=QueueGate(timeout=5))
-    with httpx.Client(base_url=queued.url) as client:
+    with httpx.Client(base_url=queued.url, timeout=HTTP_TIMEOUT) as client:
         missing = client.post("/approvals/ap_unknown", json={"approved": True})
         assert missing.status_code == 404 and "ap_unknown" in missing.json()["detail"]
         assert client.post("/approvals/ap_unknown", json={"approved": "yes"}).status_code == 422
@@ -157,7 +158,7 @@ def test_approval_routes_errors(served_factory, http):
 
 def test_tool_timeout(served_factory):
     served = served_factory(tool_timeout=0.2)
-    with httpx.Client(base_url=served.url, timeout=10) as http:
+    with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as http:
         call = execute(http, "/tasks/add", "slow", seconds=2)
     assert call["status"] == "timeout"
 

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from corral_core.events import EventKind
+from tests.timeouts import HTTP_TIMEOUT
 
 
 @pytest.fixture
@@ -18,7 +19,7 @@ def served(served_factory):
 
 @pytest.fixture
 def http(served):
-    with httpx.Client(base_url=served.url) as client:
+    with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as client:
         yield client
 
 
@@ -159,7 +160,7 @@ def test_tool_events_carry_the_trial_id(http, served):
 
 def test_server_stop_closes_open_trials_and_removes_temp_dir(served_factory):
     served = served_factory()
-    with httpx.Client(base_url=served.url) as client:
+    with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as client:
         workspace = Path(open_trial(client)["workspace"])
     base = served.app.state.runtime.base_work_dir_if_created
     served.close()
@@ -170,7 +171,7 @@ def test_server_stop_closes_open_trials_and_removes_temp_dir(served_factory):
 
 def test_given_base_work_dir_is_kept(served_factory, tmp_path):
     served = served_factory(base_work_dir=tmp_path / "work")
-    with httpx.Client(base_url=served.url) as client:
+    with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as client:
         created = open_trial(client)
         client.delete(f"/trials/{created['trial_id']}")
     assert Path(created["workspace"]).is_dir()
