@@ -161,9 +161,9 @@ def test_a_timeout_kills_the_whole_process_group(fake_cli: Path, workspace: Path
     started = time.monotonic()
     with pytest.raises(ToolExecutionError, match="Command timed out after 1s"):
         tool.execute(command="sleep", work_dir=str(workspace))
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 20  # well below the 60 s (29.75 s) the command sleeps: killed, not awaited
     pids = [int(p) for p in (workspace / "pids.txt").read_text().split()]
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 30  # bounds a failing test only
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(_alive(pid) for pid in pids)
@@ -175,7 +175,7 @@ def test_real_sleep_binary_times_out_and_is_gone(workspace: Path) -> None:
     started = time.monotonic()
     with pytest.raises(ToolExecutionError, match="timed out after 1s"):
         sleep.execute(seconds="29.75", work_dir=str(workspace))
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 20  # well below the 60 s (29.75 s) the command sleeps: killed, not awaited
     leftovers = [
         p.name
         for p in Path("/proc").iterdir()
