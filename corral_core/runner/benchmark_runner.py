@@ -79,7 +79,7 @@ class BenchmarkRunner:
     def __init__(self, spec: BenchmarkSpec, *, repository: Any = None, writer_sink: EventSink | None = None,
                  sink: EventSink | Iterable[EventSink] | None = None, server_url: str | None = None,
                  gate: Any = None, token: str | None = None, controls: ControlRegistry | None = None,
-                 auto_resume: bool = True) -> None:
+                 auto_resume: bool = True, server_telemetry: bool = False) -> None:
         if (repository is None) != (writer_sink is None):
             raise ValueError("pass both repository and writer_sink (a started StoreWriter on the same engine), "
                              "or neither")
@@ -92,6 +92,7 @@ class BenchmarkRunner:
         self.token = token
         self.controls = controls if controls is not None else ControlRegistry()
         self.auto_resume = auto_resume
+        self.server_telemetry = server_telemetry  # the embedded servers' TELEMETRY_KINDS on the bus (unread)
         self.benchmark_id: str | None = None
         self.owner = Owner.current()
         self._no_person = NoPersonGate() if gate is None and spec.approval == "ask" else None
@@ -244,7 +245,8 @@ class BenchmarkRunner:
             self._no_person if self._no_person is not None else PolicyGate(approve=spec.approval == "approve"))
         by_task: dict[str, Any] = {}
         for suite in spec.suites:
-            app = create_app(suite, gate=gate, sink=bus, tool_timeout=timeouts.tool, grader_timeout=timeouts.grader)
+            app = create_app(suite, gate=gate, sink=bus, tool_timeout=timeouts.tool, grader_timeout=timeouts.grader,
+                             telemetry=self.server_telemetry)
             server = EmbeddedServer(app)
             servers.append(server)
             router = CorralRouter(server.start(), default_verbosity=None, timeout=http_timeout)

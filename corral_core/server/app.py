@@ -50,6 +50,7 @@ def create_app(
     tool_timeout: float | None = None,
     grader_timeout: float | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    telemetry: bool = True,
 ) -> FastAPI:
     """Build the server for `suite`.
 
@@ -57,11 +58,13 @@ def create_app(
     `token` requires `Authorization: Bearer <token>` everywhere but /health; trial workspaces go
     under `base_work_dir` (default: a temporary directory removed at shutdown). A scorer running
     longer than `grader_timeout` seconds ends its trial as `timeout` with no score. A request body
-    over `max_body_bytes` is refused with 413.
+    over `max_body_bytes` is refused with 413. `telemetry=False` keeps the server's own telemetry
+    (runtime.TELEMETRY_KINDS: trials opened/closed, tool calls requested/executed, requests served) out
+    of `sink`; approvals are always reported.
     """
     gate = gate if gate is not None else PolicyGate(approve=False)
     runtime = ServerRuntime(suite, gate=gate, sink=sink, base_work_dir=base_work_dir,
-                            tool_timeout=tool_timeout, grader_timeout=grader_timeout)
+                            tool_timeout=tool_timeout, grader_timeout=grader_timeout, telemetry=telemetry)
     mcp = McpEndpoint(runtime, loopback_only=not token)
 
     @asynccontextmanager
@@ -92,7 +95,7 @@ def create_app(
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)  # inside auth: 401 reads no body
     if token:
         app.add_middleware(BearerAuthMiddleware, token=token)
-    app.add_middleware(RequestStatsMiddleware, state=app.state, sink=runtime.sink)
+    app.add_middleware(RequestStatsMiddleware, state=app.state, sink=runtime.sink if telemetry else None)
     return app
 
 

@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 
 ARCHIVE_LIMIT = 1000  # finished-trial snapshots kept per task (oldest dropped first)
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
+# The server's own telemetry. The store, the workbench and batch read none of it; a host that wants it
+# (a monitor, a test) asks with create_app(telemetry=True), the default; the runner's embedded servers don't.
+TELEMETRY_KINDS = frozenset({EventKind.TRIAL_OPENED, EventKind.TRIAL_CLOSED, EventKind.TOOL_CALL_REQUESTED,
+                             EventKind.TOOL_CALL_EXECUTED, EventKind.REQUEST_SERVED})
 
 
 class NotFoundError(LookupError):
@@ -105,8 +109,10 @@ class ServerRuntime:
         base_work_dir: Path | None = None,
         tool_timeout: float | None = None,
         grader_timeout: float | None = None,
+        telemetry: bool = True,
     ) -> None:
         self.suite = suite
+        self.telemetry = telemetry  # emit TELEMETRY_KINDS (the host chooses; no reader in the engine needs them)
         self.gate = gate
         self.sink = None if sink is None or sink is NULL_SINK else sink
         self.tool_timeout = tool_timeout
@@ -141,7 +147,7 @@ class ServerRuntime:
 
     def emit(self, kind: EventKind, trial_id: str | None, task_id: str | None,
              benchmark_id: str | None = None, **data: Any) -> None:
-        if self.sink is not None:
+        if self.sink is not None and (self.telemetry or kind not in TELEMETRY_KINDS):
             self.sink.emit(Event(kind, trial_id=trial_id, task_id=task_id, data=data, benchmark_id=benchmark_id))
 
     def _gate_for(self, benchmark_id: str | None, approval: str | None = None) -> ApprovalGate:
@@ -273,14 +279,14 @@ class ServerRuntime:
             if state.is_finished:
                 raise ConflictError(_finished(env.task_id, state.trial_id, state.status))
             trial_id = state.trial_id
-            if self.sink is not None:
+            if self.sink is not None and self.telemetry:
                 tool = env.tools.get(tool_name)
                 self.emit(EventKind.TOOL_CALL_REQUESTED, trial_id, env.task_id, target.benchmark_id,
                           tool_name=tool_name, arguments=arguments,
                           risk=tool.risk.value if tool is not None else None)
             call = env.call_tool(tool_name, arguments)
         result = call.to_dict()
-        if self.sink is not None:
+        if self.sink is not None and self.telemetry:
             self.sink.emit(Event(EventKind.TOOL_CALL_EXECUTED, trial_id=trial_id, task_id=env.task_id,
                                  data=dict(result), benchmark_id=target.benchmark_id))
         return result

@@ -93,7 +93,8 @@ class ServiceLifecycle:
         from corral_core.server import EmbeddedServer, create_app
 
         for name, suite in suites.items():
-            app = create_app(suite, gate=gate, sink=self.sink, base_work_dir=self.work_dir, tool_timeout=TOOL_TIMEOUT)
+            app = create_app(suite, gate=gate, sink=self.sink, base_work_dir=self.work_dir, tool_timeout=TOOL_TIMEOUT,
+                             telemetry=False)
             self._servers[name] = EmbeddedServer(app)
         errors = in_parallel([server.start for server in self._servers.values()], START_TIMEOUT)
         if errors:

@@ -58,7 +58,7 @@ def run(spec: Any, store: Store | None = None, **kwargs: Any) -> tuple[Any, List
 
 def test_chain_outputs_flow_within_a_round_and_failures_skip_dependents(store: Store) -> None:
     spec = make_spec("chain", trials_per_task=3, parallel=3)
-    result, sink = run(spec, store)
+    result, sink = run(spec, store, server_telemetry=True)  # TRIAL_OPENED below: which trials the server saw
     trials = finished(sink)
     # rounds 0 and 1 ran concurrently with different seeds: each dependent saw its own round's output
     assert [trials[("default", t, 0)]["answer"] for t in ("seed", "double", "report")] == ["21", "42", "42"]
@@ -243,3 +243,16 @@ def test_a_cancel_that_lands_as_the_last_trial_ends_still_interrupts_the_run(sto
     result = runner.run(cancel_event=cancel)
     assert result.status == "interrupted" and result.attempt_status is None
     assert store.rows("SELECT status FROM benchmark") == [("interrupted",)]
+
+
+def test_the_embedded_servers_telemetry_is_produced_only_when_asked_for() -> None:
+    """Trials opened/closed, tool calls requested/executed and requests served have no reader in the
+    engine, the store, batch or the workbench: the runner's servers emit them only on request."""
+    from corral_core.server.runtime import TELEMETRY_KINDS
+
+    spec = make_spec("slow", tasks=["t1"])  # one trial with one tool call
+    _, quiet = run(spec)
+    _, chatty = run(spec, server_telemetry=True)
+    assert not {e.kind for e in quiet.events} & TELEMETRY_KINDS
+    assert {e.kind for e in chatty.events} >= TELEMETRY_KINDS
+    assert finished(quiet).keys() == finished(chatty).keys()
