@@ -33,7 +33,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Repository, dict
 def _key(record: object) -> tuple:
     r = record
     return (r.arm, r.task_id, r.trial_index, r.status, r.score, r.surrendered, r.solvable,  # type: ignore[attr-defined]
-            r.chain_position, r.episode_id, r.total_tokens, len(r.tool_calls))  # type: ignore[attr-defined]
+            r.chain_position, r.episode_id, r.total_tokens, len(r.tool_calls), r.fault)  # type: ignore[attr-defined]
 
 
 def test_the_compare_screen_reads_the_records_the_runner_computed_metrics_from(recorded) -> None:
