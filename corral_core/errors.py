@@ -40,3 +40,11 @@ class UserError(Exception):
         if self.fix:
             text += f" Fix: {self.fix}"
         return text
+
+
+class StoreError(UserError):
+    """The store cannot be used: a schema this version does not know, a damaged file, a database
+    that refuses reads or writes (disk full, read-only, server gone). Exit code 2, like any input
+    the user chose; what was already committed stays and can be resumed once the cause is fixed."""
+
+    benchmark_id: str | None = None  # the run it stopped, if one was going (resume it once fixed)

@@ -5,7 +5,6 @@ Nothing here runs at import time; the CLI, the batch mode and the tests build th
 
 from __future__ import annotations
 
-import logging
 import threading
 import weakref
 from collections.abc import Iterator
@@ -14,15 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
-from corral_core.errors import UserError
-from corral_core.store.tables import ADDED_COLUMNS, ALL_TABLES, metadata
-
-log = logging.getLogger(__name__)
+from corral_core.errors import StoreError
+from corral_core.store.schema import ensure_schema
 
 # How long a connection waits for SQLite's write lock before "database is locked". Waiting is
 # cheap and a lock is held only for one batched commit, so a starved machine must not turn a wait
@@ -32,6 +29,7 @@ BUSY_TIMEOUT_MS = 30_000
 # Writers of one process take turns on a lock (see write_transaction).
 _write_locks: weakref.WeakKeyDictionary[Engine, threading.RLock] = weakref.WeakKeyDictionary()
 _write_locks_guard = threading.Lock()
+PG_CONNECT_TIMEOUT = 10  # seconds: a wrong host or a stopped server is reported, not waited for
 
 
 def default_db_path() -> Path:
@@ -45,21 +43,31 @@ def make_engine(url: str | Path, *, echo: bool = False, create: bool = True) -> 
     SQLite connections get WAL, ``synchronous=NORMAL``, a busy timeout and foreign keys, so the
     one writer thread and the readers (TUI, export) never trip over each other. The parent
     directory of a SQLite file is created; with ``create=False`` (read commands) a missing file
-    is a UserError instead, and nothing is created. Other databases are used as given.
+    is a StoreError instead, and nothing is created. ``postgresql://`` (or ``postgres://``) URLs use
+    psycopg 3, with pre-pinged pooled connections; other databases are used as given.
     """
     text = str(url)
     if isinstance(url, Path) or "://" not in text:
         path = Path(text).expanduser()
         text = f"sqlite:///{path.resolve()}"
+    elif text.startswith("postgres://"):  # libpq's spelling, which SQLAlchemy does not know
+        text = "postgresql://" + text[len("postgres://"):]
     try:
         parsed = make_url(text)
     except ArgumentError as exc:
-        raise UserError(
+        raise StoreError(
             f"{text!r} is not a database path or SQLAlchemy URL ({exc}).",
             where="--db",
             fix="pass a file path such as ./corral.db or a URL such as sqlite:///corral.db",
         ) from None
-    if parsed.get_backend_name() != "sqlite":
+    backend = parsed.get_backend_name()
+    if backend == "postgresql":
+        if parsed.drivername == "postgresql":  # whatever SQLAlchemy's default driver: the one we ship
+            parsed = parsed.set(drivername="postgresql+psycopg")
+        # A server that went away (restart, idle timeout) costs a reconnect, not a failed write.
+        return _create(parsed, echo=echo, pool_pre_ping=True,
+                       connect_args={"connect_timeout": PG_CONNECT_TIMEOUT, "application_name": "corral-tui"})
+    if backend != "sqlite":
         return _create(parsed, echo=echo)
     return _sqlite_engine(parsed, echo=echo, create=create)
 
@@ -68,7 +76,7 @@ def _create(url: URL, **kwargs: Any) -> Engine:
     try:
         return create_engine(url, **kwargs)
     except (NoSuchModuleError, ImportError) as exc:
-        raise UserError(
+        raise StoreError(
             f"cannot open database {url.render_as_string(hide_password=True)!r}: "
             f"its dialect or driver is not installed ({exc}).",
             where="--db",
@@ -88,7 +96,7 @@ def _sqlite_engine(url: URL, *, echo: bool, create: bool) -> Engine:
         kwargs["poolclass"] = StaticPool
     elif not create:
         if not Path(database).expanduser().is_file():
-            raise UserError(
+            raise StoreError(
                 f"no store at {database}.",
                 where="--db",
                 fix="check the path (the workbench and `corral-tui --batch` create the store on their first run)",
@@ -98,7 +106,7 @@ def _sqlite_engine(url: URL, *, echo: bool, create: bool) -> Engine:
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise UserError(
+            raise StoreError(
                 f"cannot create the folder {str(folder)!r} for the database ({exc.strerror}).",
                 where="--db",
                 fix="pass a --db path in a folder you can write to",
@@ -147,40 +155,43 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
 
 
 def init_db(engine: Engine) -> None:
-    """Create the store's tables and indexes if they are missing (safe to call every start).
+    """Open the store: create it if new, migrate it if older, refuse it if newer or damaged.
 
-    Columns added since a store was made are added to it. A database that cannot be opened or
-    is not a database (a folder, a text file) is a UserError naming --db."""
+    Safe to call at every start, from several processes at once (see schema.py). A database that
+    cannot be opened, is not a database (a folder, a text file), is damaged or carries a schema
+    revision this version does not know is a StoreError naming --db; nothing is written to a
+    refused store."""
+    where = describe(engine)
     try:
-        metadata.create_all(engine, tables=ALL_TABLES)
-        _add_missing_columns(engine)
+        ensure_schema(engine, where)
     except DatabaseError as exc:
-        where = engine.url.render_as_string(hide_password=True)
-        if engine.url.get_backend_name() == "sqlite" and engine.url.database:
-            where = engine.url.database
-        reason = getattr(exc.orig, "args", [None])[0] or exc.orig or exc
-        raise UserError(
-            f"cannot use {where} as the store: {reason}.",
-            where="--db",
-            fix="pass --db the path of a SQLite file (it is created if missing) that is not used for anything else",
-        ) from None
+        raise store_error(exc, engine, "opening") from None
 
 
-def _add_missing_columns(engine: Engine) -> None:
-    tables = {table.name: table for table in ALL_TABLES}
-    for name, columns in ADDED_COLUMNS.items():
-        for column_name in columns:
-            if column_name in _columns(engine, name):
-                continue
-            kind = tables[name].c[column_name].type.compile(dialect=engine.dialect)
-            log.info("store: adding column %s.%s", name, column_name)
-            try:
-                with write_transaction(engine) as conn:
-                    conn.execute(text(f'ALTER TABLE "{name}" ADD COLUMN "{column_name}" {kind}'))
-            except DatabaseError:
-                if column_name not in _columns(engine, name):  # else another process added it first
-                    raise
+def store_error(exc: BaseException, engine: Engine, doing: str) -> StoreError:
+    """A database error (DBAPIError) as one paragraph for the user: the store, what failed, why."""
+    where = describe(engine)
+    sqlite = engine.url.get_backend_name() == "sqlite"
+    if doing.startswith("writ"):
+        fix = ("make the store take writes again (free disk space, check the file's permissions"
+               + (")" if sqlite else ", the database server and its limits)"))
+    elif sqlite:
+        fix = (f"a damaged file can be rescued with `sqlite3 {where} .recover`; otherwise pass --db another SQLite "
+               "file (created if missing)")
+    else:
+        fix = "check that the database server runs and accepts these credentials, or pass --db another store"
+    return StoreError(f"{doing} the store {where} failed: {reason(exc)}.", where="--db", fix=fix)
 
 
-def _columns(engine: Engine, table: str) -> set[str]:
-    return {column["name"] for column in inspect(engine).get_columns(table)}
+def describe(engine: Engine) -> str:
+    """The store as a user named it: the SQLite file's path, or the URL without its password."""
+    if engine.url.get_backend_name() == "sqlite" and engine.url.database:
+        return engine.url.database
+    return engine.url.render_as_string(hide_password=True)
+
+
+def reason(exc: BaseException) -> str:
+    """A database error's own first line, without SQLAlchemy's statement dump and links."""
+    orig = getattr(exc, "orig", None) or exc
+    text = str(getattr(orig, "args", [None])[0] or orig)
+    return text.strip().splitlines()[0] if text.strip() else type(orig).__name__

@@ -245,7 +245,7 @@ ALL_TABLES = [
     llm_call_table,
     chain_output_table,
 ]
-# Columns added after the first release: init_db adds them to older stores.
-ADDED_COLUMNS = {"benchmark": ("owner_pid", "owner_host", "heartbeat_at"), "trial": ("fault",)}
+# A change to these tables needs its migration: `alembic -x db=/tmp/dev.db revision --autogenerate -m ...`
+# writes one in migrations/versions (see schema.py); tests/core/test_store_schema.py checks they agree.
 # Tables keyed by trial_id whose rows belong to one trial (deleted with it on resume).
 TRIAL_CHILD_TABLES = [message_table, tool_call_table, hook_event_table, llm_call_table]

@@ -70,16 +70,16 @@ def test_in_memory_url_is_shared_across_threads() -> None:
     assert seen[0] >= TABLES
 
 
-def test_other_urls_are_used_as_given_or_fail_in_words() -> None:
-    import importlib.util
-
-    url = "postgresql://user@localhost:1/db"
-    if importlib.util.find_spec("psycopg2") is not None:
+def test_postgresql_urls_use_psycopg_3_and_missing_drivers_fail_in_words() -> None:
+    for url in ("postgresql://user@localhost:1/db", "postgres://user@localhost:1/db",
+                "postgresql+psycopg://user@localhost:1/db"):
         engine = make_engine(url)  # no connection is made yet
-        assert engine.url.render_as_string() == url
-    else:
-        with pytest.raises(UserError, match="driver"):
-            make_engine(url)
+        assert engine.dialect.driver == "psycopg"
+        assert engine.url.database == "db" and engine.url.port == 1
+    with pytest.raises(UserError, match="driver"):
+        make_engine("mysql://user@localhost:1/db")  # no MySQL driver is installed
+    with pytest.raises(UserError, match="driver"):
+        make_engine("postgresql+psycopg2://user@localhost:1/db")  # nor psycopg2
 
 
 def test_bad_url_is_a_user_error() -> None:

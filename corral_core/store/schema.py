@@ -1,0 +1,189 @@
+"""The store's schema version: checked at every open; older stores are migrated, newer or unknown
+ones refused (a StoreError, exit 2) before anything is written.
+
+Migrations are Alembic revisions in migrations/versions/, one file per schema change. Why Alembic
+rather than a hand-made list of steps: it is the SQLAlchemy project's own migration tool, so a
+maintainer knows it; it renders each change for the database at hand (PostgreSQL's ALTER, SQLite's
+copy-and-move "batch" mode for what SQLite cannot ALTER); `alembic revision --autogenerate` writes
+a revision from the models, and the same comparison in a test catches a column added to tables.py
+without its revision; two branches that each add a revision show up as two heads, which a test
+refuses. The version lives in the table `corral_schema_version` (Alembic's version table, renamed
+so it never clashes with a user's own Alembic in a shared PostgreSQL database).
+
+Stores made before the schema was versioned (our tables, no version table) are adopted: the
+columns they may lack are added (what tables.ADDED_COLUMNS did until then), they are stamped with
+the baseline revision and then upgraded like any other store.
+
+Opening a store at the current revision costs one small query and a look at the tables' columns;
+Alembic itself is imported only when a store has to be migrated or its revision is not ours.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, DateTime, Engine, Integer, String, inspect, text
+from sqlalchemy.types import TypeEngine
+
+from corral_core.errors import StoreError
+from corral_core.store.tables import ALL_TABLES
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS = Path(__file__).with_name("migrations")
+VERSION_TABLE = "corral_schema_version"
+HEAD = "0002"  # the newest revision in migrations/versions (a test keeps the two in step)
+BASELINE = "0001"  # the schema of the stores made before versioning
+# Columns the first releases added in place: a store from before versioning may lack them.
+LEGACY_ADDED_COLUMNS: dict[str, dict[str, TypeEngine[Any]]] = {
+    "benchmark": {"owner_pid": Integer(), "owner_host": String(), "heartbeat_at": DateTime()},
+}
+_PG_LOCK_KEY = 0x636F7272616C  # "corral": one advisory lock serialises concurrent migrations
+
+
+def ensure_schema(engine: Engine, where: str) -> None:
+    """Bring the store at `engine` to the current schema, or refuse it with a StoreError.
+
+    `where` names the store in messages. Concurrent opens (several runners, the TUI) are safe: the
+    migration runs under a lock and re-reads the revision once it holds it."""
+    with engine.connect() as conn:
+        current = stored_revision(conn)
+    if current != HEAD:
+        _check_known(current, where)
+        with _migration_lock(engine) as conn:
+            current = stored_revision(conn)
+            _check_known(current, where)
+            if current != HEAD:
+                _migrate(conn, current, where)
+    check_tables(engine, where)
+
+
+def stored_revision(conn: Connection) -> str | None:
+    """The revision recorded in the store (None for a new store or one from before versioning)."""
+    if not inspect(conn).has_table(VERSION_TABLE):
+        return None
+    rows = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalars().all()
+    if len(rows) != 1:
+        return ",".join(sorted(rows)) or None
+    return str(rows[0])
+
+
+def known_revisions() -> set[str]:
+    return {script.revision for script in _scripts().walk_revisions()}
+
+
+def script_heads() -> tuple[str, ...]:
+    return tuple(_scripts().get_heads())
+
+
+def _check_known(current: str | None, where: str) -> None:
+    if current is None or current in known_revisions():
+        return
+    from corral_core import __version__
+
+    raise StoreError(
+        f"the store {where} has schema revision {current!r}, which this corral-tui ({__version__}, schema "
+        f"{HEAD}) does not know: a newer corral-tui wrote it, or it is not a corral-tui store. Nothing was "
+        "changed in it.",
+        where="--db",
+        fix="use the corral-tui version that wrote it (or a newer one), or pass --db another store.",
+    )
+
+
+def _migrate(conn: Connection, current: str | None, where: str) -> None:
+    from alembic import command
+
+    config = _config(conn)
+    if current is None:
+        present = set(inspect(conn).get_table_names())
+        ours = {table.name for table in ALL_TABLES}
+        if present & ours:
+            missing = sorted(ours - present)
+            if missing:
+                raise StoreError(
+                    f"{where} has some of corral-tui's tables but not {', '.join(missing)}: it is not a "
+                    "corral-tui store, or it was damaged. Nothing was changed in it.",
+                    where="--db",
+                    fix="pass --db a new file (or an empty PostgreSQL database or schema) for corral-tui's store.",
+                )
+            _add_legacy_columns(conn)
+            log.info("store: adopting a store from before schema versioning as revision %s", BASELINE)
+            command.stamp(config, BASELINE)
+    log.info("store: migrating %s from revision %s to %s", where, current or "(new)", HEAD)
+    command.upgrade(config, "head")
+
+
+def _add_legacy_columns(conn: Connection) -> None:
+    for table, columns in LEGACY_ADDED_COLUMNS.items():
+        present = {column["name"] for column in inspect(conn).get_columns(table)}
+        for name, kind in columns.items():
+            if name not in present:
+                log.info("store: adding column %s.%s", table, name)
+                conn.execute(text(f'ALTER TABLE "{table}" ADD COLUMN "{name}" {kind.compile(dialect=conn.dialect)}'))
+
+
+def check_tables(engine: Engine, where: str) -> None:
+    """Every table and column the models declare exists (a table replaced or altered by hand fails)."""
+    with engine.connect() as conn:
+        inspector = inspect(conn)
+        present = set(inspector.get_table_names())
+        problems = []
+        for table in ALL_TABLES:
+            if table.name not in present:
+                problems.append(f"table {table.name} is missing")
+                continue
+            have = {column["name"] for column in inspector.get_columns(table.name)}
+            lacking = [column.name for column in table.columns if column.name not in have]
+            if lacking:
+                problems.append(f"table {table.name} lacks {', '.join(lacking)}")
+    if problems:
+        raise StoreError(
+            f"the store {where} does not have the schema its revision promises ({'; '.join(problems)}): it was "
+            "changed by something other than corral-tui. Nothing was changed in it.",
+            where="--db",
+            fix="pass --db another store, or restore this one from a backup.",
+        )
+
+
+@contextmanager
+def _migration_lock(engine: Engine) -> Iterator[Connection]:
+    """A connection in a transaction that excludes every other migrating process until it ends.
+
+    PostgreSQL: a transaction-scoped advisory lock (its DDL is transactional, so a failed migration
+    leaves nothing behind). SQLite: BEGIN IMMEDIATE, the write lock, taken at once (pysqlite left to
+    itself would run DDL outside any transaction)."""
+    backend = engine.url.get_backend_name()
+    if backend == "sqlite":
+        with engine.connect() as raw:
+            conn = raw.execution_options(isolation_level="AUTOCOMMIT")
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.exec_driver_sql("ROLLBACK")
+                raise
+            conn.exec_driver_sql("COMMIT")
+        return
+    with engine.begin() as conn:
+        if backend == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+        yield conn
+
+
+def _config(conn: Connection) -> Any:
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = conn
+    return config
+
+
+def _scripts() -> Any:
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory(str(MIGRATIONS))
