@@ -4,7 +4,8 @@ Progress goes to stderr (a live rich display on a terminal, a line per tenth of 
 elsewhere); results go to stdout and to the --json / --junit files.
 
 Exit codes: 0 ok; 1 a trial ended in error or timeout, or the headline score is below
---fail-under; 2 bad input (spec, suite, flags: one readable message); 130 interrupted by Ctrl-C,
+--fail-under; 2 bad input (spec, suite, flags: one readable message) or a store that cannot be
+read or refuses writes (the run stops; what it recorded is resumable); 130 interrupted by Ctrl-C,
 143 stopped by SIGTERM (either way the run can be resumed with --resume ID: the first signal
 cancels the running trials and starts no more, a second one aborts at once).
 """
@@ -22,7 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from corral_core import report
-from corral_core.errors import UserError
+from corral_core.errors import StoreError, UserError
 from corral_core.events import Event, EventKind, EventSink
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130  # 2 (bad input) is UserError.exit_code, see corral_tui.cli
@@ -172,6 +173,11 @@ def batch_main(args: argparse.Namespace) -> int:
             raise
         err.print(f"aborted. Resume with: {_resume_command(args, runner.benchmark_id)}", highlight=False)
         return stop.exit_code
+    except StoreError as exc:
+        if exc.benchmark_id is None:
+            raise
+        resume = _resume_command(args, exc.benchmark_id)
+        raise StoreError(exc.problem, where=exc.where, fix=f"{exc.fix}; then resume with: {resume}") from None
     finally:
         if progress is not None:
             progress.stop()

@@ -49,6 +49,8 @@ class EventKind(str, Enum):
     INTERVENTION_UNDELIVERED = "intervention_undelivered"  # the trial ended before the message reached it
     CONTROL_STATE = "control_state"
     AGENT_FINISHED = "agent_finished"
+    # store (emitted by the runner when the store writer reports that the database refused writes)
+    STORE_FAILED = "store_failed"
 
 
 @dataclass(slots=True)

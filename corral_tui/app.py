@@ -16,13 +16,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+from rich.text import Text
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
 from corral_core.env.approval import ApprovalRequest
-from corral_core.errors import UserError
+from corral_core.errors import StoreError, UserError
+from corral_core.events import EventKind
 from corral_tui.commands import ActionsProvider, all_binding_owners, binding_rows
 from corral_tui.config import WorkbenchConfig, config_from_args
 from corral_tui.live import LiveRun
@@ -132,7 +134,9 @@ class WorkbenchApp(App[int]):
 
     @work(thread=True, exit_on_error=False, group="boot")
     def _boot(self) -> None:
-        self.post_message(SuitesLoaded(self.services.load_suites()))
+        suites = self.services.load_suites()
+        self.services.open_store()  # first: a store it cannot use ends the start before the screen fills
+        self.post_message(SuitesLoaded(suites))
         self.post_message(ServicesReady(self.services.start()))
 
     @work(thread=True, exit_on_error=False, group="run")
@@ -217,6 +221,12 @@ class WorkbenchApp(App[int]):
     def _worker_changed(self, event: Worker.StateChanged) -> None:
         if event.state != WorkerState.ERROR:
             return
+        if event.worker.group == "boot" and isinstance(event.worker.error, StoreError):
+            # A store that cannot be opened (damaged, newer, unreachable): one message, exit 2, like the CLI.
+            self.services.begin_close()
+            # After the screen's next refresh: exiting while its widgets still mount breaks them.
+            self.call_after_refresh(self.exit, return_code=2, message=Text(f"corral-tui: {event.worker.error}"))
+            return
         if event.worker.group == "run":
             self.run_state = "failed"
             self.refresh_info()
@@ -251,6 +261,15 @@ class WorkbenchApp(App[int]):
                                       f"call. \"{text[:60]}\" is recorded in its timeline as undelivered.", "bold red")
             self.notify(f"Trial {who} ended before reading your intervention; it was not delivered.",
                         title="Intervention not delivered", severity="error", timeout=10)
+        for event in events:
+            if event.kind is EventKind.STORE_FAILED:
+                self._store_failed(str(event.data.get("error") or "the database refused a write"))
+
+    def _store_failed(self, error: str) -> None:
+        """The store refused writes: the run is stopping (its recorded trials stay resumable); say so now."""
+        text = f"The store refused writes, so the run was stopped: {error} Its recorded trials are kept."
+        self.workbench_screen.say(text)
+        self.notify(text, title="Store failed", severity="error", timeout=30)
 
     def _tick(self) -> None:
         if self.workbench_screen.live:

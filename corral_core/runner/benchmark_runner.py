@@ -11,7 +11,10 @@ duplicated; `cancelled` ones are replaced when re-run. A benchmark that another 
 running is never resumed (see lineage.py).
 
 A job that fails unexpectedly reports its trials that had not finished as errors, so a broken run
-exits as errored, never as a silent success.
+exits as errored, never as a silent success. When the store refuses writes, the writer says so at
+once: the run stops (no trial starts after that), the benchmark is marked `store_failed` if the
+store still takes that, STORE_FAILED goes out on the sinks, and `run()` raises the StoreError. What
+the store committed before stays, and a resume runs the rest.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from corral_core.env.approval import is_stricter
-from corral_core.errors import UserError
+from corral_core.errors import StoreError, UserError
 from corral_core.events import EventBus, EventKind, EventSink, emit_event
 from corral_core.llm import preload as preload_llm
 from corral_core.metrics import TrialRecord, attempt_status, success
@@ -102,6 +105,8 @@ class BenchmarkRunner:
         self._rows_lock = threading.Lock()
         self._rows: list[tuple[str, str, dict[str, Any]]] = []
         self._notices: list[str] = []  # said once in BENCHMARK_STARTED (e.g. a server without trial routes)
+        self._bus: EventSink | None = None
+        self._store_failure: StoreError | None = None
 
     def stop(self) -> None:
         """Stop the run: running trials are cancelled, queued ones never start (resume finishes them)."""
@@ -129,12 +134,13 @@ class BenchmarkRunner:
         self._install_replay()
         self._check_api_keys()
         assists = AssistTracker()
-        bus = EventBus(*self._sinks, assists)
+        bus = self._bus = EventBus(*self._sinks, assists)
         status = "interrupted"
         servers: list[Any] = []
         routers: list[Any] = []
         benchmark_id: str | None = None
         heartbeat: Heartbeat | None = None
+        unwatch = self._watch_store()
         try:
             router_for = self._connect(bus, servers, routers)  # first: a server that fails records nothing
             opened = open_benchmark(spec, self.repository, self.owner, resume_id, self.auto_resume)
@@ -156,7 +162,7 @@ class BenchmarkRunner:
             finished = self._execute(ctx, jobs, cancel_event)
             status = "finished" if finished else "interrupted"
         except BaseException:
-            if self.repository is not None and benchmark_id is not None:  # resumable, not looking alive
+            if self.repository is not None and benchmark_id is not None and self._store_failure is None:
                 try:
                     self.repository.finish_benchmark(benchmark_id, status="interrupted")
                 except Exception:
@@ -165,6 +171,8 @@ class BenchmarkRunner:
         finally:
             if heartbeat is not None:
                 heartbeat.stop()
+            if unwatch is not None:
+                unwatch()
             self.controls.cancel_all()
             for router in routers:
                 router.close()
@@ -177,6 +185,39 @@ class BenchmarkRunner:
                    attempt_status=result.attempt_status, duration=result.duration, trials_run=result.trials_run,
                    errored=result.errored)
         return result
+
+    def _watch_store(self) -> Any:
+        """Stop the run the moment the store writer fails; returns the unsubscribe function."""
+        on_failure = getattr(self.writer, "on_failure", None)
+        if on_failure is None:
+            return None
+        earlier = getattr(self.writer, "failure", None)
+        if earlier is not None:  # a workbench whose store failed during an earlier run
+            raise earlier
+        return on_failure(self._store_failed)
+
+    def _store_failed(self, error: StoreError) -> None:
+        """The store refuses writes (any thread): start no more trials, cancel the running ones."""
+        if self._store_failure is not None:
+            return
+        self._store_failure = error
+        self.stop()
+        if self._bus is not None:
+            emit_event(self._bus, EventKind.STORE_FAILED, benchmark_id=self.benchmark_id, error=error.problem)
+
+    def _raise_store_failure(self, benchmark_id: str, error: StoreError) -> None:
+        """Close the benchmark as store_failed (if the store still takes that) and raise the error."""
+        stored = None
+        try:
+            self.repository.finish_benchmark(benchmark_id, status="store_failed")
+            stored = len(self.repository.finished_trial_keys(benchmark_id))
+        except StoreError as exc:  # it may refuse this too: the benchmark then looks abandoned, resumable
+            log.info("could not mark benchmark %s store_failed: %s", benchmark_id, exc)
+        kept = f"the {stored} trials it recorded are kept" if stored is not None else "what it recorded is kept"
+        failure = StoreError(f"{error.problem} The run of benchmark {benchmark_id} was stopped: {kept}, and the "
+                             "rest run when it is resumed.", where=error.where, fix=error.fix)
+        failure.benchmark_id = benchmark_id
+        raise failure
 
     def _install_replay(self) -> None:
         replayed = {arm.model.id.split("/", 1)[1] for arm in self.spec.arms if arm.model.id.startswith("replay/")}
@@ -403,8 +444,12 @@ class BenchmarkRunner:
                 self._keep(trial_id, task_id, data)
                 outcomes[task_id] = record_of(task_id, data)
                 if not failed and data["status"] == "completed" and self.repository is not None:
-                    self.repository.record_chain_output(ctx.benchmark_id, job.episode_id, task_id, data["answer"],
-                                                        data["score"], trial_id)
+                    try:
+                        self.repository.record_chain_output(ctx.benchmark_id, job.episode_id, task_id,
+                                                            data["answer"], data["score"], trial_id)
+                    except StoreError as exc:
+                        self._store_failed(exc)
+                        return
         finally:
             if router is not None:
                 try:
@@ -432,6 +477,8 @@ class BenchmarkRunner:
             flush = getattr(self.writer, "flush", None)
             if flush is not None and not flush(30.0):
                 log.warning("the store writer did not flush within 30 s; metrics may miss trials")
+            if self._store_failure is not None:
+                self._raise_store_failure(benchmark_id, self._store_failure)
             records = metrics_records(spec, repo.trial_records(benchmark_id))
             rows = stored_trial_rows(repo, benchmark_id, spec.pass_threshold)
         else:

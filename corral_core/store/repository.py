@@ -16,11 +16,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Select, case, delete, func, insert, select, update
+from sqlalchemy.exc import DBAPIError
 
 from corral_core.metrics.attempt import ATTEMPT_STATUSES, DIRECTIONS
 from corral_core.metrics.records import RETIRED_STATUS, retired_attempt, retired_index
 from corral_core.store import convert, detail
-from corral_core.store.database import write_transaction
+from corral_core.store.database import store_error, write_transaction
 from corral_core.store.models import (
     ArmInfo,
     BenchmarkInfo,
@@ -43,8 +44,9 @@ from corral_core.store.tables import (
     utc_now,
 )
 
-BENCHMARK_STATUSES = ("running", "finished", "interrupted")
-UNFINISHED_BENCHMARK = ("running", "interrupted")
+# store_failed: the database refused writes mid-run; what it kept is resumable like an interrupted run.
+BENCHMARK_STATUSES = ("running", "finished", "interrupted", "store_failed")
+UNFINISHED_BENCHMARK = ("running", "interrupted", "store_failed")
 
 def new_benchmark_id() -> str:
     return "bm_" + secrets.token_hex(6)
@@ -80,8 +82,21 @@ class Repository:
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
-        with self._engine.connect() as conn:
-            yield conn
+        """A connection for reading; a database error becomes a StoreError (exit 2, one message)."""
+        try:
+            with self._engine.connect() as conn:
+                yield conn
+        except DBAPIError as exc:
+            raise store_error(exc, self._engine, "reading") from None
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """A transaction; a database error becomes a StoreError (and nothing of it is kept)."""
+        try:
+            with write_transaction(self._engine) as conn:
+                yield conn
+        except DBAPIError as exc:
+            raise store_error(exc, self._engine, "writing to") from None
 
     # --- benchmarks --------------------------------------------------------------------------
 
@@ -121,7 +136,7 @@ class Repository:
             "owner_host": owner.host if owner else None,
         }
         values["heartbeat_at"] = values["created_at"] if owner else None
-        with write_transaction(self._engine) as conn:
+        with self._write() as conn:
             conn.execute(insert(benchmark_table).values(**values))
         return convert.benchmark_from_row(values)
 
@@ -140,7 +155,7 @@ class Repository:
             raise ValueError(f"attempt status must be one of {ATTEMPT_STATUSES} or None, not {attempt_status!r}")
         metrics = metrics_json if metrics_json is None or isinstance(metrics_json, str) else convert.dumps(metrics_json)
         b = benchmark_table
-        with write_transaction(self._engine) as conn:
+        with self._write() as conn:
             result = conn.execute(
                 update(b)
                 .where(b.c.id == benchmark_id)
@@ -227,7 +242,7 @@ class Repository:
 
         A compare-and-set: of two processes resuming the same benchmark at once, one wins."""
         b = benchmark_table
-        with write_transaction(self._engine) as conn:
+        with self._write() as conn:
             result = conn.execute(
                 update(b)
                 .where(
@@ -245,7 +260,7 @@ class Repository:
     def heartbeat(self, benchmark_id: str, owner: Owner) -> bool:
         """Note that `owner` is still running the benchmark; False when it no longer owns it."""
         b = benchmark_table
-        with write_transaction(self._engine) as conn:
+        with self._write() as conn:
             result = conn.execute(
                 update(b)
                 .where(b.c.id == benchmark_id, b.c.status == "running", b.c.owner_pid == owner.pid,
@@ -346,7 +361,7 @@ class Repository:
         events and LLM calls, so a resumed run re-runs them without duplicates. Returns the count."""
         t = trial_table
         running = select(t.c.id).where(t.c.benchmark_id == benchmark_id, t.c.status == "running")
-        with write_transaction(self._engine) as conn:
+        with self._write() as conn:
             for table in TRIAL_CHILD_TABLES:
                 conn.execute(delete(table).where(table.c.trial_id.in_(running)))
             conn.execute(
@@ -423,7 +438,7 @@ class Repository:
         score: float | None = None,
         trial_id: str | None = None,
     ) -> None:
-        with write_transaction(self._engine) as conn:
+        with self._write() as conn:
             conn.execute(
                 insert(chain_output_table).values(
                     benchmark_id=benchmark_id,

@@ -5,6 +5,13 @@ events, or whatever arrived within `batch_interval` seconds, and writes them in 
 (SQLite commits per row are ~5x slower). When the queue is full, ordinary events are dropped and
 counted after a short wait; TRIAL_STARTED and TRIAL_FINISHED are never dropped, because resume and
 metrics depend on them.
+
+The store never reports success for work it did not keep. A batch the database refuses is retried
+while the cause looks passing (a lock held by another process, a dropped connection); if it is
+still refused, the writer *fails*: it records a StoreError in `failure`, tells its `on_failure`
+listeners (the runner stops the run), and writes nothing more, so what is committed stays a
+consistent state to resume from (a trial whose finish was not written is still `running` there
+and runs again on resume).
 """
 
 from __future__ import annotations
@@ -13,16 +20,19 @@ import logging
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
+from corral_core.errors import StoreError
 from corral_core.events import Event, EventKind
 from corral_core.safetext import clean
 from corral_core.store import event_rows as rows
 from corral_core.store.apply import EventApplier
-from corral_core.store.database import write_transaction
+from corral_core.store.database import store_error, write_transaction
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +49,14 @@ WRITTEN_KINDS = frozenset(
     }
 )
 _REQUEST_CACHE_LIMIT = 10_000
+# A message, tool call or hook row that breaks a rule of the store (a constraint, a trigger) costs
+# only itself; this many refused one after another, with nothing written between, means the store
+# refuses them all. A refused trial start or finish fails the store at once (resume needs them).
+REFUSALS_IN_A_ROW = 20
+RETRY_DELAYS = (0.2, 1.0, 3.0)  # seconds before each new attempt at a batch refused for a passing cause
+# PostgreSQL SQLSTATEs worth another attempt: serialization failure, deadlock, too many connections,
+# lock not available, the server shutting down or restarting (class 08, connection errors, too).
+_PASSING_SQLSTATES = frozenset({"40001", "40P01", "53300", "55P03", "57P01", "57P02", "57P03"})
 
 
 def _clean(event: Event) -> Event:
@@ -71,19 +89,24 @@ class StoreWriter:
         batch_size: int = 2_000,
         batch_interval: float = 0.05,
         put_timeout: float = 0.05,
+        retry_delays: tuple[float, ...] = RETRY_DELAYS,
     ) -> None:
         self._engine = engine
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=maxsize)
         self._batch_size = batch_size
         self._batch_interval = batch_interval
         self._put_timeout = put_timeout
+        self._retry_delays = retry_delays
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._closed = False
         self._counter_lock = threading.Lock()
         self.dropped = 0  # events not queued because the queue stayed full (or after close)
-        self.failed = 0  # events the database refused (logged)
+        self.failed = 0  # events not written: refused by the database, or after it failed, or malformed
         self.written = 0  # events committed
+        self.failure: StoreError | None = None  # set once when the database refuses writes for good
+        self._refused_in_a_row = 0
+        self._listeners: list[Callable[[StoreError], None]] = []
         # writer-thread state
         self._tool_seq: dict[str, int] = {}
         self._request_sizes: dict[tuple[Any, ...], int] = {}
@@ -118,6 +141,23 @@ class StoreWriter:
             if self._thread.is_alive():
                 log.warning("store writer did not stop within %.1f s", timeout)
 
+    def on_failure(self, listener: Callable[[StoreError], None]) -> Callable[[], None]:
+        """Call `listener(error)` when the store fails (at once if it already has); returns a
+        function that removes it. Listeners run on the writer thread: they must be quick."""
+        with self._counter_lock:
+            failure = self.failure
+            if failure is None:
+                self._listeners.append(listener)
+        if failure is not None:
+            listener(failure)
+
+        def remove() -> None:
+            with self._counter_lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return remove
+
     def __enter__(self) -> StoreWriter:
         return self.start()
 
@@ -130,6 +170,10 @@ class StoreWriter:
         """Queue an event for writing; cheap, thread-safe, never raises."""
         try:
             if event.kind not in WRITTEN_KINDS:
+                return
+            if self.failure is not None:  # the store refused writes: nothing more is written
+                with self._counter_lock:
+                    self.failed += 1
                 return
             if self._closed:
                 self._count_drop(event)
@@ -158,6 +202,7 @@ class StoreWriter:
 
     def stats(self) -> dict[str, int]:
         return {
+            "store_failed": int(self.failure is not None),
             "written": self.written,
             "dropped": self.dropped,
             "failed": self.failed,
@@ -274,19 +319,70 @@ class StoreWriter:
         return event, None
 
     def _write(self, batch: list[tuple[Event, Any]]) -> None:
-        try:
-            self._commit(batch)
-            self.written += len(batch)
+        """Commit a batch. A refusal for a passing cause is retried; one that lasts fails the store.
+        Anything else wrong (a bug turning an odd event into a row) costs only the events at fault."""
+        if self.failure is not None:
+            self.failed += len(batch)
             return
-        except Exception:
-            log.warning("store batch of %d events failed; retrying one by one", len(batch), exc_info=True)
-        for item in batch:
+        delays = iter(self._retry_delays)
+        while True:
+            try:
+                self._commit(batch)
+                self.written += len(batch)
+                self._refused_in_a_row = 0
+                return
+            except IntegrityError:  # a row breaks a rule (an odd event, or a trigger): find which
+                self._write_one_by_one(batch)
+                return
+            except DBAPIError as exc:
+                delay = next(delays, None) if _passing(exc) else None
+                if delay is None:
+                    self._fail(exc, len(batch))
+                    return
+                log.info("store busy (%s); trying the batch again in %.1f s", exc.orig, delay)
+                time.sleep(delay)
+            except Exception:
+                log.warning("a store batch of %d events could not be turned into rows; writing them one by one",
+                            len(batch), exc_info=True)
+                self._write_one_by_one(batch)
+                return
+
+    def _write_one_by_one(self, batch: list[tuple[Event, Any]]) -> None:
+        for index, item in enumerate(batch):
             try:
                 self._commit([item])
                 self.written += 1
+                self._refused_in_a_row = 0
+            except IntegrityError as exc:
+                if item[0].kind in NEVER_DROPPED:  # a trial's own record: going on would lose it silently
+                    self._fail(exc, len(batch) - index)
+                    return
+                self.failed += 1
+                self._refused_in_a_row += 1
+                log.warning("store refused %s for trial %s: %s", item[0].kind.value, item[0].trial_id, exc.orig)
+                if self._refused_in_a_row >= REFUSALS_IN_A_ROW:  # not an odd event: the store refuses them all
+                    self._fail(exc, len(batch) - index - 1)
+                    return
+            except DBAPIError as exc:
+                self._fail(exc, len(batch) - index)
+                return
             except Exception:
                 self.failed += 1
                 log.exception("store could not write %s for trial %s", item[0].kind.value, item[0].trial_id)
+
+    def _fail(self, exc: DBAPIError, lost: int) -> None:
+        """The database refuses writes: remember why, write nothing more, tell the listeners once."""
+        failure = store_error(exc, self._engine, "writing to")
+        with self._counter_lock:
+            self.failed += lost
+            self.failure = failure
+            listeners, self._listeners = self._listeners, []
+        log.info("store writer failed after %d events written", self.written, exc_info=exc)
+        for listener in listeners:
+            try:
+                listener(failure)
+            except Exception:
+                log.exception("a store failure listener failed")
 
     def _commit(self, batch: list[tuple[Event, Any]]) -> None:
         """One transaction; the applier's memory is rolled back with the database on failure."""
@@ -297,3 +393,15 @@ class StoreWriter:
         except Exception:
             self._applier.restore(saved)
             raise
+
+
+def _passing(exc: DBAPIError) -> bool:
+    """True for refusals that usually pass: a lock another process holds, a lost connection."""
+    if exc.connection_invalidated:
+        return True
+    orig = exc.orig
+    sqlstate = getattr(orig, "sqlstate", None)
+    if sqlstate:
+        return sqlstate in _PASSING_SQLSTATES or sqlstate.startswith("08")
+    message = str(orig).lower()
+    return "database is locked" in message or "database table is locked" in message or "busy" in message

@@ -60,8 +60,17 @@ class WorkbenchServices:
             self.lifecycle.ready.set()  # nothing will start: queries waiting for the store give up at once
             raise
 
+    def open_store(self) -> None:
+        """Blocking: open the store (StoreError if it is damaged, newer or unreachable)."""
+        try:
+            self.lifecycle.open_store()
+        except BaseException:
+            self.lifecycle.ready.set()  # nothing will start: queries waiting for the store give up at once
+            raise
+
     def start(self) -> dict[str, str]:
-        """Blocking: open the store, start the servers and the approvals inbox; suite -> server URL."""
+        """Blocking: open the store (unless open_store did), start the servers and the approvals inbox;
+        suite -> server URL."""
         gate = self.approvals if isinstance(self.approvals, LocalApprovals) else None
         if gate is not None:
             gate.start()

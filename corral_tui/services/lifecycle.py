@@ -73,14 +73,16 @@ class ServiceLifecycle:
     def start(self, suites: Mapping[str, Suite], gate: ApprovalGate | None) -> dict[str, str]:
         """Open the store and start the servers (or reach the remote one). Returns suite -> URL."""
         try:
-            self._open_store()
+            if self.repository is None:
+                self.open_store()
             if self.server_url is not None:
                 return self._connect_remote(list(suites))
             return self._start_servers(suites, gate)
         finally:
             self.ready.set()
 
-    def _open_store(self) -> None:
+    def open_store(self) -> None:
+        """Open (create, migrate) the store and start its writer; a StoreError if it cannot be used."""
         from corral_core.store import Repository, StoreWriter, init_db, make_engine
 
         engine = make_engine(self.db_url)

@@ -89,7 +89,8 @@ def test_a_store_from_before_owners_is_upgraded_in_place(tmp_path: Path) -> None
     init_db(engine)
     Repository(engine).create_benchmark(spec_name="old", spec_digest="d")
     engine.dispose()
-    with sqlite3.connect(path) as conn:
+    with sqlite3.connect(path) as conn:  # as corral-tui made it before schema versions and owners
+        conn.execute("drop table corral_schema_version")
         for column in ("owner_pid", "owner_host", "heartbeat_at"):
             conn.execute(f"alter table benchmark drop column {column}")
     engine = make_engine(path)

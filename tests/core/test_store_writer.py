@@ -195,12 +195,23 @@ def test_a_full_queue_drops_ordinary_events_but_never_trial_finished(engine) -> 
     assert count(engine, message_table) == 2
 
 
-def test_a_bad_event_costs_only_itself(engine, writer: StoreWriter) -> None:
-    writer.emit(ev(EventKind.TRIAL_STARTED, "tr_x", bm="bm_missing", arm="a", trial_index=0))  # FK violation
-    writer.emit(ev(EventKind.MESSAGE, "tr_x", role="user", content="kept", index=0))
+def test_a_refused_message_costs_only_itself_but_a_refused_trial_row_fails_the_store(engine,
+                                                                                   writer: StoreWriter) -> None:
+    with engine.begin() as conn:
+        conn.execute(text("create trigger no_bad before insert on message when new.content = 'bad' "
+                          "begin select raise(abort, 'no bad messages'); end"))
+    writer.emit(started("tr_x"))
+    writer.emit(ev(EventKind.MESSAGE, "tr_x", role="user", content="bad", index=0))
+    writer.emit(ev(EventKind.MESSAGE, "tr_x", role="user", content="kept", index=1))
     assert writer.flush(5)
-    assert writer.failed == 1
+    assert (writer.failed, writer.failure) == (1, None)
     assert count(engine, message_table) == 1
+    # a trial row the store refuses (its benchmark is missing) would be lost: the store fails, loudly
+    writer.emit(ev(EventKind.TRIAL_STARTED, "tr_y", bm="bm_missing", arm="a", trial_index=0))
+    writer.emit(ev(EventKind.MESSAGE, "tr_y", role="user", content="after", index=0))
+    assert writer.flush(5)
+    assert writer.failure is not None and "FOREIGN KEY" in str(writer.failure)
+    assert count(engine, message_table) == 1  # nothing more is written once the store failed
 
 
 def test_restarting_the_same_trial_key_replaces_the_old_row(engine, writer: StoreWriter) -> None:

@@ -1,0 +1,56 @@
+"""The workbench and a store that fails: a store it cannot open ends the start with exit 2 and one
+message; a store that refuses writes mid-run is shown at once and stops the run."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from corral_core.store import Repository, init_db, make_engine
+from corral_core.store.schema import VERSION_TABLE
+from tests.tui.helpers import SIZE, make_app, start_run, wait_for, wait_ready
+
+pytestmark = pytest.mark.anyio
+
+
+def made_store(path: Path) -> Path:
+    engine = make_engine(path)
+    init_db(engine)
+    Repository(engine).create_benchmark(spec_name="kept", spec_digest="d")
+    engine.dispose()
+    return path
+
+
+async def test_a_store_from_a_newer_version_ends_the_start_with_exit_2(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    path = made_store(tmp_path / "future.db")
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"update {VERSION_TABLE} set version_num = '9999_future'")
+    app = make_app(tmp_path, db_url=str(path))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.return_code == 2, "the app to exit with code 2")
+    assert not app.ready
+    printed = " ".join(capsys.readouterr().err.split())  # Textual prints it once the screen is gone
+    assert printed.startswith("corral-tui: --db: the store") and printed.count("corral-tui:") == 1
+    assert "9999_future" in printed and "Traceback" not in printed
+
+
+async def test_a_store_that_refuses_writes_is_shown_at_once_and_stops_the_run(tmp_path: Path) -> None:
+    path = made_store(tmp_path / "refusing.db")
+    with sqlite3.connect(path) as conn:
+        conn.execute("create trigger quota before insert on trial "
+                     "begin select raise(abort, 'quota exceeded (test trigger)'); end")
+    app = make_app(tmp_path, db_url=str(path))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "samplemath", tasks="add", arms="full", trials="3")
+        status = app.workbench_screen.query_one("#status")
+        await wait_for(pilot, lambda: "The store refused writes" in str(status.render()), "the store failure",
+                       timeout=120)  # the first trial must start first: slow on a loaded machine
+        assert "quota exceeded (test trigger)" in str(status.render())
+        await wait_for(pilot, lambda: app.run_state == "failed", "the run to end as failed")
+        assert app.live.done < 3  # stopped: not every trial ran
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("select status from benchmark where spec_name != 'kept'").fetchall() == [("store_failed",)]
