@@ -10,6 +10,7 @@ import pytest
 
 from corral_core.store import Repository, init_db, make_engine
 from corral_core.store.schema import VERSION_TABLE
+from corral_tui.screens.dialogs import ErrorScreen
 from tests.tui.helpers import SIZE, make_app, start_run, wait_for, wait_ready
 
 pytestmark = pytest.mark.anyio
@@ -52,5 +53,9 @@ async def test_a_store_that_refuses_writes_is_shown_at_once_and_stops_the_run(tm
         assert "quota exceeded (test trigger)" in str(status.render())
         await wait_for(pilot, lambda: app.run_state == "failed", "the run to end as failed")
         assert app.live.done < 3  # stopped: not every trial ran
+        # the run's error is shown in a dialog too: let it finish mounting before the app closes
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen) and app.screen.query("Button"),
+                       "the error dialog")
+        assert "quota exceeded (test trigger)" in " ".join(str(w.render()) for w in app.screen.query("Static"))
     with sqlite3.connect(path) as conn:
         assert conn.execute("select status from benchmark where spec_name != 'kept'").fetchall() == [("store_failed",)]
