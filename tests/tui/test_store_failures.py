@@ -52,7 +52,8 @@ async def test_a_store_that_refuses_writes_is_shown_at_once_and_stops_the_run(tm
                        timeout=120)  # the first trial must start first: slow on a loaded machine
         assert "quota exceeded (test trigger)" in str(status.render())
         await wait_for(pilot, lambda: app.run_state == "failed", "the run to end as failed")
-        assert app.live.done < 3  # stopped: not every trial ran
+        # how promptly the run stops is proven by event order in tests/core/test_store_failures.py: here
+        # three scripted trials may all end before the writer's first commit fails on a loaded machine
         # the run's error is shown in a dialog too: let it finish mounting before the app closes
         await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen) and app.screen.query("Button"),
                        "the error dialog")
