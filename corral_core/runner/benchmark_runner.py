@@ -34,6 +34,7 @@ from corral_core.events import EventBus, EventKind, EventSink, emit_event
 from corral_core.llm import preload as preload_llm
 from corral_core.metrics import TrialRecord, attempt_status, success
 from corral_core.metrics.records import RETIRED_STATUS
+from corral_core.runner.executors import check_executor
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
@@ -82,7 +83,8 @@ class BenchmarkRunner:
     def __init__(self, spec: BenchmarkSpec, *, repository: Any = None, writer_sink: EventSink | None = None,
                  sink: EventSink | Iterable[EventSink] | None = None, server_url: str | None = None,
                  gate: Any = None, token: str | None = None, controls: ControlRegistry | None = None,
-                 auto_resume: bool = True, server_telemetry: bool = False) -> None:
+                 auto_resume: bool = True, server_telemetry: bool = False, executor: str = "local",
+                 workers: int | None = None) -> None:
         if (repository is None) != (writer_sink is None):
             raise ValueError("pass both repository and writer_sink (a started StoreWriter on the same engine), "
                              "or neither")
@@ -96,6 +98,8 @@ class BenchmarkRunner:
         self.controls = controls if controls is not None else ControlRegistry()
         self.auto_resume = auto_resume
         self.server_telemetry = server_telemetry  # the embedded servers' TELEMETRY_KINDS on the bus (unread)
+        self.executor = check_executor(executor)  # local | processes | dask://HOST:PORT (runner/executors.py)
+        self.workers = workers
         self.benchmark_id: str | None = None
         self.owner = Owner.current()
         self._no_person = NoPersonGate() if gate is None and spec.approval == "ask" else None
@@ -366,6 +370,8 @@ class BenchmarkRunner:
 
     def _execute(self, ctx: RunContext, jobs: list[Job], cancel_event: threading.Event | None) -> bool:
         """Run the jobs; True when all ran, False when the run was stopped."""
+        if self.executor != "local":
+            return self._execute_on_dask(ctx, jobs, cancel_event)
         stop = self._stop
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.spec.parallel, thread_name_prefix="corral-trial")
         try:
@@ -390,6 +396,56 @@ class BenchmarkRunner:
                 self.controls.cancel_all()
             pool.shutdown(wait=True, cancel_futures=True)
         return not stop.is_set()
+
+    def _execute_on_dask(self, ctx: RunContext, jobs: list[Job], cancel_event: threading.Event | None) -> bool:
+        """Run the jobs on Dask workers; their events arrive on the bus through the cluster's topic."""
+        from distributed import wait
+
+        from corral_core.runner.executors import DaskCluster, RemoteJob, run_remote_job
+
+        spec = self.spec
+        if any(job.kind == "episode" for job in jobs):
+            raise UserError("chained suites run on the `local` executor only (for now).", file=spec.source,
+                            where="executor", fix="use --executor local for this spec.")
+        cluster = DaskCluster(self.executor, self.workers)
+        try:
+            cluster.attach(ctx.benchmark_id, ctx.sink)
+            remote = {}
+            for job in jobs:
+                payload = RemoteJob(spec.data, str(spec.base_dir), spec.source, spec.digest, ctx.benchmark_id,
+                                    job.arm.name, job.kind, list(job.links))
+                remote[cluster.client.submit(run_remote_job, payload, pure=False)] = job
+            pending = set(remote)
+            finished_ids: set[str] = set()
+            while pending and not self._stop.is_set():
+                if cancel_event is not None and cancel_event.is_set():
+                    self.stop()
+                    break
+                try:
+                    done, pending = wait(list(pending), timeout=WAIT_SLICE, return_when="FIRST_COMPLETED")
+                except TimeoutError:  # nothing finished in this slice: look at the cancel event again
+                    continue
+                for future in done:
+                    finished_ids |= self._collect(ctx, remote[future], future)
+            if not cluster.wait_for_events(ctx.benchmark_id, finished_ids):
+                log.warning("not every trial's events reached the driver within 60 s")
+        finally:
+            cluster.close()
+        return not self._stop.is_set()
+
+    def _collect(self, ctx: RunContext, job: Job, future: Any) -> set[str]:
+        """Keep a finished remote job's trials; a job that failed reports its trials as errors."""
+        if future.status == "error":
+            error = f"the trial could not run on a Dask worker: {future.exception()!r}"
+            for task_id, index in job.links:
+                trial_id, data = fail_trial(ctx, job.arm, task_id, index, job.episode_id, error)
+                self._keep(trial_id, task_id, data)
+            return set()
+        ids = set()
+        for trial_id, task_id, data in future.result():
+            self._keep(trial_id, task_id, data)
+            ids.add(trial_id)
+        return ids
 
     # --- jobs (worker threads) ---------------------------------------------------------------------
 
