@@ -162,7 +162,9 @@ def batch_main(args: argparse.Namespace) -> int:
     engine, repository, writer = open_store(args.db)
     sinks: list[EventSink] = [LiveRunNotice(err), *([progress] if progress is not None else [])]
     runner = BenchmarkRunner(spec, repository=repository, writer_sink=writer, sink=sinks,
-                             server_url=args.server, token=args.token)
+                             server_url=args.server, token=args.token,
+                             executor=getattr(args, "executor", None) or spec.executor,
+                             workers=getattr(args, "workers", None))
     cancel = threading.Event()
     stop = _StopSignals(cancel, err).install()
     try:

@@ -66,6 +66,7 @@ def parse_spec(doc: YamlDocument, base_dir: Path, text: str) -> BenchmarkSpec:
         tasks=tasks, timeouts=_timeouts(check, data.get("timeouts")),
         approval=check.choice(("approval",), data.get("approval", "reject"), APPROVAL_POLICIES, "approval policy"),
         hooks=_hooks(check, data.get("hooks"), suites), limits=_limits(check, data.get("limits")),
+        executor=_executor(check, data.get("executor")),
         direction=check.choice(("direction",), data.get("direction", "maximize"), DIRECTIONS, "direction"),
         chain_weights=_chain_weights(check, data.get("chain"), suites, tasks),
         description=str(data.get("description") or ""),
@@ -349,6 +350,17 @@ def _timeouts(check: _Checker, value: Any) -> Timeouts:
     values = {key: (check.number(("timeouts", key), raw[key], positive=True, optional=True) if key in raw
                     else DEFAULT_TIMEOUTS[key]) for key in TIMEOUT_KEYS}
     return Timeouts(**values)
+
+
+def _executor(check: _Checker, value: Any) -> str:
+    if value is None:
+        return "local"
+    text = check.text(("executor",), value)
+    if text in ("local", "processes") or (text.startswith("dask://") and ":" in text[len("dask://"):]):
+        return text
+    raise check.fail(("executor",), f"unknown executor {text!r}.",
+                     "use `local` (threads here), `processes` (a Dask LocalCluster on this machine's cores) or "
+                     "`dask://HOST:PORT` (an existing Dask scheduler).")
 
 
 def _limits(check: _Checker, value: Any) -> Limits:

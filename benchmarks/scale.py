@@ -1,0 +1,82 @@
+"""Scripted trials per second: the `local` executor against `processes` (a Dask LocalCluster) at 1, 2
+and all workers, with the SQLite store on, and CPU-seconds per trial (this process and its children).
+
+    python benchmarks/scale.py [--trials 2000] [--workers 1 2 0]      # 0 means one worker per core
+
+Each run is a fresh benchmark of samplemath on the scripted tool-calling agent. For `processes`
+the time includes starting the cluster and each worker's litellm import (paid once per worker);
+the table also shows that start-up apart. CPU-seconds are getrusage(SELF) + getrusage(CHILDREN):
+the worker processes count once they have exited (the cluster is closed at the end of each run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_LOG", "ERROR")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+
+from corral_core.batch import open_store  # noqa: E402
+from corral_core.runner import BenchmarkRunner  # noqa: E402
+from corral_core.spec import spec_from_dict  # noqa: E402
+
+
+def make_spec(trials: int, name: str) -> object:
+    return spec_from_dict({
+        "name": name, "suite": str(ROOT / "sample_tasks" / "samplemath.yaml"), "model": "scripted/samplemath",
+        "agent": {"type": "tool_calling", "max_iterations": 6}, "arms": [{"name": "full", "verbosity": "full"}],
+        "trials_per_task": max(1, trials // 5), "k_values": [1], "parallel": 2,
+    }, ROOT / "sample_tasks")
+
+
+def cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def measure(trials: int, executor: str, workers: int | None, folder: Path) -> tuple[int, float, float]:
+    label = f"{executor}-{workers}"
+    engine, repository, writer = open_store(str(folder / f"scale-{label}.db"))
+    try:
+        runner = BenchmarkRunner(make_spec(trials, f"scale-{label}"), repository=repository, writer_sink=writer,
+                                 executor=executor, workers=workers)
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        result = runner.run()
+        wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
+    finally:
+        writer.close()
+        engine.dispose()
+    assert result.errored == 0, f"{result.errored} trials errored"
+    return len(result.records), wall, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trials", type=int, default=2000)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 0])
+    args = parser.parse_args()
+    from corral_core.llm import preload
+
+    preload()  # the driver's own litellm import is not part of any run
+    cores = os.cpu_count() or 1
+    print(f"{args.trials} scripted trials (samplemath, tool_calling), {cores} cores")
+    print(f"{'executor':<22}{'trials':>8}{'seconds':>10}{'trials/s':>10}{'CPU-s/trial':>13}")
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = [("local", None)] + [("processes", w or cores) for w in args.workers]
+        for executor, workers in runs:
+            n, wall, cpu = measure(args.trials, executor, workers, Path(tmp))
+            name = executor if workers is None else f"{executor} ({workers} workers)"
+            print(f"{name:<22}{n:>8}{wall:>10.1f}{n / wall:>10.1f}{cpu / n:>13.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
