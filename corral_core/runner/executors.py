@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 EXECUTORS = ("local", "processes")
 EVENT_TOPIC = "corral-events"
+PUBLISH_BATCH = 500  # events per message at most
 
 
 def check_executor(value: str | None) -> str:
@@ -81,7 +82,10 @@ class DaskCluster:
             self._finished[benchmark_id] = set()
 
     def _on_event(self, item: tuple[float, Any]) -> None:
-        message = item[1]
+        for message in item[1]:
+            self._deliver(message)
+
+    def _deliver(self, message: dict[str, Any]) -> None:
         event = Event(kind=EventKind(message["kind"]), trial_id=message.get("trial_id"),
                       task_id=message.get("task_id"), data=message.get("data") or {},
                       benchmark_id=message.get("benchmark_id"), ts=message.get("ts") or 0.0)
@@ -117,17 +121,24 @@ _worker_state: dict[str, Any] = {}  # digest -> (spec, router_for): kept for the
 
 
 class _Publisher:
-    """Sends events to the driver through the worker's Dask event log (from any thread of the worker)."""
+    """Sends events to the driver through the worker's Dask event log (from any thread of the worker),
+    in batches: one message per finished trial (or per PUBLISH_BATCH events), in emission order."""
 
     def __init__(self) -> None:
         from distributed import get_worker
 
         self._worker = get_worker()  # found from a task's thread; the server's threads could not
+        self._lock = threading.Lock()
+        self._buffer: list[dict[str, Any]] = []
 
     def emit(self, event: Event) -> None:
         try:
             message = json.loads(json.dumps(event.to_dict(), default=str))
-            self._worker.log_event(EVENT_TOPIC, message)
+            with self._lock:
+                self._buffer.append(message)
+                if event.kind is EventKind.TRIAL_FINISHED or len(self._buffer) >= PUBLISH_BATCH:
+                    batch, self._buffer = self._buffer, []
+                    self._worker.log_event(EVENT_TOPIC, batch)
         except Exception:  # a sink never raises; the trial's result still reaches the driver
             log.warning("could not publish a %s event to the driver", event.kind.value, exc_info=True)
 
