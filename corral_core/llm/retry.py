@@ -9,6 +9,8 @@ model's `max_retries` (DEFAULT_MAX_RETRIES unless the spec says otherwise).
 
 `max_connections` bounds the requests in flight per model id (and api_base) in this process: every
 caller of the same model shares one semaphore; a changed limit applies to requests that start after it.
+On the Dask executors the slots are leases of one Dask `Semaphore` per model, shared by every worker
+(runner/dask_worker.py installs it with `set_slot_factory`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from typing import Any
 
 from corral_core.llm.types import DEFAULT_MAX_RETRIES, LLMError
 
-__all__ = ["DEFAULT_MAX_RETRIES", "connection_slot", "is_transient", "retry_after", "wait_before_retry"]
+__all__ = ["DEFAULT_MAX_RETRIES", "connection_slot", "is_transient", "retry_after", "set_slot_factory",
+           "wait_before_retry"]
 BACKOFF_BASE = 1.0  # seconds before the first retry (then 2, 4, 8, ... with full jitter)
 BACKOFF_CAP = 30.0  # no computed backoff waits longer than this
 RETRY_AFTER_CAP = 120.0  # a provider's Retry-After is honoured up to this many seconds
@@ -98,14 +101,25 @@ def _header(headers: Any, name: str) -> str | None:
 
 # ---------------------------------------------------------------------------------- max_connections
 _slots_lock = threading.Lock()
-_slots: dict[str, tuple[int, threading.BoundedSemaphore]] = {}
+_slots: dict[str, Any] = {}
+_slot_factory: Callable[[str, int], Any] | None = None  # None: a BoundedSemaphore in this process
 
 
-def _slot(key: str, limit: int) -> threading.BoundedSemaphore:
+def set_slot_factory(factory: Callable[[str, int], Any] | None) -> None:
+    """Where `max_connections` slots come from: factory(key, limit) returns an object with acquire()
+    and release() (e.g. a Dask Semaphore shared by all workers); None restores this process's own."""
+    global _slot_factory
+    with _slots_lock:
+        _slot_factory = factory
+        _slots.clear()
+
+
+def _slot(key: str, limit: int) -> Any:
     with _slots_lock:
         known = _slots.get(key)
         if known is None or known[0] != limit:
-            known = (limit, threading.BoundedSemaphore(limit))
+            semaphore = _slot_factory(key, limit) if _slot_factory is not None else threading.BoundedSemaphore(limit)
+            known = (limit, semaphore)
             _slots[key] = known
         return known[1]
 

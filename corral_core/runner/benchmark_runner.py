@@ -20,6 +20,7 @@ the store committed before stays, and a resume runs the rest.
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import logging
 import os
 import threading
@@ -398,54 +399,58 @@ class BenchmarkRunner:
         return not stop.is_set()
 
     def _execute_on_dask(self, ctx: RunContext, jobs: list[Job], cancel_event: threading.Event | None) -> bool:
-        """Run the jobs on Dask workers; their events arrive on the bus through the cluster's topic."""
-        from distributed import wait
-
-        from corral_core.runner.executors import DaskCluster, RemoteJob, run_remote_job
+        """Run the jobs on Dask workers (runner/executors.py); their events reach the bus through the bridge."""
+        from corral_core.runner.dask_worker import RemoteBatch
+        from corral_core.runner.executors import DaskExecutor, EventBridge
 
         spec = self.spec
-        if any(job.kind == "episode" for job in jobs):
-            raise UserError("chained suites run on the `local` executor only (for now).", file=spec.source,
-                            where="executor", fix="use --executor local for this spec.")
-        cluster = DaskCluster(self.executor, self.workers)
-        try:
-            cluster.attach(ctx.benchmark_id, ctx.sink)
-            remote = {}
-            for job in jobs:
-                payload = RemoteJob(spec.data, str(spec.base_dir), spec.source, spec.digest, ctx.benchmark_id,
-                                    job.arm.name, job.kind, list(job.links))
-                remote[cluster.client.submit(run_remote_job, payload, pure=False)] = job
-            pending = set(remote)
-            finished_ids: set[str] = set()
-            while pending and not self._stop.is_set():
-                if cancel_event is not None and cancel_event.is_set():
-                    self.stop()
-                    break
-                try:
-                    done, pending = wait(list(pending), timeout=WAIT_SLICE, return_when="FIRST_COMPLETED")
-                except TimeoutError:  # nothing finished in this slice: look at the cancel event again
-                    continue
-                for future in done:
-                    finished_ids |= self._collect(ctx, remote[future], future)
-            if not cluster.wait_for_events(ctx.benchmark_id, finished_ids):
-                log.warning("not every trial's events reached the driver within 60 s")
-        finally:
-            cluster.close()
+        if spec.approval == "ask" or self.gate is not None or self.server_url is not None:
+            raise UserError("a run on Dask workers cannot ask a person about confirm-level tools or use --server "
+                            "(yet).", file=spec.source, where="executor",
+                            fix="use `approval: approve` or `reject`, or run this spec with --executor local.")
+        remote = [self._remote_job(job) for job in jobs]
+        template = RemoteBatch(spec.data, str(spec.base_dir), spec.source, spec.digest, ctx.benchmark_id,
+                               self.controls.start_paused, ctx.approval, [])
+
+        def stopped() -> bool:
+            if cancel_event is not None and cancel_event.is_set() and not self._stop.is_set():
+                self.stop()
+            return self._stop.is_set()
+
+        def on_trial(index: int, trial: Any) -> None:
+            job = jobs[index]
+            self._keep(trial.trial_id, trial.task_id, trial.data)
+            if trial.chain_output and self.repository is not None and job.episode_id is not None:
+                self.repository.record_chain_output(ctx.benchmark_id, job.episode_id, trial.task_id,
+                                                    trial.data["answer"], trial.data["score"], trial.trial_id)
+
+        def on_failed(index: int, error: str) -> None:
+            job = jobs[index]
+            for task_id, trial_index in job.links:
+                key = (job.arm.name, task_id, trial_index)
+                if bridge.claim(key):  # its trial never finished on a worker
+                    trial_id, data = fail_trial(ctx, job.arm, task_id, trial_index, job.episode_id, error)
+                    self._keep(trial_id, task_id, data)
+
+        with DaskExecutor(self.executor, self.workers) as dask:
+            send = functools.partial(dask.send_command, ctx.benchmark_id)
+            bridge = EventBridge(ctx.benchmark_id, ctx.sink, self.controls, send)
+            self.controls.forward = send
+            try:
+                if self._stop.is_set():
+                    send("cancel_all")
+                dask.run(template, remote, bridge, stopped=stopped, on_trial=on_trial, on_failed=on_failed)
+            finally:
+                self.controls.forward = None
         return not self._stop.is_set()
 
-    def _collect(self, ctx: RunContext, job: Job, future: Any) -> set[str]:
-        """Keep a finished remote job's trials; a job that failed reports its trials as errors."""
-        if future.status == "error":
-            error = f"the trial could not run on a Dask worker: {future.exception()!r}"
-            for task_id, index in job.links:
-                trial_id, data = fail_trial(ctx, job.arm, task_id, index, job.episode_id, error)
-                self._keep(trial_id, task_id, data)
-            return set()
-        ids = set()
-        for trial_id, task_id, data in future.result():
-            self._keep(trial_id, task_id, data)
-            ids.add(trial_id)
-        return ids
+    def _remote_job(self, job: Job) -> Any:
+        """A job as plain data for a worker: a chain round carries how its earlier links ended."""
+        from corral_core.runner.dask_worker import RemoteJob
+
+        passed = {task_id: success(record, self.spec.pass_threshold) for task_id, record in job.finished.items()}
+        inputs = self._stored_outputs(job) if job.finished else None
+        return RemoteJob(job.kind, job.arm.name, list(job.links), job.episode_id, passed, inputs)
 
     # --- jobs (worker threads) ---------------------------------------------------------------------
 

@@ -1,37 +1,54 @@
 """Where trials run: `local` threads in this process (the default), or a Dask cluster.
 
-`processes` starts a Dask `LocalCluster` (one single-threaded worker process per core, dashboard
-off); `dask://HOST:PORT` connects to an existing scheduler (`dask scheduler` + `dask worker` on each
-node, or dask-jobqueue on Slurm). Jobs go to workers as plain data (the spec's mapping, an arm name,
-(task, index) pairs); each worker process keeps the spec and one embedded environment server per
-suite for its life, so litellm's import and the servers' start are paid once per worker.
+`processes` starts a Dask `LocalCluster` on this machine (one single-threaded worker process per
+core unless told otherwise; loopback, free ports, dashboard off); `dask://HOST:PORT` connects to an
+existing scheduler (`dask scheduler` + `dask worker` on each node, or dask-jobqueue on Slurm).
+Dask does the scheduling: the runner's jobs go out in batches (a few trials per Dask task, so
+Dask's per-task cost is paid per batch) and come back as futures; the worker side is
+runner/dask_worker.py.
 
-Events: a worker publishes every event of its trials with `log_event` on the topic EVENT_TOPIC; the
-driver subscribes to it and hands each event to the run's bus (store writer, TUI, batch progress),
-as if the trial ran here. A job's result is its finished trials; the driver waits until their
-TRIAL_FINISHED events have arrived before it reads the store, so nothing is counted before it is
-written.
+Events: workers log them on EVENT_TOPIC; the driver subscribes (`subscribe_topic`) and the
+`EventBridge` hands each one to the run's bus (store writer, TUI queue, batch progress) as if the
+trial ran here. A trial that a dead worker's re-run would repeat (same arm, task and index as one
+already finished) is dropped whole, so every trial is stored once.
 
-Not yet: chained suites (episodes) and pause/step/approve of a trial on a worker.
+Controls: the bridge registers each remote trial in the run's `ControlRegistry` with a
+`RemoteController` and `RemoteInbox`, which log pause / step / resume / cancel / intervention
+commands on CONTROL_TOPIC; run-wide commands (pause all, stop) go there too. Workers subscribe.
 """
 
 from __future__ import annotations
 
-import json
 import logging
+import math
+import queue
 import threading
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from corral_core.errors import UserError
 from corral_core.events import Event, EventKind, EventSink
+from corral_core.runner.dask_worker import (
+    CONTROL_TOPIC,
+    EVENT_TOPIC,
+    RemoteBatch,
+    RemoteJob,
+    RemoteTrial,
+    run_batch,
+    worker_plugin,
+)
+from corral_core.runner.live_trials import ControlRegistry
 
 log = logging.getLogger(__name__)
 
 EXECUTORS = ("local", "processes")
-EVENT_TOPIC = "corral-events"
-PUBLISH_BATCH = 500  # events per message at most
+LOOPBACK = "127.0.0.1"
+BATCHES_PER_WORKER = 4  # a run is cut into about this many Dask tasks per worker ...
+MAX_BATCH = 32  # ... of at most this many trials each (an idle worker waits at most one batch at the end)
+WAIT_SLICE = 0.1  # seconds between looks at the cancel event
+EVENTS_GRACE = 60.0  # seconds the driver waits for the events of trials whose results have arrived
+# Dask's own per-worker statistical profiler samples every thread 100 times a second: off for our workers
+DASK_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
 def check_executor(value: str | None) -> str:
@@ -44,147 +61,234 @@ def check_executor(value: str | None) -> str:
                         "or `dask://HOST:PORT` (an existing Dask scheduler).")
 
 
-@dataclass
-class RemoteJob:
-    """One job as plain data for a worker."""
-
-    spec_data: dict[str, Any]
-    base_dir: str
-    source: str
-    digest: str
-    benchmark_id: str
-    arm: str
-    kind: str
-    links: list[tuple[str, int]]
+def batch_size(trials: int, workers: int) -> int:
+    """Trials per Dask task: few tasks per worker, none larger than MAX_BATCH."""
+    return max(1, min(MAX_BATCH, math.ceil(trials / (max(1, workers) * BATCHES_PER_WORKER))))
 
 
-class DaskCluster:
-    """A Dask client (and the LocalCluster behind it for `processes`), with the event subscription."""
+def batches(remote: list[RemoteJob], size: int) -> list[list[int]]:
+    """Consecutive jobs (indexes) grouped up to `size` trials each; a job is never split."""
+    groups: list[list[int]] = []
+    count = size
+    for i, job in enumerate(remote):
+        if count + len(job.links) > size and count > 0:
+            groups.append([])
+            count = 0
+        groups[-1].append(i)
+        count += len(job.links)
+    return groups
+
+
+class RemoteController:
+    """A trial's controller on the driver: each command is logged for the worker that runs it."""
+
+    blocked = False  # the wait at the gate happens on the worker
+
+    def __init__(self, send: Callable[..., None], trial_id: str, *, start_paused: bool) -> None:
+        self._send = send
+        self.trial_id = trial_id
+        self.state = "paused" if start_paused else "running"  # updated from the trial's CONTROL_STATE events
+
+    def pause(self) -> None:
+        self.state = "paused"
+        self._send("pause", trial_id=self.trial_id)
+
+    def resume(self) -> None:
+        self.state = "running"
+        self._send("resume", trial_id=self.trial_id)
+
+    continue_ = resume
+
+    def step(self) -> None:
+        self.state = "stepping"
+        self._send("step", trial_id=self.trial_id)
+
+    def cancel(self) -> None:
+        self.state = "cancelled"
+        self._send("cancel", trial_id=self.trial_id)
+
+
+class RemoteInbox:
+    """A trial's intervention inbox on the driver: the message goes to the worker's inbox."""
+
+    def __init__(self, send: Callable[..., None], trial_id: str) -> None:
+        self._send = send
+        self.trial_id = trial_id
+
+    def post(self, text: str) -> bool:
+        self._send("send", trial_id=self.trial_id, text=text)
+        return True
+
+
+class _RemoteAgent:
+    """What the registry reads from an agent (its iteration), kept from the trial's events."""
+
+    current_iteration = 0
+    wait_seconds = 0.0
+
+
+class EventBridge:
+    """Events from the workers onto the run's bus; remote trials into the run's ControlRegistry."""
+
+    def __init__(self, benchmark_id: str, sink: EventSink, controls: ControlRegistry,
+                 send: Callable[..., None]) -> None:
+        self.benchmark_id = benchmark_id
+        self._sink = sink
+        self._controls = controls
+        self._send = send
+        self._cond = threading.Condition()
+        self._keys: dict[str, tuple[str, str, int]] = {}  # running trial id -> (arm, task, index)
+        self._agents: dict[str, _RemoteAgent] = {}
+        self._dropped: set[str] = set()  # trial ids of a repeated (arm, task, index)
+        self.finished_keys: set[tuple[str, str, int]] = set()
+        self.finished_ids: set[str] = set()
+
+    def on_message(self, item: tuple[float, Any]) -> None:
+        for message in item[1]:
+            if message.get("benchmark_id") == self.benchmark_id:
+                self._deliver(Event(kind=EventKind(message["kind"]), trial_id=message.get("trial_id"),
+                                    task_id=message.get("task_id"), data=message.get("data") or {},
+                                    benchmark_id=self.benchmark_id, ts=message.get("ts") or 0.0))
+
+    def _deliver(self, event: Event) -> None:
+        trial_id = event.trial_id or ""
+        if event.kind is EventKind.TRIAL_STARTED:
+            key = (str(event.data.get("arm")), str(event.task_id), int(event.data.get("trial_index") or 0))
+            with self._cond:
+                if key in self.finished_keys or key in self._keys.values():
+                    self._dropped.add(trial_id)  # a re-run of a trial already stored (a worker died after it)
+                    return
+                self._keys[trial_id] = key
+            self._register(event)
+        elif trial_id in self._dropped:
+            if event.kind is EventKind.TRIAL_FINISHED:
+                self._dropped.discard(trial_id)
+            return
+        elif event.kind is EventKind.ITERATION_STARTED and trial_id in self._agents:
+            self._agents[trial_id].current_iteration = int(event.data.get("iteration") or 0)
+        elif event.kind is EventKind.CONTROL_STATE:
+            controller = self._controls.controller(trial_id)
+            if isinstance(controller, RemoteController):
+                controller.state = str(event.data.get("state") or controller.state)
+        try:
+            self._sink.emit(event)
+        finally:
+            if event.kind is EventKind.TRIAL_FINISHED:
+                self._controls.unregister(trial_id)
+                with self._cond:
+                    self._agents.pop(trial_id, None)
+                    finished_key = self._keys.pop(trial_id, None)
+                    if finished_key is not None:
+                        self.finished_keys.add(finished_key)
+                    self.finished_ids.add(trial_id)
+                    self._cond.notify_all()
+
+    def _register(self, event: Event) -> None:
+        trial_id = str(event.trial_id)
+        if trial_id.startswith(("er_", "lm_", "sk_")):  # reported without running: nothing to control
+            return
+        agent = self._agents[trial_id] = _RemoteAgent()
+        self._controls.register(trial_id, task_id=str(event.task_id), arm=str(event.data.get("arm")),
+                                index=int(event.data.get("trial_index") or 0),
+                                controller=RemoteController(self._send, trial_id,  # type: ignore[arg-type]
+                                                            start_paused=self._controls.start_paused),
+                                inbox=RemoteInbox(self._send, trial_id),  # type: ignore[arg-type]
+                                agent=agent, episode_id=event.data.get("episode_id"))
+
+    def claim(self, key: tuple[str, str, int]) -> bool:
+        """True (once) for a trial key no worker finished: the caller reports it; a late run is dropped."""
+        with self._cond:
+            if key in self.finished_keys:
+                return False
+            self.finished_keys.add(key)
+            return True
+
+    def wait_for(self, trial_ids: set[str], timeout: float = EVENTS_GRACE) -> bool:
+        """Wait until the TRIAL_FINISHED events of these trials have been delivered."""
+        with self._cond:
+            return self._cond.wait_for(lambda: trial_ids <= self.finished_ids, timeout)
+
+
+class DaskExecutor:
+    """A Dask client (and the LocalCluster behind it for `processes`); `run` sends a run's jobs out."""
 
     def __init__(self, executor: str, workers: int | None = None) -> None:
+        import dask
         from distributed import Client, LocalCluster
 
-        self.cluster = None
-        if executor == "processes":
-            self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                        dashboard_address=None)
-            self.client = Client(self.cluster)
-        else:
-            self.client = Client(executor.replace("dask://", "tcp://", 1))
-        self._sinks: dict[str, EventSink] = {}
-        self._finished: dict[str, set[str]] = {}
-        self._arrived = threading.Condition()
-        self.client.subscribe_topic(EVENT_TOPIC, self._on_event)
+        self.cluster: Any = None
+        with dask.config.set(DASK_CONFIG):
+            if executor == "processes":
+                # the scheduler's health server on a free loopback port too (not its default :8787)
+                self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host=LOOPBACK,
+                                            scheduler_port=0, dashboard_address=None,
+                                            scheduler_kwargs={"dashboard_address": f"{LOOPBACK}:0"})
+                self.client = Client(self.cluster)
+            else:
+                address = executor.replace("dask://", "tcp://", 1)
+                try:
+                    self.client = Client(address, timeout=30)
+                except OSError as exc:
+                    raise UserError(f"cannot reach the Dask scheduler at {address}: {exc}", where="executor",
+                                    fix="start it with `dask scheduler` (and `dask worker ADDRESS` on each node), "
+                                        "or check HOST:PORT.") from None
+        self.client.register_plugin(worker_plugin(), name="corral-tui")  # closes our servers with each worker
 
-    def attach(self, benchmark_id: str, sink: EventSink) -> None:
-        with self._arrived:
-            self._sinks[benchmark_id] = sink
-            self._finished[benchmark_id] = set()
+    def __enter__(self) -> DaskExecutor:
+        return self
 
-    def _on_event(self, item: tuple[float, Any]) -> None:
-        for message in item[1]:
-            self._deliver(message)
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
-    def _deliver(self, message: dict[str, Any]) -> None:
-        event = Event(kind=EventKind(message["kind"]), trial_id=message.get("trial_id"),
-                      task_id=message.get("task_id"), data=message.get("data") or {},
-                      benchmark_id=message.get("benchmark_id"), ts=message.get("ts") or 0.0)
-        sink = self._sinks.get(event.benchmark_id or "")
-        if sink is None:
-            return
+    def workers(self) -> int:
+        return len(self.client.scheduler_info().get("workers", {}))
+
+    def send_command(self, benchmark_id: str, op: str, **fields: Any) -> None:
+        """Log a control command for the workers running this benchmark's trials."""
+        self.client.log_event(CONTROL_TOPIC, {"benchmark_id": benchmark_id, "op": op, **fields})
+
+    def run(self, template: RemoteBatch, remote: list[RemoteJob], bridge: EventBridge, *,
+            stopped: Callable[[], bool], on_trial: Callable[[int, RemoteTrial], None],
+            on_failed: Callable[[int, str], None]) -> None:
+        """Run the jobs; `on_trial(job index, trial)` per finished trial, `on_failed(job index, error)` for a
+        job whose batch failed (the trials it did not finish are the caller's to report)."""
+        self.client.subscribe_topic(EVENT_TOPIC, bridge.on_message)
         try:
-            sink.emit(event)
+            size = batch_size(sum(len(job.links) for job in remote), self.workers())
+            done: queue.Queue[Any] = queue.Queue()
+            owners = {}
+            for group in batches(remote, size):
+                batch = RemoteBatch(**{**template.__dict__, "jobs": [remote[i] for i in group]})
+                future = self.client.submit(run_batch, batch, pure=False, retries=0)
+                owners[future.key] = group
+                future.add_done_callback(done.put)
+            returned: set[str] = set()
+            left = len(owners)
+            while left:
+                try:
+                    future = done.get(timeout=WAIT_SLICE)
+                except queue.Empty:
+                    stopped()  # looks at the cancel event; a stop reaches the workers as a command
+                    continue
+                left -= 1
+                group = owners[future.key]
+                if future.status == "finished":
+                    job_of = {(t, i): j for j in group for t, i in remote[j].links}
+                    for trial in future.result():
+                        on_trial(job_of[(trial.task_id, int(trial.data["trial_index"]))], trial)
+                        returned.add(trial.trial_id)
+                else:
+                    error = f"the batch could not run on a Dask worker: {future.exception()!r}"
+                    for j in group:
+                        on_failed(j, error)
+            if not bridge.wait_for(returned):
+                log.warning("not every trial's events reached the driver within %g s", EVENTS_GRACE)
         finally:
-            if event.kind is EventKind.TRIAL_FINISHED and event.trial_id:
-                with self._arrived:
-                    self._finished[event.benchmark_id or ""].add(event.trial_id)
-                    self._arrived.notify_all()
-
-    def wait_for_events(self, benchmark_id: str, trial_ids: set[str], timeout: float = 60.0) -> bool:
-        """Wait until the TRIAL_FINISHED events of these trials have reached the driver."""
-        with self._arrived:
-            return self._arrived.wait_for(lambda: trial_ids <= self._finished.get(benchmark_id, set()), timeout)
+            self.client.unsubscribe_topic(EVENT_TOPIC)
 
     def close(self) -> None:
         try:
-            self.client.unsubscribe_topic(EVENT_TOPIC)
             self.client.close()
         finally:
             if self.cluster is not None:
                 self.cluster.close()
-
-
-# --- on a worker ---------------------------------------------------------------------------------
-
-_worker_lock = threading.Lock()
-_worker_state: dict[str, Any] = {}  # digest -> (spec, router_for): kept for the worker process's life
-
-
-class _Publisher:
-    """Sends events to the driver through the worker's Dask event log (from any thread of the worker),
-    in batches: one message per finished trial (or per PUBLISH_BATCH events), in emission order."""
-
-    def __init__(self) -> None:
-        from distributed import get_worker
-
-        self._worker = get_worker()  # found from a task's thread; the server's threads could not
-        self._lock = threading.Lock()
-        self._buffer: list[dict[str, Any]] = []
-
-    def emit(self, event: Event) -> None:
-        try:
-            message = json.loads(json.dumps(event.to_dict(), default=str))
-            with self._lock:
-                self._buffer.append(message)
-                if event.kind is EventKind.TRIAL_FINISHED or len(self._buffer) >= PUBLISH_BATCH:
-                    batch, self._buffer = self._buffer, []
-                    self._worker.log_event(EVENT_TOPIC, batch)
-        except Exception:  # a sink never raises; the trial's result still reaches the driver
-            log.warning("could not publish a %s event to the driver", event.kind.value, exc_info=True)
-
-
-def run_remote_job(job: RemoteJob) -> list[tuple[str, str, dict[str, Any]]]:
-    """Run one job on a Dask worker; returns (trial id, task id, TRIAL_FINISHED data) per trial."""
-    from corral_core.runner.live_trials import ControlRegistry
-    from corral_core.runner.trial import RunContext, build_agent, execute_trial
-
-    spec, router_for = _worker_setup(job)
-    sink = _Publisher()
-    ctx = RunContext(spec, job.benchmark_id, sink, ControlRegistry(), router_for, threading.Event())
-    arm = next(a for a in spec.arms if a.name == job.arm)
-    agent = build_agent(arm, spec, None, sink) if job.kind == "series" else None
-    rows = []
-    for task_id, index in job.links:
-        trial_id, data = execute_trial(ctx, arm, task_id, index, agent=agent)
-        rows.append((trial_id, task_id, json.loads(json.dumps(data, default=str))))
-    return rows
-
-
-def _worker_setup(job: RemoteJob) -> tuple[Any, Any]:
-    with _worker_lock:
-        known = _worker_state.get(job.digest)
-        if known is not None:
-            return known
-        from corral_core.client import CorralRouter
-        from corral_core.llm import preload
-        from corral_core.runner.benchmark_runner import client_timeout
-        from corral_core.server import EmbeddedServer, PolicyGate, create_app
-        from corral_core.spec import spec_from_dict
-
-        spec = spec_from_dict(job.spec_data, Path(job.base_dir), source=job.source)
-        if spec.digest != job.digest:
-            raise RuntimeError(f"the worker sees a different spec (digest {spec.digest[:12]}, driver "
-                               f"{job.digest[:12]}): its suite files or scripts differ from the driver's")
-        preload()
-        sink = _Publisher()
-        gate = PolicyGate(approve=spec.approval == "approve")
-        by_task: dict[str, Any] = {}
-        for suite in spec.suites:
-            app = create_app(suite, gate=gate, sink=sink, tool_timeout=spec.timeouts.tool,
-                             grader_timeout=spec.timeouts.grader)
-            router = CorralRouter(EmbeddedServer(app).start(), default_verbosity=None,
-                                  timeout=client_timeout(spec.timeouts))
-            for task_id in suite.task_ids:
-                by_task[task_id] = router
-        _worker_state[job.digest] = (spec, by_task.__getitem__)
-        return _worker_state[job.digest]

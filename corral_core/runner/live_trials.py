@@ -12,6 +12,7 @@ the agent has added that pause.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from corral_core.agents import InterventionInbox, TrialController
+
+log = logging.getLogger(__name__)
 
 WATCHDOG_INTERVAL = 0.05  # seconds between time-limit checks
 CREDIT_GRACE = 1.0  # seconds after a pause ends within which the agent adds it to wait_seconds
@@ -93,6 +96,9 @@ class ControlRegistry:
         self._paused_all = False
         self._watchdog: threading.Thread | None = None
         self._closed = threading.Event()
+        # pause_all / resume_all / cancel_all also go here (to Dask workers: for the trials they start later);
+        # a step is per running trial, through its controller, so no trial steps twice
+        self.forward: Callable[[str], None] | None = None
 
     # --- what the runner calls ------------------------------------------------------------------
 
@@ -159,6 +165,7 @@ class ControlRegistry:
     def pause_all(self) -> None:
         """Pause every running trial before its next iteration, and start new trials paused."""
         self._paused_all = True
+        self._forward("pause_all")
         for controller in self._controllers():
             controller.pause()
 
@@ -170,13 +177,23 @@ class ControlRegistry:
     def resume_all(self) -> None:
         """Resume every trial; new trials start running again (unless start_paused)."""
         self._paused_all = False
+        self._forward("resume_all")
         for controller in self._controllers():
             controller.resume()
 
     def cancel_all(self) -> None:
         """Cancel every running trial (each ends as `cancelled` at its next iteration boundary)."""
+        self._forward("cancel_all")
         for controller in self._controllers():
             controller.cancel()
+
+    def _forward(self, op: str) -> None:
+        forward = self.forward
+        if forward is not None:
+            try:
+                forward(op)
+            except Exception:  # the cluster is gone: its trials are too
+                log.warning("could not forward %s to the workers", op, exc_info=True)
 
     def _controllers(self) -> list[TrialController]:
         with self._lock:

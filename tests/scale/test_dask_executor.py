@@ -1,10 +1,13 @@
-"""Trials on a real Dask LocalCluster (2 worker processes): every (arm, task, trial) exactly once in the
-store, the same metrics as a `local` run, and the workers' events reaching the driver's sinks."""
+"""Trials on a real Dask LocalCluster (2 worker processes) and on a `dask scheduler` started here: every
+(arm, task, trial) exactly once in the store, the same metrics as a `local` run (chains too), the workers'
+events reaching the driver's sinks, and pause / step / intervene / resume reaching a trial on a worker."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -17,7 +20,9 @@ from corral_core.events import EventKind, ListSink
 from corral_core.runner import BenchmarkRunner
 from corral_core.spec import spec_from_dict
 
-SAMPLEMATH = Path(__file__).resolve().parents[2] / "sample_tasks" / "samplemath.yaml"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_tasks"
+SAMPLEMATH = SAMPLES / "samplemath.yaml"
+WAIT = 120.0  # seconds: only a failing test waits this long
 
 
 def spec() -> Any:
@@ -26,11 +31,12 @@ def spec() -> Any:
                           SAMPLEMATH.parent)
 
 
-def run(db: Path, **kwargs: Any) -> tuple[Any, ListSink]:
+def run(db: Path, the_spec: Any = None, **kwargs: Any) -> tuple[Any, ListSink]:
     engine, repository, writer = open_store(str(db))
     sink = ListSink()
     try:
-        result = BenchmarkRunner(spec(), repository=repository, writer_sink=writer, sink=sink, **kwargs).run()
+        result = BenchmarkRunner(the_spec or spec(), repository=repository, writer_sink=writer, sink=sink,
+                                 **kwargs).run()
     finally:
         writer.close()
         engine.dispose()
@@ -109,3 +115,86 @@ def test_an_existing_dask_scheduler_runs_every_trial_once(tmp_path: Path, schedu
     assert len(keys) == len({(a, t, i) for a, t, i, _ in keys}) == 12
     assert {s for *_, s in keys} == {"completed"} and remote.errored == 0
     assert len(sink.of_kind(EventKind.TRIAL_FINISHED)) == 12
+
+
+def test_chain_rounds_run_on_workers_link_by_link_with_the_same_outcomes_as_local(tmp_path: Path) -> None:
+    """materials_chain: three rounds per arm; round 3's first link fails, so its two dependents are skipped."""
+    from corral_core.spec import load_spec
+
+    chain = load_spec(SAMPLES / "materials_chain.bench.yaml")
+    local, _ = run(tmp_path / "local.db", chain)
+    remote, _ = run(tmp_path / "dask.db", chain, executor="processes", workers=2)
+
+    def outcomes(db: Path) -> Counter[tuple[Any, ...]]:
+        with sqlite3.connect(db) as conn:
+            return Counter(conn.execute("select arm, task_id, trial_index, status, score from trial").fetchall())
+
+    assert outcomes(tmp_path / "dask.db") == outcomes(tmp_path / "local.db")
+    assert max(outcomes(tmp_path / "dask.db").values()) == 1
+    assert "skipped" in {key[3] for key in outcomes(tmp_path / "dask.db")}
+    assert remote.headline_score == local.headline_score
+    def chains(result: Any) -> str:  # the same metrics; only the benchmark id in episode ids differs
+        return json.dumps(result.to_dict(include_trials=False)["chains"], sort_keys=True).replace(
+            result.benchmark_id, "BENCHMARK")
+
+    assert chains(remote) == chains(local)
+    with sqlite3.connect(tmp_path / "dask.db") as conn:  # the outputs resume would hand to a cut round
+        stored = conn.execute("select count(*) from chain_output where output is not null").fetchone()[0]
+    with sqlite3.connect(tmp_path / "local.db") as conn:
+        assert stored == conn.execute("select count(*) from chain_output where output is not null").fetchone()[0] > 0
+
+
+class WaitingSink(ListSink):
+    """A ListSink a test can wait on (for an event, never for the clock)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._arrived = threading.Condition()
+
+    def emit(self, event: Any) -> None:
+        super().emit(event)
+        with self._arrived:
+            self._arrived.notify_all()
+
+    def wait_for(self, match: Any) -> Any:
+        def found() -> Any:
+            return next((e for e in list(self.events) if match(e)), None)
+
+        with self._arrived:
+            assert self._arrived.wait_for(found, WAIT), "the event never arrived"
+        return found()
+
+
+def test_pause_step_intervene_and_resume_reach_a_trial_on_a_worker() -> None:
+    from corral_core.runner import ControlRegistry
+
+    one = spec_from_dict({"name": "controls", "suite": str(SAMPLEMATH), "tasks": ["add"], "trials_per_task": 1,
+                          "agent": {"type": "tool_calling"}}, SAMPLEMATH.parent)
+    controls = ControlRegistry(start_paused=True)
+    sink = WaitingSink()
+    runner = BenchmarkRunner(one, sink=sink, controls=controls, executor="processes", workers=2)
+    results: list[Any] = []
+    thread = threading.Thread(target=lambda: results.append(runner.run()))
+    thread.start()
+    try:
+        paused = sink.wait_for(lambda e: e.kind is EventKind.CONTROL_STATE and e.data["state"] == "paused")
+        trial_id = paused.trial_id
+        assert [t.trial_id for t in controls.running()] == [trial_id]  # the worker's trial, seen on the driver
+        assert not sink.of_kind(EventKind.ITERATION_STARTED)  # started paused, on the worker
+
+        controls.controller(trial_id).step()  # exactly one iteration, then paused again before the next
+        sink.wait_for(lambda e: e.kind is EventKind.CONTROL_STATE and e.data["state"] == "paused"
+                      and e.data["iteration"] == 1)
+        assert len(sink.of_kind(EventKind.ITERATION_STARTED)) == 1
+
+        assert controls.send(trial_id, "Use the calculator, then answer.")
+        controls.resume_all()
+        applied = sink.wait_for(lambda e: e.kind is EventKind.INTERVENTION_APPLIED)
+        assert applied.trial_id == trial_id and applied.data["text"] == "Use the calculator, then answer."
+        finished = sink.wait_for(lambda e: e.kind is EventKind.TRIAL_FINISHED)
+    finally:
+        if thread.is_alive() and not sink.of_kind(EventKind.TRIAL_FINISHED):
+            runner.stop()
+        thread.join(WAIT)
+    assert finished.data["status"] == "completed" and finished.data["assisted"] is True
+    assert results[0].trials_run == 1 and len(controls) == 0

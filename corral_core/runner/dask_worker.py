@@ -1,0 +1,344 @@
+"""The worker side of the Dask executors: what runs inside a Dask worker process.
+
+A worker process keeps, for its whole life, one `_WorkerState`: the spec (per digest), one
+embedded environment server per suite, litellm imported once, an event publisher and the
+control listener. A Dask task is a `RemoteBatch`: a few jobs of one benchmark, run in order.
+
+Events go to the driver through the scheduler's event log (`log_event` on EVENT_TOPIC), collected
+in the publisher and flushed every PUBLISH_INTERVAL seconds and at the end of each batch: one
+message per flush, not per event. Controls come back the same way: the driver logs commands on
+CONTROL_TOPIC, and each worker's client subscribes to it (`subscribe_topic`); a command reaches
+the worker-local `ControlRegistry` of its benchmark, which holds the trials running here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from corral_core.events import Event
+from corral_core.runner.live_trials import ControlRegistry
+
+log = logging.getLogger(__name__)
+
+EVENT_TOPIC = "corral-events"
+CONTROL_TOPIC = "corral-controls"
+PUBLISH_INTERVAL = 0.1  # seconds between event flushes from a worker
+PUBLISH_BATCH = 2000  # events per message at most
+KEPT_RUNS = 32  # benchmarks whose controls a worker remembers (oldest forgotten first)
+LIMIT_PREFIX = "corral-llm "  # the name of a cluster-wide max_connections semaphore, + model and api_base
+
+
+@dataclass
+class RemoteJob:
+    """One job as plain data: independent trials, a reflection series or a chain round (episode)."""
+
+    kind: str
+    arm: str
+    links: list[tuple[str, int]]
+    episode_id: str | None = None
+    upstream_passed: dict[str, bool] = field(default_factory=dict)  # chain links finished earlier
+    inputs: dict[str, str] | None = None  # their outputs (resume of a cut round)
+
+
+@dataclass
+class RemoteBatch:
+    """One Dask task: jobs of one benchmark, with what a worker needs to run them."""
+
+    spec_data: dict[str, Any]
+    base_dir: str
+    source: str
+    digest: str
+    benchmark_id: str
+    start_paused: bool
+    approval: str | None
+    jobs: list[RemoteJob]
+
+
+@dataclass
+class RemoteTrial:
+    """A finished trial as the driver gets it back (its events came separately)."""
+
+    trial_id: str
+    task_id: str
+    data: dict[str, Any]
+    chain_output: bool = False  # a completed chain link: the driver records its output for resume
+
+
+class _Publisher:
+    """Sends events to the driver through the worker's Dask event log, from any thread, in batches."""
+
+    def __init__(self, worker: Any) -> None:
+        self._worker = worker
+        self._lock = threading.Lock()
+        self._buffer: list[dict[str, Any]] = []
+        self._wake = threading.Event()
+        threading.Thread(target=self._flush_periodically, name="corral-publish", daemon=True).start()
+
+    def emit(self, event: Event) -> None:
+        try:
+            message = json.loads(json.dumps(event.to_dict(), default=str))  # msgpack-safe plain data
+        except Exception:  # a sink never raises
+            log.warning("could not encode a %s event for the driver", event.kind.value, exc_info=True)
+            return
+        with self._lock:
+            self._buffer.append(message)
+            full = len(self._buffer) >= PUBLISH_BATCH
+        if full:
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            batch, self._buffer = self._buffer, []
+            if batch:  # under the lock: batches leave in emission order
+                try:
+                    self._worker.log_event(EVENT_TOPIC, batch)
+                except Exception:
+                    log.warning("could not publish %d events to the driver", len(batch), exc_info=True)
+
+    def _flush_periodically(self) -> None:
+        while not self._wake.wait(PUBLISH_INTERVAL):
+            self.flush()
+
+    def close(self) -> None:
+        self._wake.set()
+        self.flush()
+
+
+class _RunControls(ControlRegistry):
+    """A benchmark's trials running on this worker; commands for a trial not registered yet wait."""
+
+    def __init__(self, *, start_paused: bool) -> None:
+        super().__init__(start_paused=start_paused)
+        self.stopped = threading.Event()
+        self._early: dict[str, list[tuple[str, str | None]]] = {}
+
+    def register(self, trial_id: str, **kwargs: Any) -> None:
+        super().register(trial_id, **kwargs)
+        for op, text in self._early.pop(trial_id, []):
+            self.apply_to_trial(trial_id, op, text)
+
+    def apply_to_trial(self, trial_id: str, op: str, text: str | None) -> None:
+        controller = self.controller(trial_id)
+        if controller is None:
+            if len(self._early) < 1000:
+                self._early.setdefault(trial_id, []).append((op, text))
+            return
+        if op == "send":
+            self.send(trial_id, text or "")
+        else:
+            getattr(controller, op)()
+
+
+class _WorkerState:
+    """What one worker process keeps for its life."""
+
+    def __init__(self) -> None:
+        from distributed import get_client, get_worker
+
+        from corral_core.llm import preload
+
+        preload()  # litellm's import, once per worker process
+        self.publisher = _Publisher(get_worker())
+        self.specs: dict[str, tuple[Any, Any]] = {}  # digest -> (spec, task id -> router)
+        self.servers: list[Any] = []
+        self.routers: list[Any] = []
+        self.runs: OrderedDict[str, _RunControls] = OrderedDict()
+        self.lock = threading.Lock()
+        client = get_client()
+        client.subscribe_topic(CONTROL_TOPIC, self._on_command)
+        self._history = [message for _, message in client.get_events(CONTROL_TOPIC)]  # sent before we listened
+
+    def close(self) -> None:
+        """Stop the servers (their thread pools would keep the worker process alive for seconds)."""
+        for controls in self.runs.values():
+            controls.close()
+        for router in self.routers:
+            router.close()
+        for server in self.servers:
+            server.stop()
+        self.publisher.close()
+
+    def run_controls(self, benchmark_id: str, start_paused: bool) -> _RunControls:
+        with self.lock:
+            controls = self.runs.get(benchmark_id)
+            if controls is None:
+                controls = self.runs[benchmark_id] = _RunControls(start_paused=start_paused)
+                while len(self.runs) > KEPT_RUNS:
+                    self.runs.popitem(last=False)[1].close()
+                history = [m for m in self._history if m.get("benchmark_id") == benchmark_id]
+            else:
+                history = []
+        for message in history:
+            self._apply(controls, message)
+        return controls
+
+    def _on_command(self, item: tuple[float, Any]) -> None:
+        message = item[1]
+        with self.lock:
+            self._history.append(message)
+            if len(self._history) > 10_000:
+                del self._history[:5_000]
+            controls = self.runs.get(str(message.get("benchmark_id")))
+        if controls is not None:
+            self._apply(controls, message)
+
+    @staticmethod
+    def _apply(controls: _RunControls, message: dict[str, Any]) -> None:
+        op, trial_id = str(message.get("op")), message.get("trial_id")
+        if trial_id:
+            controls.apply_to_trial(str(trial_id), op, message.get("text"))
+        elif op == "cancel_all":
+            controls.stopped.set()
+            controls.cancel_all()
+        elif op in ("pause_all", "step_all", "resume_all"):
+            getattr(controls, op)()
+
+    def spec_for(self, batch: RemoteBatch) -> tuple[Any, Any]:
+        with self.lock:
+            known = self.specs.get(batch.digest)
+            if known is None:
+                known = self.specs[batch.digest] = self._load(batch)
+            return known
+
+    def _load(self, batch: RemoteBatch) -> tuple[Any, Any]:
+        from corral_core.client import CorralRouter
+        from corral_core.runner.benchmark_runner import client_timeout
+        from corral_core.server import EmbeddedServer, PolicyGate, create_app
+        from corral_core.spec import spec_from_dict
+
+        spec = spec_from_dict(batch.spec_data, Path(batch.base_dir), source=batch.source)
+        if spec.digest != batch.digest:
+            raise RuntimeError(f"the worker sees a different spec (digest {spec.digest[:12]}, driver "
+                               f"{batch.digest[:12]}): its suite files or scripts differ from the driver's")
+        if any(arm.model.max_connections for arm in spec.arms):
+            _share_connection_limits()
+        gate = PolicyGate(approve=spec.approval == "approve")
+        by_task: dict[str, Any] = {}
+        for suite in spec.suites:
+            app = create_app(suite, gate=gate, sink=self.publisher, tool_timeout=spec.timeouts.tool,
+                             grader_timeout=spec.timeouts.grader, telemetry=False)
+            server = EmbeddedServer(app)
+            self.servers.append(server)
+            router = CorralRouter(server.start(), default_verbosity=None, timeout=client_timeout(spec.timeouts))
+            self.routers.append(router)
+            for task_id in suite.task_ids:
+                by_task[task_id] = router
+        return spec, by_task.__getitem__
+
+
+def _share_connection_limits() -> None:
+    """max_connections holds across all workers: each slot is a lease of a cluster-wide Dask Semaphore."""
+    from distributed import Semaphore
+
+    from corral_core.llm import retry
+
+    semaphores: dict[str, Any] = {}
+
+    def cluster_slot(key: str, limit: int) -> Any:
+        name = f"{LIMIT_PREFIX}{key} x{limit}"
+        if name not in semaphores:
+            semaphores[name] = Semaphore(max_leases=limit, name=name)
+        return semaphores[name]
+
+    retry.set_slot_factory(cluster_slot)
+
+
+_state_lock = threading.Lock()
+_state: _WorkerState | None = None
+
+
+def _worker_state() -> _WorkerState:
+    global _state
+    with _state_lock:
+        if _state is None:
+            _state = _WorkerState()
+        return _state
+
+
+def close_worker_state() -> None:
+    global _state
+    with _state_lock:
+        state, _state = _state, None
+    if state is not None:
+        state.close()
+
+
+def worker_plugin() -> Any:
+    """A Dask WorkerPlugin that closes this module's worker state when the worker closes."""
+    from distributed import WorkerPlugin
+
+    class CorralWorker(WorkerPlugin):
+        name = "corral-tui"
+
+        def teardown(self, worker: Any) -> None:
+            close_worker_state()
+
+    return CorralWorker()
+
+
+def run_batch(batch: RemoteBatch) -> list[RemoteTrial]:
+    """Run one batch on a Dask worker (the task function); its events are flushed before it returns."""
+    from corral_core.runner.trial import RunContext, build_agent, execute_trial
+
+    state = _worker_state()
+    spec, router_for = state.spec_for(batch)
+    controls = state.run_controls(batch.benchmark_id, batch.start_paused)
+    ctx = RunContext(spec, batch.benchmark_id, state.publisher, controls, router_for, controls.stopped,
+                     approval=batch.approval)
+    arms = {arm.name: arm for arm in spec.arms}
+    finished: list[RemoteTrial] = []
+    try:
+        for job in batch.jobs:
+            arm = arms[job.arm]
+            if job.kind == "episode":
+                _run_episode(ctx, arm, job, finished)
+                continue
+            agent = build_agent(arm, spec, None, ctx.sink) if job.kind == "series" else None
+            for task_id, index in job.links:
+                if controls.stopped.is_set():
+                    return finished
+                trial_id, data = execute_trial(ctx, arm, task_id, index, agent=agent)
+                finished.append(RemoteTrial(trial_id, task_id, _plain(data)))
+    finally:
+        state.publisher.flush()
+    return finished
+
+
+def _run_episode(ctx: Any, arm: Any, job: RemoteJob, finished: list[RemoteTrial]) -> None:
+    """A chain round's links in dependency order (as the local runner's `_run_episode`)."""
+    from corral_core.metrics import success
+    from corral_core.runner.trial import execute_trial, record_of, skip_trial
+
+    spec, passed = ctx.spec, dict(job.upstream_passed)
+    suite = next(s for s in spec.suites if job.links[0][0] in s.task_ids)
+    router = None
+    try:
+        for task_id, index in job.links:
+            if ctx.stop.is_set():
+                return
+            failed = [d for d in suite.tasks[task_id].depends_on if d in passed and not passed[d]]
+            if failed:
+                trial_id, data = skip_trial(ctx, arm, task_id, index, job.episode_id, failed)
+            else:
+                router = ctx.router_for(task_id)
+                trial_id, data = execute_trial(ctx, arm, task_id, index, episode_id=job.episode_id,
+                                               inputs=job.inputs)
+            passed[task_id] = success(record_of(task_id, data), spec.pass_threshold)
+            finished.append(RemoteTrial(trial_id, task_id, _plain(data),
+                                        chain_output=not failed and data["status"] == "completed"))
+    finally:
+        if router is not None and job.episode_id is not None:
+            try:
+                router.close_episode(job.episode_id)
+            except Exception as exc:  # the episode goes with the server anyway
+                log.debug("closing episode %s failed: %s", job.episode_id, exc)
+
+
+def _plain(data: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps(data, default=str))
