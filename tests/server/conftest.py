@@ -7,7 +7,7 @@ Tasks: `add` (answer 5), `echo` (answer "hi"), and a chain `first` -> `second`.
 
 from __future__ import annotations
 
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,6 +51,9 @@ def explode(message: str) -> str:
     raise RuntimeError(message)
 
 
+SLOW_RELEASE = threading.Event()  # ends every `slow` call at once (the fixture `release_slow` sets it)
+
+
 @tool
 def slow(seconds: float) -> str:
     """Sleep, then say so.
@@ -58,7 +61,7 @@ def slow(seconds: float) -> str:
     Args:
         seconds: How long to sleep.
     """
-    time.sleep(seconds)
+    SLOW_RELEASE.wait(seconds)
     return "slept"
 
 
@@ -127,6 +130,15 @@ def served_factory() -> Iterator[type[Served]]:
     yield factory  # type: ignore[misc]
     for served in started:
         served.close()
+
+
+@pytest.fixture
+def release_slow() -> Iterator[None]:
+    """Ends the `slow` calls this test left running when it ends (later calls sleep again)."""
+    global SLOW_RELEASE
+    yield
+    running, SLOW_RELEASE = SLOW_RELEASE, threading.Event()
+    running.set()
 
 
 @pytest.fixture(scope="module")

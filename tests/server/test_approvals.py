@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
 from corral_core.env.approval import ApprovalRequest
 from corral_core.events import EventKind, ListSink
 from corral_core.server import EventingGate, PolicyGate, QueueGate
+from tests.timeouts import HANG, wait_until
 
 
 def ask(gate, tool_name="touch_confirm"):
@@ -22,10 +22,12 @@ def ask(gate, tool_name="touch_confirm"):
 
 
 def wait_pending(gate, count=1):
-    deadline = time.monotonic() + 5
-    while len(gate.pending()) < count:
-        assert time.monotonic() < deadline, "request never became pending"
-        time.sleep(0.005)
+    wait_until(lambda: len(gate.pending()) >= count, f"{count} pending request(s)")
+
+
+def join(thread):
+    thread.join(HANG)
+    assert not thread.is_alive(), "the request did not return"
 
 
 def test_policy_gate():
@@ -36,13 +38,13 @@ def test_policy_gate():
 
 
 def test_queue_gate_decide():
-    gate = QueueGate(timeout=5)
+    gate = QueueGate(timeout=HANG)
     request, holder, thread = ask(gate)
     wait_pending(gate)
-    assert gate.pending()[0].id == request.id and request.timeout == 5
+    assert gate.pending()[0].id == request.id and request.timeout == HANG
     assert gate.decide("ap_other", True) is False
     assert gate.decide(request.id, True, reason="fine") is True
-    thread.join(5)
+    join(thread)
     assert holder[0].approved is True and holder[0].decided_by == "user" and holder[0].reason == "fine"
     assert gate.decide(request.id, False) is False  # already decided
     assert gate.pending() == []
@@ -56,12 +58,12 @@ def test_queue_gate_timeout():
 
 
 def test_approve_tool_for_run_releases_waiting_and_later_requests():
-    gate = QueueGate(timeout=5)
+    gate = QueueGate(timeout=HANG)
     _, first, thread_one = ask(gate)
     _, other, thread_other = ask(gate, "another_tool")
     wait_pending(gate, 2)
     assert gate.approve_tool_for_run("touch_confirm") == 1
-    thread_one.join(5)
+    join(thread_one)
     assert first[0].approved is True
     assert [r.tool_name for r in gate.pending()] == ["another_tool"]  # other tools still wait
     later = gate.request(ApprovalRequest("add", None, "touch_confirm", {}))
@@ -70,16 +72,16 @@ def test_approve_tool_for_run_releases_waiting_and_later_requests():
     gate.forget_tool_approvals()
     assert gate.approved_tools() == frozenset()
     gate.close()
-    thread_other.join(5)
+    join(thread_other)
     assert other[0].approved is False
 
 
 def test_close_rejects_waiting_and_new_requests():
-    gate = QueueGate(timeout=30)
+    gate = QueueGate(timeout=HANG)
     _, holder, thread = ask(gate)
     wait_pending(gate)
     gate.close()
-    thread.join(5)
+    join(thread)
     assert not thread.is_alive() and holder[0].approved is False
     assert gate.request(ApprovalRequest("add", None, "t", {})).approved is False
 

@@ -7,7 +7,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import httpx
@@ -16,7 +15,7 @@ import pytest
 from corral_core.client import CorralRouter, Unauthorized
 from corral_core.server.auth import is_loopback_host
 from corral_core.server.serve import serve_main
-from tests.timeouts import HTTP_TIMEOUT
+from tests.timeouts import HANG, HTTP_TIMEOUT
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE_SUITE = REPO / "sample_tasks" / "samplemath.yaml"
@@ -168,10 +167,8 @@ def test_serve_runs_until_interrupted():
             assert router.get_available_tasks() == ["add", "multiply", "divide", "power", "compound"]
             assert router.execute_tool("add", "calculator", {"operation": "+", "a": 17, "b": 25}).success
             assert router.submit_answer("add", "42").score == 1.0
-        started = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=10) == 0
-        assert time.monotonic() - started < 10
+        assert proc.wait(timeout=HANG) == 0  # a server that ignored SIGINT would serve on: the bound is a hang
         assert "Traceback" not in proc.stderr.read()
     finally:
         if proc.poll() is None:

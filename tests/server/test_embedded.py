@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import httpx
@@ -22,11 +21,9 @@ def test_start_serves_on_a_real_port_and_stop_frees_it():
     assert url == server.url and server.port > 0 and url.endswith(f":{server.port}")
     assert server.start() == url  # starting twice is harmless
     assert httpx.get(f"{url}/health").json()["status"] == "ok"
-    started = time.monotonic()
     server.stop()
-    assert time.monotonic() - started < 5
     with pytest.raises(httpx.TransportError):
-        httpx.get(f"{url}/health", timeout=1)
+        httpx.get(f"{url}/health", timeout=HTTP_TIMEOUT)
     server.stop()  # stopping twice is harmless
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import httpx
 import pytest
 
 from corral_core.events import EventKind
 from corral_core.server import PolicyGate, QueueGate
-from tests.timeouts import HTTP_TIMEOUT
+from tests.timeouts import HANG, HTTP_TIMEOUT, wait_until
 
 
 def execute(http, trial_path, tool_name, **arguments):
@@ -82,28 +81,23 @@ def test_policy_gate_can_approve(served_factory, tmp_path):
 
 
 def test_confirm_tool_runs_only_after_a_remote_approval(served_factory, tmp_path):
-    served = served_factory(gate=QueueGate(timeout=10))
+    served = served_factory(gate=QueueGate(timeout=HANG))
     target = tmp_path / "confirm.txt"
     seen_pending: list[dict] = []
 
     def approver() -> None:
         with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as client:
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline:
-                pending = client.get("/approvals").json()["approvals"]
-                if pending:
-                    seen_pending.extend(pending)
-                    assert not target.exists()  # still waiting: the tool has not run
-                    client.post(f"/approvals/{pending[0]['id']}", json={"approved": True, "reason": "ok"})
-                    return
-                time.sleep(0.01)
+            wait_until(lambda: seen_pending.extend(client.get("/approvals").json()["approvals"]) or seen_pending,
+                       "the call to wait for approval")
+            assert not target.exists()  # still waiting: the tool has not run
+            client.post(f"/approvals/{seen_pending[0]['id']}", json={"approved": True, "reason": "ok"})
 
     thread = threading.Thread(target=approver)
     thread.start()
     with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as http:
         created = http.post("/tasks/add/trials").json()
         call = execute(http, f"/trials/{created['trial_id']}", "touch_confirm", path=str(target))
-    thread.join(5)
+    thread.join(HANG)
     assert call["status"] == "success" and call["approval"] == "approved"
     assert target.exists()
     assert seen_pending[0]["tool_name"] == "touch_confirm"
@@ -113,15 +107,16 @@ def test_confirm_tool_runs_only_after_a_remote_approval(served_factory, tmp_path
     asked = served.sink.of_kind(EventKind.APPROVAL_ASKED)[-1]
     decided = served.sink.of_kind(EventKind.APPROVAL_DECIDED)[-1]
     assert asked.data["approval_id"] == decided.data["approval_id"] == seen_pending[0]["id"]
-    assert asked.data["timeout"] == 10 and asked.trial_id == created["trial_id"]
+    assert asked.data["timeout"] == HANG and asked.trial_id == created["trial_id"]
     assert decided.data == {"approval_id": seen_pending[0]["id"], "tool_name": "touch_confirm",
                             "approved": True, "decided_by": "remote", "reason": "ok"}
 
 
 def test_remote_rejection(served_factory, tmp_path):
-    gate = QueueGate(timeout=10)
+    gate = QueueGate(timeout=HANG)
     gate.on_request = lambda request: threading.Thread(
-        target=lambda: httpx.post(f"{served.url}/approvals/{request.id}", json={"approved": False})
+        target=lambda: httpx.post(f"{served.url}/approvals/{request.id}", json={"approved": False},
+                                  timeout=HTTP_TIMEOUT)
     ).start()
     served = served_factory(gate=gate)
     target = tmp_path / "confirm.txt"
@@ -156,28 +151,24 @@ def test_approval_routes_errors(served_factory, http):
         assert client.post("/approvals/ap_unknown", json={}).status_code == 422
 
 
-def test_tool_timeout(served_factory):
+def test_tool_timeout(served_factory, release_slow):
     served = served_factory(tool_timeout=0.2)
     with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as http:
-        call = execute(http, "/tasks/add", "slow", seconds=2)
+        call = execute(http, "/tasks/add", "slow", seconds=HANG * 10)  # runs until the test ends
     assert call["status"] == "timeout"
 
 
 def test_stop_does_not_wait_for_a_pending_approval(served_factory):
-    served = served_factory(gate=QueueGate(timeout=60))
+    served = served_factory(gate=QueueGate(timeout=HANG * 10))
     results: list[dict] = []
 
     def call() -> None:
-        with httpx.Client(base_url=served.url, timeout=30) as client:
+        with httpx.Client(base_url=served.url, timeout=HTTP_TIMEOUT) as client:
             results.append(execute(client, "/tasks/add", "touch_confirm", path="/nonexistent/x"))
 
     worker = threading.Thread(target=call)
     worker.start()
-    deadline = time.monotonic() + 5
-    while not served.app.state.gate.pending() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    started = time.monotonic()
-    served.close()
-    worker.join(5)
-    assert time.monotonic() - started < 5
-    assert results and results[0]["status"] == "rejected"
+    wait_until(lambda: served.app.state.gate.pending(), "the call to wait for approval")
+    served.close()  # the gate would wait 10 x HANG: the call is back in time only if closing rejects it
+    worker.join(HANG)
+    assert not worker.is_alive() and results and results[0]["status"] == "rejected"
