@@ -11,6 +11,7 @@ from corral_core.client import CorralRouter
 from corral_core.events import EventKind, ListSink
 from corral_core.llm import ModelSettings
 from tests.fakes.fake_openai import FakeOpenAI, FakeReply
+from tests.timeouts import HANG, HTTP_TIMEOUT
 
 from .conftest import FAKE_KEY_ENV, usage_sum
 
@@ -21,7 +22,7 @@ ADD_FINAL = "<thought>Done.</thought><final_answer>42</final_answer>"
 
 def _agent(agent_class, fake: FakeOpenAI, **kwargs):
     return agent_class(model="openai/fake-model", api_endpoint=fake.base_url, api_key_env=FAKE_KEY_ENV,
-                       timeout=5, max_retries=0, **kwargs)
+                       timeout=HTTP_TIMEOUT, max_retries=0, **kwargs)
 
 
 def test_tool_calling_round_trip(fake_key, open_trial) -> None:
@@ -118,7 +119,7 @@ def test_provider_failure_ends_the_trial_as_error_and_the_next_runs(reply, expec
 
 
 def test_timeout_ends_the_trial_as_error(fake_key, open_trial) -> None:
-    with FakeOpenAI([FakeReply.slow(3.0)]) as fake:
+    with FakeOpenAI([FakeReply.slow(HANG * 10)]) as fake:  # answers only when the fake stops
         agent = ReActAgent(model="openai/fake-model", api_endpoint=fake.base_url, api_key_env=FAKE_KEY_ENV,
                            timeout=0.5, max_retries=0)
         outcome = run_trial(agent, open_trial("add"), "add")

@@ -11,6 +11,7 @@ from corral_core.agents import ReActAgent, ReflectionAgent, run_trial
 from corral_core.client import CorralRouter
 from corral_core.events import EventKind, ListSink
 from tests.fakes.fake_openai import FakeOpenAI, FakeReply
+from tests.timeouts import HTTP_TIMEOUT
 
 from .conftest import FAKE_KEY_ENV
 
@@ -26,8 +27,8 @@ def fresh_router(fresh_server_url: str) -> Iterator[CorralRouter]:
 
 
 def _fake_agent(agent_class: type, fake: FakeOpenAI, **kwargs: Any) -> Any:
-    return agent_class(model="openai/fake-model", api_endpoint=fake.base_url, api_key_env=FAKE_KEY_ENV, timeout=5,
-                       max_retries=0, **kwargs)
+    return agent_class(model="openai/fake-model", api_endpoint=fake.base_url, api_key_env=FAKE_KEY_ENV,
+                       timeout=HTTP_TIMEOUT, max_retries=0, **kwargs)
 
 
 def _arm_trial(agent: Any, router: CorralRouter, task_id: str, arm: str, index: int) -> Any:

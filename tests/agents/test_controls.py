@@ -16,6 +16,7 @@ from corral_core.agents import (
 )
 from corral_core.events import EventKind, ListSink
 from tests.fakes.fake_openai import FakeOpenAI, FakeReply
+from tests.timeouts import HANG, HTTP_TIMEOUT
 
 from .conftest import FAKE_KEY_ENV, requests_of, run_in_thread
 
@@ -31,14 +32,14 @@ def test_step_advances_exactly_one_iteration_per_step(open_trial) -> None:
     agent, controller, sink = _controlled()
     result = {}
     thread = run_in_thread(lambda: result.setdefault("outcome", run_trial(agent, open_trial("compound"), "compound")))
-    assert controller.wait_blocked() and controller.state == "paused"
+    assert controller.wait_blocked(HANG) and controller.state == "paused"
     assert requests_of(sink) == []
     for expected in (1, 2):
         controller.step()
-        assert controller.wait_blocked()
+        assert controller.wait_blocked(HANG)
         assert len(requests_of(sink)) == expected and controller.state == "paused"
     controller.resume()
-    thread.join(timeout=10)
+    thread.join(timeout=HANG)
     assert not thread.is_alive() and result["outcome"].score == 1.0
     states = [e.data["state"] for e in sink.of_kind(EventKind.CONTROL_STATE)]
     assert states == ["paused", "stepping", "paused", "stepping", "paused", "running"]
@@ -48,12 +49,10 @@ def test_cancel_ends_a_paused_agent_promptly(open_trial) -> None:
     agent, controller, sink = _controlled()
     result = {}
     thread = run_in_thread(lambda: result.setdefault("outcome", run_trial(agent, open_trial("add"), "add")))
-    assert controller.wait_blocked()
-    cancelled_at = time.perf_counter()
+    assert controller.wait_blocked(HANG)
     controller.cancel()
-    thread.join(timeout=2.0)  # generous: a paused agent wakes at once, it does not wait out a poll or timeout
-    assert not thread.is_alive(), "the paused agent did not end within 2 s of cancel()"
-    assert time.perf_counter() - cancelled_at < 2.0
+    thread.join(timeout=HANG)  # a paused agent stays paused until resumed: only cancel() can end it here
+    assert not thread.is_alive(), "cancel() did not end the paused agent"
     assert result["outcome"].status == "cancelled" and agent.outcome.status == "cancelled"
     assert requests_of(sink) == [] and controller.state == "cancelled"
     controller.resume()  # cancel is final
@@ -65,11 +64,11 @@ def test_cancel_inside_a_planner_executor(open_trial) -> None:
     result = {}
     thread = run_in_thread(lambda: result.setdefault("outcome", run_trial(agent, open_trial("add"), "add")))
     for _ in range(2):  # planner iteration 0, then the executor's first iteration
-        assert controller.wait_blocked()
+        assert controller.wait_blocked(HANG)
         controller.step()
-    assert controller.wait_blocked()
+    assert controller.wait_blocked(HANG)
     controller.cancel()
-    thread.join(timeout=5)
+    thread.join(timeout=HANG)
     assert not thread.is_alive() and result["outcome"].status == "cancelled"
 
 
@@ -79,10 +78,10 @@ def test_paused_time_is_not_trial_time(open_trial) -> None:
     result = {}
     started = time.perf_counter()
     thread = run_in_thread(lambda: result.setdefault("outcome", run_trial(agent, trial, "add")))
-    assert controller.wait_blocked()
+    assert controller.wait_blocked(HANG)
     time.sleep(0.3)
     controller.resume()
-    thread.join(timeout=10)
+    thread.join(timeout=HANG)
     wall = time.perf_counter() - started  # encloses the whole run_trial call, pause included
     assert not thread.is_alive() and result["outcome"].score == 1.0
     assert agent.wait_seconds >= 0.3
@@ -108,14 +107,14 @@ def test_inbox_message_posted_while_paused_reaches_the_next_llm_call(fake_key, o
 
         hooks.register("after_iteration", pause_once)
         agent = ToolCallingAgent(model="openai/fake-model", api_endpoint=fake.base_url, api_key_env=FAKE_KEY_ENV,
-                                 timeout=5, hooks=hooks, sink=sink)
+                                 timeout=HTTP_TIMEOUT, hooks=hooks, sink=sink)
         result = {}
         thread = run_in_thread(lambda: result.setdefault("outcome", run_trial(agent, open_trial("add"), "add")))
-        assert controller.wait_blocked()
+        assert controller.wait_blocked(HANG)
         assert len(fake.requests) == 1
         inbox.post("Answer with the bare number.")
         controller.resume()
-        thread.join(timeout=10)
+        thread.join(timeout=HANG)
         bodies = fake.requests
     outcome = result["outcome"]
     assert outcome.status == "completed" and outcome.score == 1.0 and outcome.assisted
@@ -137,13 +136,13 @@ def test_an_intervention_posted_during_the_last_llm_call_is_reported_undelivered
         inbox = InterventionInbox()
         inbox.attach(hooks)
         agent = ToolCallingAgent(model="openai/fake-model", api_endpoint=fake.base_url, api_key_env=FAKE_KEY_ENV,
-                                 timeout=30, hooks=hooks, sink=sink)
+                                 timeout=HTTP_TIMEOUT, hooks=hooks, sink=sink)
         result = {}
         thread = run_in_thread(lambda: result.setdefault("outcome", run_trial(agent, open_trial("add"), "add")))
-        assert fake.wait_requests(2), "the last LLM call never started"
+        assert fake.wait_requests(2, HANG), "the last LLM call never started"
         assert inbox.post("Round it to one digit.")  # accepted: the trial is still running
         release.set()
-        thread.join(timeout=10)
+        thread.join(timeout=HANG)
     outcome = result["outcome"]
     assert outcome.status == "completed" and not outcome.assisted  # it never reached the model
     assert sink.of_kind(EventKind.INTERVENTION_APPLIED) == []

@@ -13,6 +13,7 @@ import pytest
 from corral_core.llm import LLMError, ModelSettings, completion, retry
 from corral_core.llm.types import DEFAULT_MAX_RETRIES
 from tests.fakes.fake_openai import FakeOpenAI, FakeReply
+from tests.timeouts import HANG
 
 KEY_ENV = "CORRAL_TEST_FAKE_KEY"
 MESSAGES = [{"role": "user", "content": "What is 17 + 25?"}]
@@ -75,8 +76,9 @@ def test_client_errors_are_not_retried(reply: FakeReply, waits: list[float]) -> 
 
 
 def test_timeouts_are_retried(waits: list[float]) -> None:
-    with FakeOpenAI([FakeReply.slow(30), FakeReply.text("on time")]) as server:
-        result = completion(settings_for(server, "openai/fake-model", timeout=0.5), MESSAGES)
+    # the first reply answers only when the fake stops; the second must beat the same timeout on a busy machine
+    with FakeOpenAI([FakeReply.slow(HANG * 10), FakeReply.text("on time")]) as server:
+        result = completion(settings_for(server, "openai/fake-model", timeout=3.0), MESSAGES)
     assert result.content == "on time" and result.retries == 1
 
 
@@ -122,7 +124,7 @@ def test_max_connections_never_lets_a_third_request_in_flight(model: str) -> Non
             assert server.wait_until(lambda s, done=done: s.in_flight == min(2, callers - done))
             server.release(1)
         for thread in threads:
-            thread.join(timeout=30)
+            thread.join(timeout=HANG)
         peak = server.max_in_flight
     assert results == ["ok"] * callers
     assert peak == 2  # two at once, never three

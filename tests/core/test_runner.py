@@ -163,10 +163,10 @@ def test_controls_pause_step_intervene_and_resume(tmp_path: Path) -> None:
     (live,) = controls.running()
     assert live.task_id == "t1" and live.state == "paused"
     controller = controls.controller(live.trial_id)
-    assert controller.wait_blocked(5)
+    assert controller.wait_blocked(HANG)
     assert not sink.of_kind(EventKind.LLM_REQUEST)  # paused before the first step
     controls.step_all()  # exactly one iteration (the pause tool call), then paused again
-    assert controller.wait_blocked(5)
+    assert controller.wait_blocked(HANG)
     assert len(sink.of_kind(EventKind.LLM_REQUEST)) == 1 and controls.running()[0].state == "paused"
     assert controls.send(live.trial_id, "Answer with one.")
     controls.resume_all()

@@ -151,7 +151,7 @@ def test_a_trial_paused_longer_than_its_time_limit_completes_after_resume() -> N
     while not controls.running() and time.monotonic() < deadline:
         time.sleep(0.01)
     (live,) = controls.running()
-    assert controls.controller(live.trial_id).wait_blocked(5)
+    assert controls.controller(live.trial_id).wait_blocked(HANG)
     time.sleep(2.0)  # twice the limit, all of it paused
     assert controls.running(), "the paused trial was cancelled"
     controls.resume_all()
