@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +12,7 @@ from corral_core.batch import open_store
 from corral_core.events import EventKind, ListSink
 from corral_core.runner import BenchmarkRunner
 from corral_core.spec import spec_from_dict
+from tests.timeouts import HANG, wait_until
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -108,14 +108,12 @@ def test_resuming_a_cut_chain_round_reruns_only_its_unfinished_links(store: Stor
 
 def test_grader_that_never_returns_times_out_and_the_run_goes_on(store: Store) -> None:
     spec = make_spec("grader", trials_per_task=2, timeouts={"grader": 0.5, "trial": 30})
-    started = time.monotonic()
-    result, sink = run(spec, store)
-    assert time.monotonic() - started < 30  # generous: a hung grader must not hang the run
+    result, sink = run(spec, store)  # the grader never returns: only its timeout lets the run end
     trials = finished(sink)
     for index in (0, 1):
         hung = trials[("default", "hang", index)]
         assert hung["status"] == "timeout" and hung["score"] is None
-        assert "timed out" in hung["explanation"] and hung["duration"] < 0.5 + 5
+        assert "timed out" in hung["explanation"]
         assert trials[("default", "fine", index)]["status"] == "completed"
     assert result.errored == 2
     assert store.rows("select status, score from trial where task_id='hang'") == [("timeout", None)] * 2
@@ -124,9 +122,7 @@ def test_grader_that_never_returns_times_out_and_the_run_goes_on(store: Store) -
 def test_trial_time_limit_cancels_the_agent_and_reports_timeout() -> None:
     spec = make_spec("ops", tasks=["loop"], agent={"type": "react", "max_iterations": 500},
                      timeouts={"trial": 0.5})
-    started = time.monotonic()
     _result, sink = run(spec)
-    assert time.monotonic() - started < 20
     (trial,) = finished(sink).values()
     assert trial["status"] == "timeout" and "0.5 s limit" in trial["error"] and trial["score"] is None
     assert trial["iterations"] < 500  # cancelled long before the iteration limit
@@ -157,9 +153,7 @@ def test_controls_pause_step_intervene_and_resume(tmp_path: Path) -> None:
     outcome: dict[str, Any] = {}
     worker = threading.Thread(target=lambda: outcome.setdefault("result", runner.run()))
     worker.start()
-    deadline = time.monotonic() + 10
-    while not controls.running() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(controls.running, "the trial to start")
     (live,) = controls.running()
     assert live.task_id == "t1" and live.state == "paused"
     controller = controls.controller(live.trial_id)
@@ -170,7 +164,7 @@ def test_controls_pause_step_intervene_and_resume(tmp_path: Path) -> None:
     assert len(sink.of_kind(EventKind.LLM_REQUEST)) == 1 and controls.running()[0].state == "paused"
     assert controls.send(live.trial_id, "Answer with one.")
     controls.resume_all()
-    worker.join(10)
+    worker.join(HANG)
     assert not worker.is_alive()
     (trial,) = finished(sink).values()
     assert trial["status"] == "completed" and trial["assisted"] is True and trial["iterations"] == 2

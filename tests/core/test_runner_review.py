@@ -20,6 +20,7 @@ from corral_core.events import EventKind, ListSink
 from corral_core.runner import BenchmarkRunner, ControlRegistry
 from corral_core.spec import spec_from_dict
 from corral_core.store import Repository
+from tests.timeouts import HANG, wait_until
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -52,10 +53,7 @@ class PausedRun:
         self.result: Any = None
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.controls.running() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert self.controls.running(), "the paused run never started a trial"
+        wait_until(self.controls.running, "the paused run to start a trial")
 
     def _run(self) -> None:
         self.result = self.runner.run()
@@ -63,7 +61,7 @@ class PausedRun:
     def finish(self) -> Any:
         self.controls.start_paused = False  # later trials of the run start running
         self.controls.resume_all()
-        self.thread.join(20)
+        self.thread.join(HANG)
         assert not self.thread.is_alive()
         return self.result
 
@@ -141,21 +139,20 @@ def test_a_job_that_fails_marks_its_trials_as_errors(store: Any, monkeypatch: py
 
 
 def test_a_trial_paused_longer_than_its_time_limit_completes_after_resume() -> None:
-    spec = make_spec("slow", tasks=["t1"], timeouts={"trial": 1})
+    # the trial runs well under a second once resumed: a limit of 3 s leaves room for a busy machine
+    spec = make_spec("slow", tasks=["t1"], timeouts={"trial": 3})
     controls = ControlRegistry(start_paused=True)
     sink = ListSink()
     runner = BenchmarkRunner(spec, sink=sink, controls=controls)
     worker = threading.Thread(target=runner.run, daemon=True)
     worker.start()
-    deadline = time.monotonic() + 10
-    while not controls.running() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(controls.running, "the trial to start")
     (live,) = controls.running()
     assert controls.controller(live.trial_id).wait_blocked(HANG)
-    time.sleep(2.0)  # twice the limit, all of it paused
+    time.sleep(3.5)  # longer than the limit, all of it paused (the time that passes is what is tested)
     assert controls.running(), "the paused trial was cancelled"
     controls.resume_all()
-    worker.join(20)
+    worker.join(HANG)
     assert not worker.is_alive()
     (trial,) = finished(sink).values()
     assert trial["status"] == "completed" and trial["score"] == 1.0
