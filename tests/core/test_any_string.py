@@ -17,6 +17,7 @@ from corral_core.events import Event, EventKind
 from corral_core.safetext import REPLACEMENT, clean, clean_text
 from corral_core.store import Repository, StoreWriter, init_db, make_engine
 from corral_core.store.tables import message_table, tool_call_table
+from tests.timeouts import HANG
 
 LONE = "\ud800"
 T0 = 1_700_000_000.0
@@ -66,7 +67,7 @@ def test_the_store_keeps_a_trial_whose_texts_hold_lone_surrogates(store) -> None
     ]
     for event in events:
         writer.emit(event)
-    assert writer.flush(10)
+    assert writer.flush(HANG)
 
     assert writer.stats()["failed"] == 0
     trial = repo.trial("tr_1")

@@ -21,6 +21,7 @@ from corral_core.store import (
     make_engine,
 )
 from corral_core.store.tables import TRIAL_CHILD_TABLES
+from tests.timeouts import HANG
 
 T0 = 1_700_000_000.0
 
@@ -107,7 +108,7 @@ def test_list_benchmarks_is_newest_first_with_trial_counts(repo: Repository, wri
         repo.create_benchmark(spec_name="s", spec_digest="d")
     run_trial(writer, "tr_a", bm="bm_2", index=0)
     run_trial(writer, "tr_b", bm="bm_2", index=1, status=None)
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     page = repo.list_benchmarks(0, 3)
     assert [b.id for b in page.items] == ["bm_5", "bm_4", "bm_3"] and page.has_more
     rest = repo.list_benchmarks(3, 3)
@@ -139,7 +140,7 @@ def test_resume_helpers_keep_finished_trials_and_remove_running_ones(repo, write
     run_trial(writer, "tr_done", index=0)
     run_trial(writer, "tr_gave_up", index=1, status="surrendered")
     run_trial(writer, "tr_crashed", index=2, status=None)
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     repo.record_chain_output("bm_1", "ep", "add", "42", 1.0, trial_id="tr_crashed")
     repo.record_chain_output("bm_1", "ep", "add", "42", 1.0, trial_id="tr_done")
 
@@ -158,7 +159,7 @@ def test_resume_helpers_keep_finished_trials_and_remove_running_ones(repo, write
 
     # the re-run of the crashed trial lands once, next to the kept ones
     run_trial(writer, "tr_rerun", index=2)
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     assert repo.count_trials("bm_1") == 3
     assert repo.delete_unfinished_trials("bm_1") == 0
 
@@ -168,7 +169,7 @@ def test_trial_filters_and_records_for_metrics(repo: Repository, writer: StoreWr
     run_trial(writer, "tr_1", arm="brief", task="add", index=0, ts=T0)
     run_trial(writer, "tr_2", arm="full", task="add", index=0, ts=T0 + 10, status="error")
     run_trial(writer, "tr_3", arm="brief", task="power", index=0, ts=T0 + 20)
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     assert [t.id for t in repo.trials("bm_1").items] == ["tr_1", "tr_2", "tr_3"]
     assert [t.id for t in repo.trials("bm_1", arm="brief").items] == ["tr_1", "tr_3"]
     assert [t.id for t in repo.trials("bm_1", task="add", status="error").items] == ["tr_2"]
@@ -197,7 +198,7 @@ def test_timeline_merges_every_source_in_time_order(repo: Repository, writer: St
     writer.emit(ev(EventKind.INTERVENTION_APPLIED, t, T0 + 6, text="be brief", source="inbox", iteration=2))
     writer.emit(ev(EventKind.MESSAGE, t, T0 + 0.5, role="user", content="What is 17 + 25?", index=0))  # late emit
     writer.emit(ev(EventKind.TRIAL_FINISHED, t, T0 + 7, status="completed", score=1.0))
-    assert writer.flush(5)
+    assert writer.flush(HANG)
 
     timeline = repo.timeline(t)
     assert [e.kind for e in timeline] == [
@@ -222,7 +223,7 @@ def test_llm_response_lookup_and_store_replay_source(repo: Repository, writer: S
                    arm="brief", trial_index=2))
     writer.emit(ev(EventKind.LLM_RESPONSE, "tr_1", T0 + 2, role="extractor", turn=1, content="other",
                    arm="brief", trial_index=2))
-    assert writer.flush(5)
+    assert writer.flush(HANG)
 
     call = repo.llm_response("bm_1", "brief", "add", 2, "agent", 1)
     assert call is not None

@@ -20,6 +20,7 @@ from corral_core.store.tables import (
     tool_call_table,
     trial_table,
 )
+from tests.timeouts import HANG
 
 T0 = 1_700_000_000.0
 
@@ -101,7 +102,7 @@ def test_each_event_kind_becomes_its_row(engine, writer: StoreWriter) -> None:
     ]
     for event in events:
         writer.emit(event)
-    assert writer.flush(5)
+    assert writer.flush(HANG)
 
     trial = Repository(engine).trial("tr_1")
     assert trial is not None
@@ -131,7 +132,7 @@ def test_each_event_kind_becomes_its_row(engine, writer: StoreWriter) -> None:
 def test_events_without_a_trial_row_are_still_written(engine, writer: StoreWriter) -> None:
     writer.emit(ev(EventKind.MESSAGE, "tr_solo", bm=None, role="user", content="hi", index=0))
     writer.emit(ev(EventKind.TOOL_CALL, "tr_solo", bm=None, tool_name="calculator", arguments={}, status="success"))
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     assert count(engine, message_table, trial_id="tr_solo") == 1
     assert count(engine, tool_call_table, trial_id="tr_solo") == 1
     assert count(engine, trial_table, id="tr_solo") == 0
@@ -141,7 +142,7 @@ def test_flush_waits_for_everything_queued_before_it(engine, writer: StoreWriter
     writer.emit(started())
     for i in range(5_000):
         writer.emit(ev(EventKind.MESSAGE, ts=T0 + i / 1000, role="user", content=f"m{i}", index=i))
-    assert writer.flush(10)
+    assert writer.flush(HANG)
     assert count(engine, message_table) == 5_000  # read right after flush, no sleep
 
 
@@ -156,7 +157,7 @@ def test_user_approval_and_inbox_intervention_mark_the_trial_assisted(engine, wr
                    decided_by="timeout", reason=""))
     for trial_id in ("tr_a", "tr_b", "tr_c"):
         writer.emit(finished(trial_id, assisted=False))  # the runner's flag cannot clear it
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     repo = Repository(engine)
     assert repo.trial("tr_a").assisted is True
     assert repo.trial("tr_b").assisted is True
@@ -166,10 +167,10 @@ def test_user_approval_and_inbox_intervention_mark_the_trial_assisted(engine, wr
 def test_assisted_mark_before_the_trial_row_exists_is_kept(engine, writer: StoreWriter) -> None:
     writer.emit(ev(EventKind.APPROVAL_DECIDED, "tr_late", approval_id="x", tool_name="cli", approved=True,
                    decided_by="remote", reason=""))
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     writer.emit(started("tr_late"))
     writer.emit(finished("tr_late"))
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     assert Repository(engine).trial("tr_late").assisted is True
 
 
@@ -187,7 +188,7 @@ def test_a_full_queue_drops_ordinary_events_but_never_trial_finished(engine) -> 
     writer.start()
     emitter.join(5)
     assert not emitter.is_alive()
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     writer.close()
     assert writer.dropped == 3
     trial = Repository(engine).trial("tr_1")
@@ -203,13 +204,13 @@ def test_a_refused_message_costs_only_itself_but_a_refused_trial_row_fails_the_s
     writer.emit(started("tr_x"))
     writer.emit(ev(EventKind.MESSAGE, "tr_x", role="user", content="bad", index=0))
     writer.emit(ev(EventKind.MESSAGE, "tr_x", role="user", content="kept", index=1))
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     assert (writer.failed, writer.failure) == (1, None)
     assert count(engine, message_table) == 1
     # a trial row the store refuses (its benchmark is missing) would be lost: the store fails, loudly
     writer.emit(ev(EventKind.TRIAL_STARTED, "tr_y", bm="bm_missing", arm="a", trial_index=0))
     writer.emit(ev(EventKind.MESSAGE, "tr_y", role="user", content="after", index=0))
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     assert writer.failure is not None and "FOREIGN KEY" in str(writer.failure)
     assert count(engine, message_table) == 1  # nothing more is written once the store failed
 
@@ -218,7 +219,7 @@ def test_restarting_the_same_trial_key_replaces_the_old_row(engine, writer: Stor
     writer.emit(started("tr_old"))
     writer.emit(ev(EventKind.MESSAGE, "tr_old", role="user", content="old", index=0))
     writer.emit(started("tr_new"))  # same benchmark, arm, task and index
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     assert count(engine, trial_table) == 1
     assert count(engine, message_table, trial_id="tr_old") == 0
     assert Repository(engine).trial("tr_new").status == "running"
@@ -273,7 +274,7 @@ def test_readers_never_see_database_is_locked_while_the_writer_commits(engine, w
             writer.emit(ev(EventKind.MESSAGE, f"tr_{t}", ts=T0 + t + i / 100, role="user", content="x" * 200, index=i))
             n += 1
         writer.emit(finished(f"tr_{t}", ts=T0 + t + 1))
-    assert writer.flush(30)
+    assert writer.flush(HANG)
     elapsed = time.perf_counter() - started_at
     stop.set()
     for thread in threads:
@@ -292,7 +293,7 @@ def test_a_malformed_event_does_not_stop_the_writer(engine, writer: StoreWriter)
     writer.emit(bad)
     writer.emit(Event(EventKind.TOOL_CALL, trial_id="tr_1", data="nonsense"))  # type: ignore[arg-type]
     writer.emit(started())
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     assert writer.running
     assert writer.failed == 2
     assert count(engine, trial_table) == 1
@@ -303,10 +304,10 @@ def test_a_failed_batch_keeps_an_earlier_assisted_mark(engine) -> None:
     writer.emit(ev(EventKind.APPROVAL_DECIDED, "tr_z", approval_id="x", tool_name="cli", approved=True,
                    decided_by="user", reason=""))
     writer.start()
-    assert writer.flush(5)  # the mark waits for a trial row
+    assert writer.flush(HANG)  # the mark waits for a trial row
     writer.emit(started("tr_z"))
     writer.emit(ev(EventKind.TRIAL_STARTED, "tr_bad", bm="bm_missing", arm="a", trial_index=0))  # fails the batch
-    assert writer.flush(5)
+    assert writer.flush(HANG)
     writer.close()
     assert writer.failed == 1
     assert Repository(engine).trial("tr_z").assisted is True

@@ -9,6 +9,7 @@ import pytest
 from corral_core.events import EventKind
 from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.dialogs import InterventionScreen
+from tests.timeouts import HANG
 from tests.tui.helpers import (
     SIZE,
     TUITEST,
@@ -30,7 +31,7 @@ def pending(app):
 
 def _stored_trial(app, trial_id):
     store = app.services.lifecycle
-    store.writer.flush(5.0)
+    assert store.writer.flush(HANG)
     return store.repository.trial(trial_id)
 
 

@@ -19,6 +19,7 @@ from corral_tui.screens.timeline import TimelineScreen
 from corral_tui.widgets.run_form import RunForm
 from corral_tui.widgets.trials_table import TrialsTable
 from tests.fakes.fake_openai import FakeOpenAI, FakeReply
+from tests.timeouts import HANG
 from tests.tui.helpers import (
     SAMPLEMATH,
     SIZE,
@@ -43,7 +44,7 @@ def pending(app):
 
 def store_of(app):
     lifecycle = app.services.lifecycle
-    lifecycle.writer.flush(10.0)
+    assert lifecycle.writer.flush(HANG)
     return lifecycle.repository
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from corral_core.events import EventKind
 from corral_tui.screens.approval import ApprovalScreen
+from tests.timeouts import HANG
 from tests.tui.helpers import (
     ROOT,
     SIZE,
@@ -79,7 +80,7 @@ async def test_a_remote_server_runs_trials_and_asks_for_approval(tmp_path: Path,
         (call,) = trial_events(app, trial_id, EventKind.TOOL_CALL)
         assert call.data["status"] == "success"
         store = app.services.lifecycle
-        store.writer.flush(5.0)
+        assert store.writer.flush(HANG)
         stored = store.repository.trial(trial_id)
         assert stored.assisted and stored.status == "completed"
         await wait_for(pilot, lambda: store.requests_served() > 0, "the server's request count")
