@@ -54,7 +54,7 @@ def test_workbench_after_a_run(snap_compare, tmp_path: Path) -> None:
     async def run(pilot: Pilot) -> None:
         await _idle(pilot)
         await start_run(pilot, "samplemath", arms="minimal, full", trials="1")
-        await wait_for(pilot, lambda: run_done(pilot.app), "the run to finish", timeout=40)
+        await wait_for(pilot, lambda: run_done(pilot.app), "the run to finish")
 
     app = make_app(tmp_path, suites=[SAMPLEMATH])
     assert snap_compare(app, terminal_size=SIZE, run_before=run)

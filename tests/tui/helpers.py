@@ -67,8 +67,9 @@ async def pane_text(pilot: Pilot, pane_id: str) -> str:
     """Show a live pane (pane-iterations, pane-tools, pane-hooks) as a person would, and return its text."""
     screen = pilot.app.workbench_screen
     screen.query_one("#pane-tabs", TabbedContent).active = pane_id
-    await pilot.pause(0.1)
     log = screen.query_one(f"#{pane_id}-log", RichLog)
+    # a RichLog keeps what it is given until it knows its size (once its tab is shown), then draws it all
+    await wait_for(pilot, lambda: log._size_known and not log._deferred_renders, f"{pane_id} to be drawn")
     return "\n".join(strip.text for strip in log.lines)
 
 

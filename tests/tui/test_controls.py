@@ -46,7 +46,6 @@ async def test_a_confirm_level_call_runs_only_after_approval(tmp_path: Path, tui
         request = app.screen.request
         assert (request.tool_name, request.task_id, request.arguments) == ("write_marker", "mark",
                                                                              {"name": "marker.txt"})
-        await pilot.pause(0.3)
         assert not marker.exists(), "the tool ran before anyone approved it"
 
         await pilot.press(key)
@@ -61,6 +60,8 @@ async def test_a_confirm_level_call_runs_only_after_approval(tmp_path: Path, tui
         else:
             assert not marker.exists()
             assert call["status"] == "rejected"
+        order = [e.kind for e in trial_events(app, trial_id, EventKind.APPROVAL_DECIDED, EventKind.TOOL_CALL)]
+        assert order == [EventKind.APPROVAL_DECIDED, EventKind.TOOL_CALL], "the call was settled before the decision"
         assert app.live.trials[trial_id].assisted
         stored = _stored_trial(app, trial_id)
         assert stored.assisted
@@ -149,7 +150,7 @@ async def test_step_advances_exactly_one_iteration_per_key_press(tmp_path: Path)
             await pilot.press("s")
             await wait_for(pilot, lambda expected=expected: iterations() == expected and controller.blocked,
                            f"iteration {expected} to run and the agent to pause again")
-            await pilot.pause(0.3)
+            # blocked again at exactly `expected`: a press that ran two iterations fails the wait above
             assert iterations() == expected, "one key press ran more than one iteration"
             assert app.live.trials[trial_id].status == "paused"
         assert "paused" in str(app.workbench_screen.query_one("#status").render())

@@ -60,10 +60,10 @@ async def test_keys_reach_the_workbench_wherever_the_focus_is(tmp_path: Path) ->
         tasks = screen.query_one("#form-tasks", Input)
         tasks.focus()
         await pilot.press(*"count", "enter")  # c is Continue, but a field types it
-        await pilot.pause(0.2)
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "form-agent",
+                       "Enter to move on to the next field")
         assert tasks.value == "count"
         assert app.run_state == "idle", "Enter in a field started a run"
-        assert app.focused is not None and app.focused.id == "form-agent"  # Enter moved on to the next field
         await pilot.press("escape")
         assert app.focused is not None and form not in app.focused.ancestors_with_self
         await pilot.press("r")
@@ -225,8 +225,8 @@ async def test_a_new_dialog_takes_no_keys_during_its_grace_period(tmp_path: Path
         await start_run(pilot, "tuitest", tasks="mark", approval="ask")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the approval dialog")
         dialog = app.screen
-        await pilot.press("y", "n", "enter", "escape")  # keys meant for the screen behind
-        await pilot.pause(0.2)
+        await pilot.press("y", "n", "enter", "escape")  # keys meant for the screen behind (press waits for them)
+        await pilot.pause()
         assert app.screen is dialog and len(pending(app)) == 1, "a key answered the dialog during its grace period"
         dialog.arm()  # the grace timer fires
         await pilot.press("y")
