@@ -14,6 +14,7 @@ from corral_core.env import (
     TrialFinishedError,
 )
 from corral_core.tools import ToolExecutionError, tool
+from tests.timeouts import HANG
 
 
 @tool
@@ -337,7 +338,7 @@ def chatty(size: int) -> str:
     return "x" * size
 
 
-@pytest.mark.parametrize("tool_timeout", [None, 2.0])
+@pytest.mark.parametrize("tool_timeout", [None, HANG])  # HANG: the tool runs in a thread, with a limit
 def test_tool_raising_system_exit_is_an_execution_error(tmp_path, tool_timeout):
     env = Sandbox("t1", base_work_dir=tmp_path, tool_timeout=tool_timeout)
     env.add_tool(quits)
@@ -350,7 +351,7 @@ def test_grader_raising_keyboard_interrupt_scores_zero(tmp_path):
     def interrupt(answer):
         raise KeyboardInterrupt
 
-    env = Sandbox("t1", base_work_dir=tmp_path, scorer=interrupt, grader_timeout=2.0)
+    env = Sandbox("t1", base_work_dir=tmp_path, scorer=interrupt, grader_timeout=HANG)
     assert env.submit_answer("42") == 0.0
     assert "KeyboardInterrupt" in env.state.explanation
 

@@ -71,13 +71,16 @@ async def test_a_confirm_level_call_runs_only_after_approval(tmp_path: Path, tui
 
 async def test_an_unanswered_approval_times_out_rejected_and_its_dialog_closes(tmp_path: Path,
                                                                                tui_env: Path) -> None:
-    app = make_app(tmp_path, suites=[TUITEST], approval_timeout=4.0)  # long enough to see the dialog open
+    app = make_app(tmp_path, suites=[TUITEST], approval_timeout=1.0)
+    pushed: list[object] = []  # every screen the app opens: the dialog may come and go between two looks
+    push_screen = app.push_screen
+    app.push_screen = lambda screen, *args, **kwargs: (pushed.append(screen), push_screen(screen, *args, **kwargs))[1]
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot)
         await start_run(pilot, "tuitest", tasks="mark", approval="ask")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the approval dialog")
-        await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalScreen), "the dialog to close by itself")
         await wait_for(pilot, lambda: run_done(app), "the run to finish")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalScreen), "the dialog to close by itself")
+        assert [type(screen) for screen in pushed] == [ApprovalScreen], "the approval dialog never opened"
         trial_id = only_trial(app)
         (decided,) = trial_events(app, trial_id, EventKind.APPROVAL_DECIDED)
         assert (decided.data["approved"], decided.data["decided_by"]) == (False, "timeout")
