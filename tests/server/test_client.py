@@ -18,6 +18,7 @@ from corral_core.client import (
     ValidationFailed,
 )
 from corral_core.server import QueueGate
+from tests.timeouts import HTTP_TIMEOUT
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def test_task_methods(router):
     assert "Tool: add" in router.get_tools_guide("add", "DETAILED")
     tools = router.get_available_tools_for_task("add", "minimal")
     assert set(tools) == {"tools"} and tools["tools"][0]["function"]["name"] == "add"
-    assert router.configure_additional_apps("add", timeout=5)["trial_id"] == "0"
+    assert router.configure_additional_apps("add", timeout=HTTP_TIMEOUT)["trial_id"] == "0"
     assert router.get_task_status("add")["is_attempted"] is False
     assert router.health()["status"] == "ok"
 

@@ -21,6 +21,7 @@ from schemathesis import GenerationMode
 
 from corral_core.server import create_app
 from tests.server.conftest import Served, make_suite
+from tests.timeouts import HTTP_TIMEOUT
 
 OPERATIONS = sorted(
     (method.upper(), path)
@@ -56,7 +57,7 @@ def with_surrogates(draw: st.DrawFn, cases: st.SearchStrategy) -> tuple[object, 
 
 
 def send_salted(session: requests.Session, base_url: str, case, body: object) -> requests.Response:
-    return session.request(case.method, base_url + case.formatted_path, params=case.query, timeout=10,
+    return session.request(case.method, base_url + case.formatted_path, params=case.query, timeout=HTTP_TIMEOUT,
                            data=json.dumps(body).encode(),  # ASCII: surrogates travel as \udXXX escapes
                            headers={**(case.headers or {}), "content-type": "application/json"})
 
@@ -104,7 +105,7 @@ def test_no_server_errors(fuzz_target, method, path):
             response = send_salted(session, served.url, case, body)
         else:
             body = case.body
-            response = case.call(base_url=served.url, session=session, timeout=10)
+            response = case.call(base_url=served.url, session=session, timeout=HTTP_TIMEOUT)
         if response.status_code >= 500:
             failures.append(f"{case.method} {case.formatted_path} body={body!r} "
                             f"query={case.query!r} -> {response.status_code} {response.text[:300]}")
