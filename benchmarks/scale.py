@@ -3,10 +3,12 @@ and all workers, with the SQLite store on, and CPU-seconds per trial (this proce
 
     python benchmarks/scale.py [--trials 2000] [--workers 1 2 0]      # 0 means one worker per core
 
-Each run is a fresh benchmark of samplemath on the scripted tool-calling agent. For `processes`
-the time includes starting the cluster and each worker's litellm import (paid once per worker);
-the table also shows that start-up apart. CPU-seconds are getrusage(SELF) + getrusage(CHILDREN):
-the worker processes count once they have exited (the cluster is closed at the end of each run).
+Each run is a fresh benchmark of samplemath on the scripted tool-calling agent, into a SQLite store.
+`trials/s` is end to end: for `processes` it includes starting the cluster, each worker's litellm
+import and closing the cluster. `steady/s` leaves that out: trials finished between the first and
+the last TRIAL_FINISHED on the driver. CPU-seconds are getrusage(SELF) + getrusage(CHILDREN) of the
+whole run (worker processes count once they have exited: the cluster is closed at the end of each
+run), divided by the trials. The machine's load average is printed before each run.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
 
 from corral_core.batch import open_store  # noqa: E402
+from corral_core.events import Event, EventKind  # noqa: E402
 from corral_core.runner import BenchmarkRunner  # noqa: E402
 from corral_core.spec import spec_from_dict  # noqa: E402
 
@@ -43,12 +46,28 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def measure(trials: int, executor: str, workers: int | None, folder: Path) -> tuple[int, float, float]:
+class FinishTimes:
+    """When each TRIAL_FINISHED reached the driver."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+
+    def emit(self, event: Event) -> None:
+        if event.kind is EventKind.TRIAL_FINISHED:
+            self.times.append(time.perf_counter())
+
+    def steady_rate(self) -> float:
+        span = self.times[-1] - self.times[0] if len(self.times) > 1 else 0.0
+        return (len(self.times) - 1) / span if span > 0 else float("nan")
+
+
+def measure(trials: int, executor: str, workers: int | None, folder: Path) -> tuple[int, float, float, float]:
     label = f"{executor}-{workers}"
     engine, repository, writer = open_store(str(folder / f"scale-{label}.db"))
+    finishes = FinishTimes()
     try:
         runner = BenchmarkRunner(make_spec(trials, f"scale-{label}"), repository=repository, writer_sink=writer,
-                                 executor=executor, workers=workers)
+                                 sink=finishes, executor=executor, workers=workers)
         cpu, wall = cpu_seconds(), time.perf_counter()
         result = runner.run()
         wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
@@ -56,7 +75,7 @@ def measure(trials: int, executor: str, workers: int | None, folder: Path) -> tu
         writer.close()
         engine.dispose()
     assert result.errored == 0, f"{result.errored} trials errored"
-    return len(result.records), wall, cpu
+    return len(result.records), wall, cpu, finishes.steady_rate()
 
 
 def main() -> None:
@@ -69,13 +88,16 @@ def main() -> None:
     preload()  # the driver's own litellm import is not part of any run
     cores = os.cpu_count() or 1
     print(f"{args.trials} scripted trials (samplemath, tool_calling), {cores} cores")
-    print(f"{'executor':<22}{'trials':>8}{'seconds':>10}{'trials/s':>10}{'CPU-s/trial':>13}")
+    print(f"{'executor':<22}{'trials':>8}{'seconds':>10}{'trials/s':>10}{'steady/s':>10}{'CPU-s/trial':>13}"
+          f"{'load before':>13}")
     with tempfile.TemporaryDirectory() as tmp:
         runs = [("local", None)] + [("processes", w or cores) for w in args.workers]
         for executor, workers in runs:
-            n, wall, cpu = measure(args.trials, executor, workers, Path(tmp))
+            load = os.getloadavg()[0]
+            n, wall, cpu, steady = measure(args.trials, executor, workers, Path(tmp))
             name = executor if workers is None else f"{executor} ({workers} workers)"
-            print(f"{name:<22}{n:>8}{wall:>10.1f}{n / wall:>10.1f}{cpu / n:>13.4f}", flush=True)
+            print(f"{name:<22}{n:>8}{wall:>10.1f}{n / wall:>10.1f}{steady:>10.1f}{cpu / n:>13.4f}{load:>13.2f}",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Where trials run: `local` threads in this process (the default), or a Dask cluster.
 
-`processes` starts a Dask `LocalCluster` on this machine (one single-threaded worker process per
-core unless told otherwise; loopback, free ports, dashboard off); `dask://HOST:PORT` connects to an
+`processes` starts a Dask `LocalCluster` on this machine (one worker process per core unless told
+otherwise, each running THREADS_PER_WORKER trials at once; loopback, free ports, dashboard off); `dask://HOST:PORT` connects to an
 existing scheduler (`dask scheduler` + `dask worker` on each node, or dask-jobqueue on Slurm).
 Dask does the scheduling: the runner's jobs go out in batches (a few trials per Dask task, so
 Dask's per-task cost is paid per batch) and come back as futures; the worker side is
@@ -46,6 +46,7 @@ LOOPBACK = "127.0.0.1"
 BATCHES_PER_WORKER = 4  # a run is cut into about this many Dask tasks per worker ...
 MAX_BATCH = 32  # ... of at most this many trials each (an idle worker waits at most one batch at the end)
 WAIT_SLICE = 0.1  # seconds between looks at the cancel event
+THREADS_PER_WORKER = 2  # trials at once per worker process: one waits on its server while the other runs
 EVENTS_GRACE = 60.0  # seconds the driver waits for the events of trials whose results have arrived
 # Dask's own per-worker statistical profiler samples every thread 100 times a second: off for our workers
 DASK_CONFIG = {"distributed.worker.profile.enabled": False}
@@ -220,8 +221,8 @@ class DaskExecutor:
         with dask.config.set(DASK_CONFIG):
             if executor == "processes":
                 # the scheduler's health server on a free loopback port too (not its default :8787)
-                self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host=LOOPBACK,
-                                            scheduler_port=0, dashboard_address=None,
+                self.cluster = LocalCluster(n_workers=workers, threads_per_worker=THREADS_PER_WORKER, processes=True,
+                                            host=LOOPBACK, scheduler_port=0, dashboard_address=None,
                                             scheduler_kwargs={"dashboard_address": f"{LOOPBACK}:0"})
                 self.client = Client(self.cluster)
             else:

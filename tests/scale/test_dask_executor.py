@@ -23,6 +23,7 @@ from corral_core.spec import spec_from_dict
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_tasks"
 SAMPLEMATH = SAMPLES / "samplemath.yaml"
 WAIT = 120.0  # seconds: only a failing test waits this long
+FAKE_KEY = "CORRAL_T_DASK_KEY"  # the fake provider's API key variable (set for the workers the test starts)
 
 
 def spec() -> Any:
@@ -73,10 +74,11 @@ def scheduler(tmp_path: Path) -> Any:
 
     dask = str(Path(sys.executable).with_name("dask"))
     # the scheduler unpickles task graphs too: both must import this checkout's corral_core
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), FAKE_KEY: "sk-fake"}
     started: list[subprocess.Popen[str]] = []
     try:
-        sched = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
+        sched = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                  "--dashboard-address", "127.0.0.1:0"],
                                  stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
         started.append(sched)
         address = None
@@ -109,12 +111,62 @@ def scheduler(tmp_path: Path) -> Any:
 
 
 def test_an_existing_dask_scheduler_runs_every_trial_once(tmp_path: Path, scheduler: str) -> None:
+    local, _ = run(tmp_path / "local.db")
     remote, sink = run(tmp_path / "dask.db", executor=scheduler)
     with sqlite3.connect(tmp_path / "dask.db") as conn:
         keys = conn.execute("select arm, task_id, trial_index, status from trial").fetchall()
     assert len(keys) == len({(a, t, i) for a, t, i, _ in keys}) == 12
     assert {s for *_, s in keys} == {"completed"} and remote.errored == 0
     assert len(sink.of_kind(EventKind.TRIAL_FINISHED)) == 12
+    assert remote.headline_score == local.headline_score
+    assert {n: a.average_score.value for n, a in remote.arms.items()} == \
+        {n: a.average_score.value for n, a in local.arms.items()}
+
+
+def test_max_connections_holds_across_workers(tmp_path: Path, scheduler: str, monkeypatch: pytest.MonkeyPatch
+                                              ) -> None:
+    """Two trials on two workers, `max_connections: 1`: while the fake provider holds one request, the other
+    worker's request waits for the cluster-wide lease (seen at the scheduler), never at the provider."""
+    from distributed import Client
+
+    from tests.fakes.fake_openai import FakeOpenAI, FakeReply
+
+    monkeypatch.setenv(FAKE_KEY, "sk-fake")
+    with FakeOpenAI([FakeReply.text("Final Answer: 3")], repeat_last=True, hold=True) as fake:
+        limited = spec_from_dict({"name": "limit", "suite": str(SAMPLEMATH), "tasks": ["add"], "trials_per_task": 2,
+                                  "model": {"id": "openai/fake-model", "api_base": fake.base_url,
+                                            "api_key_env": FAKE_KEY, "max_connections": 1}}, SAMPLEMATH.parent)
+        results: list[Any] = []
+        thread = threading.Thread(target=lambda: results.append(run(tmp_path / "l.db", limited, executor=scheduler)))
+        thread.start()
+        try:
+            assert fake.wait_until(lambda f: f.in_flight == 1, WAIT)
+            with Client(scheduler.replace("dask://", "tcp://", 1)) as client:
+                assert wait_for_pending_lease(client), "the second trial never waited for a lease"
+            assert fake.in_flight == 1  # the other worker's request is held back by the lease, not at the fake
+        finally:
+            fake.release(100)
+            thread.join(WAIT)
+        peak = fake.max_in_flight
+    result, _ = results[0]
+    assert [row["status"] for row in result.rows] == ["completed", "completed"]
+    assert peak == 1
+
+
+def wait_for_pending_lease(client: Any) -> bool:
+    """Until some corral max_connections semaphore has a waiting acquire (bounded: a failing test's limit)."""
+    from corral_core.runner.dask_worker import LIMIT_PREFIX
+
+    def pending(dask_scheduler: Any) -> int:
+        counts = dask_scheduler.extensions["semaphores"].metrics["pending"]
+        return sum(n for name, n in counts.items() if str(name).startswith(LIMIT_PREFIX))
+
+    gate = threading.Event()
+    for _ in range(int(WAIT / 0.05)):  # a state on the scheduler has no event to wait on: look, bounded
+        if client.run_on_scheduler(pending) > 0:
+            return True
+        gate.wait(0.05)
+    return False
 
 
 def test_chain_rounds_run_on_workers_link_by_link_with_the_same_outcomes_as_local(tmp_path: Path) -> None:
