@@ -3,9 +3,9 @@
 `processes` starts a Dask `LocalCluster` on this machine (one worker process per core unless told
 otherwise, each running THREADS_PER_WORKER trials at once; loopback, free ports, dashboard off);
 `dask://HOST:PORT` connects to an existing scheduler (`dask scheduler` + `dask worker` on each
-node, or dask-jobqueue on Slurm). Dask does the scheduling: the runner's jobs go out in batches (a few trials per Dask task, so
-Dask's per-task cost is paid per batch) and come back as futures; the worker side is
-runner/dask_worker.py.
+node, or dask-jobqueue on Slurm). Dask does the scheduling: the runner's jobs go out in batches
+(a few trials per Dask task, so Dask's per-task cost is paid per batch) and come back as futures;
+the worker side is runner/dask_worker.py.
 
 Events: workers log them on EVENT_TOPIC; the driver subscribes (`subscribe_topic`) and the
 `EventBridge` hands each one to the run's bus (store writer, TUI queue, batch progress) as if the
