@@ -84,7 +84,7 @@ class BenchmarkRunner:
     def __init__(self, spec: BenchmarkSpec, *, repository: Any = None, writer_sink: EventSink | None = None,
                  sink: EventSink | Iterable[EventSink] | None = None, server_url: str | None = None,
                  gate: Any = None, token: str | None = None, controls: ControlRegistry | None = None,
-                 auto_resume: bool = True, server_telemetry: bool = False, executor: str = "local",
+                 auto_resume: bool = True, server_telemetry: bool = False, executor: str | None = None,
                  workers: int | None = None) -> None:
         if (repository is None) != (writer_sink is None):
             raise ValueError("pass both repository and writer_sink (a started StoreWriter on the same engine), "
@@ -99,7 +99,12 @@ class BenchmarkRunner:
         self.controls = controls if controls is not None else ControlRegistry()
         self.auto_resume = auto_resume
         self.server_telemetry = server_telemetry  # the embedded servers' TELEMETRY_KINDS on the bus (unread)
-        self.executor = check_executor(executor)  # local | processes | dask://HOST:PORT (runner/executors.py)
+        # local | processes | dask://HOST:PORT (runner/executors.py); None: the spec's `executor:`
+        self.executor = check_executor(executor or spec.executor)
+        if self.executor != "local" and (spec.approval == "ask" or gate is not None):
+            raise UserError("a run on Dask workers cannot ask a person about confirm-level tools (yet).",
+                            file=spec.source, where="executor",
+                            fix="use `approval: approve` or `reject`, or run this spec with --executor local.")
         self.workers = workers
         self.benchmark_id: str | None = None
         self.owner = Owner.current()
@@ -404,13 +409,9 @@ class BenchmarkRunner:
         from corral_core.runner.executors import DaskExecutor, EventBridge
 
         spec = self.spec
-        if spec.approval == "ask" or self.gate is not None or self.server_url is not None:
-            raise UserError("a run on Dask workers cannot ask a person about confirm-level tools or use --server "
-                            "(yet).", file=spec.source, where="executor",
-                            fix="use `approval: approve` or `reject`, or run this spec with --executor local.")
         remote = [self._remote_job(job) for job in jobs]
         template = RemoteBatch(spec.data, str(spec.base_dir), spec.source, spec.digest, ctx.benchmark_id,
-                               self.controls.start_paused, ctx.approval, [])
+                               self.controls.start_paused, ctx.approval, [], self.server_url, self.token)
 
         def stopped() -> bool:
             if cancel_event is not None and cancel_event.is_set() and not self._stop.is_set():

@@ -58,6 +58,8 @@ class RemoteBatch:
     start_paused: bool
     approval: str | None
     jobs: list[RemoteJob]
+    server_url: str | None = None  # a shared environment server (--server); else one embedded per worker
+    token: str | None = None
 
 
 @dataclass
@@ -145,7 +147,7 @@ class _WorkerState:
 
         preload()  # litellm's import, once per worker process
         self.publisher = _Publisher(get_worker())
-        self.specs: dict[str, tuple[Any, Any]] = {}  # digest -> (spec, task id -> router)
+        self.specs: dict[str, tuple[Any, Any]] = {}  # digest and server -> (spec, task id -> router)
         self.servers: list[Any] = []
         self.routers: list[Any] = []
         self.runs: OrderedDict[str, _RunControls] = OrderedDict()
@@ -200,10 +202,11 @@ class _WorkerState:
             getattr(controls, op)()
 
     def spec_for(self, batch: RemoteBatch) -> tuple[Any, Any]:
+        key = f"{batch.digest} {batch.server_url or ''}"
         with self.lock:
-            known = self.specs.get(batch.digest)
+            known = self.specs.get(key)
             if known is None:
-                known = self.specs[batch.digest] = self._load(batch)
+                known = self.specs[key] = self._load(batch)
             return known
 
     def _load(self, batch: RemoteBatch) -> tuple[Any, Any]:
@@ -218,6 +221,11 @@ class _WorkerState:
                                f"{batch.digest[:12]}): its suite files or scripts differ from the driver's")
         if any(arm.model.max_connections for arm in spec.arms):
             _share_connection_limits()
+        timeout = client_timeout(spec.timeouts)
+        if batch.server_url is not None:  # the driver checked its tasks and approval policy
+            shared = CorralRouter(batch.server_url, default_verbosity=None, token=batch.token, timeout=timeout)
+            self.routers.append(shared)
+            return spec, lambda task_id: shared
         gate = PolicyGate(approve=spec.approval == "approve")
         by_task: dict[str, Any] = {}
         for suite in spec.suites:
@@ -225,7 +233,7 @@ class _WorkerState:
                              grader_timeout=spec.timeouts.grader, telemetry=False)
             server = EmbeddedServer(app)
             self.servers.append(server)
-            router = CorralRouter(server.start(), default_verbosity=None, timeout=client_timeout(spec.timeouts))
+            router = CorralRouter(server.start(), default_verbosity=None, timeout=timeout)
             self.routers.append(router)
             for task_id in suite.task_ids:
                 by_task[task_id] = router

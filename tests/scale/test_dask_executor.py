@@ -63,6 +63,22 @@ def test_processes_executor_runs_every_trial_once_with_the_same_metrics_as_local
 def test_unknown_executor_is_a_user_error() -> None:
     with pytest.raises(UserError, match="executor"):
         BenchmarkRunner(spec(), executor="threads")
+    with pytest.raises(UserError, match="unknown executor 'threads'"):
+        spec_from_dict({"name": "x", "suite": str(SAMPLEMATH), "executor": "threads"}, SAMPLEMATH.parent)
+
+
+def test_the_spec_chooses_the_executor_unless_the_caller_does() -> None:
+    chosen = spec_from_dict({"name": "x", "suite": str(SAMPLEMATH), "executor": "dask://127.0.0.1:8786"},
+                            SAMPLEMATH.parent)
+    assert BenchmarkRunner(chosen).executor == "dask://127.0.0.1:8786"  # e.g. the workbench, which passes none
+    assert BenchmarkRunner(chosen, executor="processes").executor == "processes"  # --executor wins
+    assert BenchmarkRunner(spec()).executor == "local"
+
+
+def test_a_run_that_asks_a_person_is_refused_on_dask_before_any_cluster_starts() -> None:
+    asking = spec_from_dict({"name": "x", "suite": str(SAMPLEMATH), "approval": "ask"}, SAMPLEMATH.parent)
+    with pytest.raises(UserError, match="cannot ask a person"):
+        BenchmarkRunner(asking, executor="dask://127.0.0.1:9")
 
 
 @pytest.fixture
@@ -250,3 +266,18 @@ def test_pause_step_intervene_and_resume_reach_a_trial_on_a_worker() -> None:
         thread.join(WAIT)
     assert finished.data["status"] == "completed" and finished.data["assisted"] is True
     assert results[0].trials_run == 1 and len(controls) == 0
+
+
+def test_workers_use_a_shared_environment_server_given_with_server(tmp_path: Path) -> None:
+    from corral_core.env import load_suite
+    from corral_core.server import EmbeddedServer, create_app
+
+    sink = ListSink()
+    server = EmbeddedServer(create_app(load_suite(SAMPLEMATH), sink=sink, telemetry=True))
+    try:
+        remote, _ = run(tmp_path / "dask.db", executor="processes", workers=2, server_url=server.start())
+    finally:
+        server.stop()
+    assert remote.errored == 0 and len(remote.rows) == 12
+    served = {e.trial_id for e in sink.of_kind(EventKind.TRIAL_OPENED)}  # opened on this server, by the workers
+    assert {row["trial_id"] for row in remote.rows} <= served
