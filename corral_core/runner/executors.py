@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -221,7 +222,9 @@ class DaskExecutor:
         with dask.config.set(DASK_CONFIG):
             if executor == "processes":
                 # the scheduler's health server on a free loopback port too (not its default :8787)
-                self.cluster = LocalCluster(n_workers=workers, threads_per_worker=THREADS_PER_WORKER, processes=True,
+                # one worker per core (Dask's own default would be cores / threads per worker)
+                self.cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1,
+                                            threads_per_worker=THREADS_PER_WORKER, processes=True,
                                             host=LOOPBACK, scheduler_port=0, dashboard_address=None,
                                             scheduler_kwargs={"dashboard_address": f"{LOOPBACK}:0"})
                 self.client = Client(self.cluster)

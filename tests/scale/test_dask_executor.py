@@ -281,3 +281,13 @@ def test_workers_use_a_shared_environment_server_given_with_server(tmp_path: Pat
     assert remote.errored == 0 and len(remote.rows) == 12
     served = {e.trial_id for e in sink.of_kind(EventKind.TRIAL_OPENED)}  # opened on this server, by the workers
     assert {row["trial_id"] for row in remote.rows} <= served
+
+
+def test_processes_starts_one_worker_per_core_by_default() -> None:
+    from corral_core.runner.executors import THREADS_PER_WORKER, DaskExecutor
+
+    with DaskExecutor("processes") as dask:
+        workers = dask.client.scheduler_info()["workers"].values()
+        assert len(workers) == (os.cpu_count() or 1)
+        assert {w["nthreads"] for w in workers} == {THREADS_PER_WORKER}
+        assert all(w["host"] == "127.0.0.1" for w in workers)
