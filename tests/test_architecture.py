@@ -125,3 +125,22 @@ def test_removed_names_and_colliding_module_names_stay_gone() -> None:
     assert not hasattr(WorkbenchScreen, "current") and not hasattr(ControlRegistry, "paused")
     stems = [path.name for package in SHIPPED for path in (ROOT / package).rglob("*.py")]
     assert {"engine.py", "controls.py", "runform.py"}.isdisjoint(stems)
+
+
+def test_every_package_the_shipped_code_imports_is_declared() -> None:
+    """A package imported directly is a dependency of ours, pinned in pyproject, not an accident of
+    what another package happens to pull in."""
+    import re
+    import sys
+    import tomllib
+    from importlib.metadata import packages_distributions
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = {re.split(r"[\[=<>~!; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+                for requirement in project["dependencies"]}
+    distributions = packages_distributions()
+    top_level = {name.split(".")[0] for path, tree in modules(*SHIPPED) for name in imported(tree, package_of(path))}
+    third_party = {name for name in top_level - set(SHIPPED) - set(sys.stdlib_module_names) if name}
+    undeclared = sorted(f"{name} ({', '.join(distributions.get(name, ['?']))})" for name in third_party
+                        if not {d.lower().replace("_", "-") for d in distributions.get(name, [name])} & declared)
+    assert undeclared == [], "declare them in pyproject's [project] dependencies"
