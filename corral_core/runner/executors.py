@@ -144,6 +144,7 @@ class EventBridge:
         self._dropped: set[str] = set()  # trial ids of a repeated (arm, task, index)
         self.finished_keys: set[tuple[str, str, int]] = set()
         self.finished_ids: set[str] = set()
+        self.rejected: set[str] = set()  # finished trials whose events were dropped: not results
 
     def on_message(self, item: tuple[float, Any]) -> None:
         for message in item[1]:
@@ -157,14 +158,23 @@ class EventBridge:
         if event.kind is EventKind.TRIAL_STARTED:
             key = (str(event.data.get("arm")), str(event.task_id), int(event.data.get("trial_index") or 0))
             with self._cond:
-                if key in self.finished_keys or key in self._keys.values():
+                if key in self.finished_keys:
                     self._dropped.add(trial_id)  # a re-run of a trial already stored (a worker died after it)
                     return
+                stale = [t for t, k in self._keys.items() if k == key]  # its worker died during it
+                for earlier in stale:
+                    del self._keys[earlier]
+                    self._dropped.add(earlier)
                 self._keys[trial_id] = key
+            for earlier in stale:
+                self._controls.unregister(earlier)
             self._register(event)
         elif trial_id in self._dropped:
             if event.kind is EventKind.TRIAL_FINISHED:
-                self._dropped.discard(trial_id)
+                with self._cond:
+                    self._dropped.discard(trial_id)
+                    self.rejected.add(trial_id)
+                    self._cond.notify_all()
             return
         elif event.kind is EventKind.ITERATION_STARTED and trial_id in self._agents:
             self._agents[trial_id].current_iteration = int(event.data.get("iteration") or 0)
@@ -206,9 +216,9 @@ class EventBridge:
             return True
 
     def wait_for(self, trial_ids: set[str], timeout: float = EVENTS_GRACE) -> bool:
-        """Wait until the TRIAL_FINISHED events of these trials have been delivered."""
+        """Wait until the TRIAL_FINISHED events of these trials have been delivered (or dropped)."""
         with self._cond:
-            return self._cond.wait_for(lambda: trial_ids <= self.finished_ids, timeout)
+            return self._cond.wait_for(lambda: trial_ids <= self.finished_ids | self.rejected, timeout)
 
 
 class DaskExecutor:
@@ -266,7 +276,7 @@ class DaskExecutor:
                 future = self.client.submit(run_batch, batch, pure=False, retries=0)
                 owners[future.key] = group
                 future.add_done_callback(done.put)
-            returned: set[str] = set()
+            returned: list[tuple[int, RemoteTrial]] = []
             left = len(owners)
             while left:
                 try:
@@ -278,15 +288,16 @@ class DaskExecutor:
                 group = owners[future.key]
                 if future.status == "finished":
                     job_of = {(t, i): j for j in group for t, i in remote[j].links}
-                    for trial in future.result():
-                        on_trial(job_of[(trial.task_id, int(trial.data["trial_index"]))], trial)
-                        returned.add(trial.trial_id)
+                    returned += [(job_of[(t.task_id, int(t.data["trial_index"]))], t) for t in future.result()]
                 else:
                     error = f"the batch could not run on a Dask worker: {future.exception()!r}"
                     for j in group:
                         on_failed(j, error)
-            if not bridge.wait_for(returned):
+            if not bridge.wait_for({trial.trial_id for _, trial in returned}):
                 log.warning("not every trial's events reached the driver within %g s", EVENTS_GRACE)
+            for index, trial in returned:  # a trial the bridge dropped (a repeat) is no result
+                if trial.trial_id not in bridge.rejected:
+                    on_trial(index, trial)
         finally:
             self.client.unsubscribe_topic(EVENT_TOPIC)
 

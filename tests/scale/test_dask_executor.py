@@ -291,3 +291,29 @@ def test_processes_starts_one_worker_per_core_by_default() -> None:
         assert len(workers) == (os.cpu_count() or 1)
         assert {w["nthreads"] for w in workers} == {THREADS_PER_WORKER}
         assert all(w["host"] == "127.0.0.1" for w in workers)
+
+
+def test_the_bridge_keeps_one_trial_per_key_when_a_dead_workers_batch_runs_again() -> None:
+    """tr_1 starts on a worker that dies; Dask runs its batch again: tr_2 finishes, a further repeat tr_3 is
+    dropped whole, and tr_1's late events are ignored. Nothing reaches the sinks twice."""
+    from corral_core.runner import ControlRegistry
+    from corral_core.runner.executors import EventBridge
+
+    sink, controls = ListSink(), ControlRegistry()
+    bridge = EventBridge("bm_x", sink, controls, lambda op, **fields: None)
+
+    def message(kind: EventKind, trial_id: str, benchmark_id: str = "bm_x", **data: Any) -> dict[str, Any]:
+        return {"kind": kind.value, "trial_id": trial_id, "task_id": "add", "benchmark_id": benchmark_id, "ts": 1.0,
+                "data": {"arm": "a", "trial_index": 0, **data}}
+
+    bridge.on_message((0.0, [message(EventKind.TRIAL_STARTED, "tr_1")]))
+    assert controls.controller("tr_1") is not None
+    bridge.on_message((0.0, [message(EventKind.TRIAL_STARTED, "tr_2"), message(EventKind.ITERATION_STARTED, "tr_1"),
+                             message(EventKind.TRIAL_FINISHED, "tr_2", status="completed")]))
+    bridge.on_message((0.0, [message(EventKind.TRIAL_STARTED, "tr_3"), message(EventKind.TRIAL_FINISHED, "tr_3"),
+                             message(EventKind.TRIAL_STARTED, "tr_9", benchmark_id="bm_other")]))
+    assert [(e.kind, e.trial_id) for e in sink.events] == [
+        (EventKind.TRIAL_STARTED, "tr_1"), (EventKind.TRIAL_STARTED, "tr_2"), (EventKind.TRIAL_FINISHED, "tr_2")]
+    assert bridge.finished_ids == {"tr_2"} and bridge.rejected == {"tr_3"} and len(controls) == 0
+    assert bridge.wait_for({"tr_2", "tr_3"}, timeout=0)
+    assert not bridge.claim(("a", "add", 0)) and bridge.claim(("a", "add", 1))  # a failed batch reports only the rest
