@@ -233,14 +233,18 @@ class WaitingSink(ListSink):
         return found()
 
 
-def test_pause_step_intervene_and_resume_reach_a_trial_on_a_worker() -> None:
+@pytest.mark.parametrize("where", ["processes", "dask scheduler"])
+def test_pause_step_intervene_and_resume_reach_a_trial_on_a_worker(where: str, request: pytest.FixtureRequest
+                                                                   ) -> None:
     from corral_core.runner import ControlRegistry
+
+    executor = "processes" if where == "processes" else request.getfixturevalue("scheduler")
 
     one = spec_from_dict({"name": "controls", "suite": str(SAMPLEMATH), "tasks": ["add"], "trials_per_task": 1,
                           "agent": {"type": "tool_calling"}}, SAMPLEMATH.parent)
     controls = ControlRegistry(start_paused=True)
     sink = WaitingSink()
-    runner = BenchmarkRunner(one, sink=sink, controls=controls, executor="processes", workers=2)
+    runner = BenchmarkRunner(one, sink=sink, controls=controls, executor=executor, workers=2)
     results: list[Any] = []
     thread = threading.Thread(target=lambda: results.append(runner.run()))
     thread.start()
@@ -317,3 +321,33 @@ def test_the_bridge_keeps_one_trial_per_key_when_a_dead_workers_batch_runs_again
     assert bridge.finished_ids == {"tr_2"} and bridge.rejected == {"tr_3"} and len(controls) == 0
     assert bridge.wait_for({"tr_2", "tr_3"}, timeout=0)
     assert not bridge.claim(("a", "add", 0)) and bridge.claim(("a", "add", 1))  # a failed batch reports only the rest
+
+
+def test_a_stopped_dask_run_resumes_with_every_trial_once(tmp_path: Path) -> None:
+    """Stop a run whose trials wait paused on the workers: it ends `interrupted`; a resume on Dask runs what is
+    missing, and the store then holds one counted trial per (arm, task, index)."""
+    from corral_core.runner import ControlRegistry
+
+    db = tmp_path / "stop.db"
+    sink = WaitingSink()
+    engine, repository, writer = open_store(str(db))
+    try:
+        runner = BenchmarkRunner(spec(), repository=repository, writer_sink=writer, sink=sink,
+                                 controls=ControlRegistry(start_paused=True), executor="processes", workers=2)
+        results: list[Any] = []
+        thread = threading.Thread(target=lambda: results.append(runner.run()))
+        thread.start()
+        sink.wait_for(lambda e: e.kind is EventKind.CONTROL_STATE and e.data["state"] == "paused")
+        runner.stop()
+        thread.join(WAIT)
+        assert results[0].status == "interrupted"
+        assert {e.data["status"] for e in sink.of_kind(EventKind.TRIAL_FINISHED)} == {"cancelled"}
+    finally:
+        writer.close()
+        engine.dispose()
+    resumed, _ = run(db, executor="processes", workers=2)
+    assert resumed.benchmark_id == results[0].benchmark_id and resumed.status == "finished"
+    assert sorted((r["arm"], r["task_id"], r["trial_index"]) for r in resumed.rows) == sorted(
+        (arm, task, index) for arm in ("minimal", "full") for task in ("add", "multiply", "divide")
+        for index in (0, 1))
+    assert {r["status"] for r in resumed.rows} == {"completed"}
