@@ -122,6 +122,8 @@ class _RunControls(ControlRegistry):
 
     def register(self, trial_id: str, **kwargs: Any) -> None:
         super().register(trial_id, **kwargs)
+        if self.stopped.is_set():  # the run was stopped while this trial was opening: cancel_all missed it
+            kwargs["controller"].cancel()
         for op, text in self._early.pop(trial_id, []):
             self.apply_to_trial(trial_id, op, text)
 
