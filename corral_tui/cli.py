@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Subcommands: `corral-tui serve SUITE.yaml`, `corral-tui history`, "
         "`corral-tui export BENCHMARK_ID --format json|csv`.",
     )
+    from corral_core import __version__
+
+    parser.add_argument("--version", action="version", version=f"corral-tui {__version__}")
     parser.add_argument("--suite", action="append", metavar="FILE",
                         help="suite YAML to open (repeatable; default: the sample suites)")
     parser.add_argument("--db", metavar="URL", help="SQLite path or SQLAlchemy URL of the store")
@@ -78,6 +81,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        return _reader_left()
+
+
+def _reader_left() -> int:
+    """The reader of stdout went away (`corral-tui export ID | head`): end quietly, as `cat` would.
+
+    stdout is pointed at /dev/null so the interpreter's last flush cannot complain either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 141  # 128 + SIGPIPE: what a shell reports for a program the pipe ended
+
+
+def _main(argv: list[str] | None) -> int:
     _prepare_environment()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:

@@ -37,11 +37,11 @@ class PolicyGate:
 
     def request(self, request: ApprovalRequest) -> ApprovalDecision:
         if self.approve:
-            return ApprovalDecision(True, "policy", "approved by policy (--approve auto)")
+            return ApprovalDecision(True, "policy", "approved by policy (--approve approve)")
         return ApprovalDecision(
             False,
             "policy",
-            "confirm-level tools are rejected by policy; start the server with --approve auto or "
+            "confirm-level tools are rejected by policy; start the server with --approve approve or "
             "--approve ask to allow them",
         )
 

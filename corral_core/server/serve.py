@@ -19,6 +19,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from corral_core.env.approval import APPROVAL_POLICIES
 from corral_core.errors import UserError
 from corral_core.server.limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_REQUEST_TIMEOUT, KEEP_ALIVE_TIMEOUT
 
@@ -65,9 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8000, help="port to bind (default 8000; 0 picks one)")
     parser.add_argument("--token", default=os.environ.get(TOKEN_ENV),
                         help=f"require 'Authorization: Bearer TOKEN' (default: ${TOKEN_ENV})")
-    parser.add_argument("--approve", choices=("reject", "auto", "ask"), default="reject",
-                        help="confirm-level tools: reject (default), auto-approve, or ask remote "
-                             "clients through GET /approvals and POST /approvals/{id}")
+    parser.add_argument("--approve", type=_policy, choices=APPROVAL_POLICIES, default="reject", metavar="POLICY",
+                        help="confirm-level tools, in a spec's `approval` words: reject (default), approve "
+                             "(run them all), or ask remote clients through GET /approvals and POST "
+                             "/approvals/{id}; the old word `auto` still means approve")
     parser.add_argument("--approval-timeout", type=seconds, default=120.0, metavar="SECONDS",
                         help="with --approve ask: reject a tool call after this long (default 120)")
     parser.add_argument("--tool-timeout", type=seconds, default=DEFAULT_TOOL_TIMEOUT, metavar="SECONDS",
@@ -178,12 +180,18 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def _policy(text: str) -> str:
+    """A policy word as specs and the run form write it (`auto`, this flag's first word, means approve)."""
+    word = text.strip().lower()
+    return "approve" if word == "auto" else word
+
+
 def _gate(args: argparse.Namespace) -> Any:
     from corral_core.server.approvals import PolicyGate, QueueGate
 
     if args.approve == "ask":
         return QueueGate(timeout=args.approval_timeout, on_request=_announce)
-    return PolicyGate(approve=args.approve == "auto")
+    return PolicyGate(approve=args.approve == "approve")
 
 
 def _announce(request: Any) -> None:

@@ -27,6 +27,11 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.0f}%"
 
 
+# The headline score's interval is printed as [lo, hi] (a t interval across tasks, clipped to [0, 1],
+# so it is not symmetric: "±" would misread it); README "What the metrics mean" has the details.
+SCORE_LABEL = "score [95% CI over tasks]"
+
+
 def _estimate(estimate: Estimate, percent: bool = False) -> str:
     if estimate.value is None:
         return "-"
@@ -43,7 +48,7 @@ def arms_table(view: CompareView, redact: Redactor) -> Table:
         table.add_column(arm.name, justify="right")
     rows: list[tuple[str, list[str]]] = [
         ("trials analysed", [str(a.n_trials) for a in view.arms]),
-        ("score ± 95% CI", [_estimate(a.score) for a in view.arms]),
+        (SCORE_LABEL, [_estimate(a.score) for a in view.arms]),
         ("success rate", [_estimate(a.success, percent=True) for a in view.arms]),
     ]
     for k in view.k_values:

@@ -81,8 +81,9 @@ async def test_compare_shows_the_arms_of_a_finished_benchmark(tmp_path: Path, st
         screen = app.screen
         assert "stored metrics" in str(screen.query_one("#compare-title").render())
         arms = static_text(screen.query_one("#compare-arms"))
-        for expected in ("minimal", "full", "score ± 95% CI", "success rate", "pass@1", "pass^2", "surrender rate",
-                         "tokens"):
+        assert "±" not in arms  # the intervals are [lo, hi], not symmetric
+        for expected in ("minimal", "full", "score [95% CI over tasks]", "success rate", "pass@1", "pass^2",
+                         "surrender rate", "tokens"):
             assert expected in arms, f"{expected!r} missing from the arms table"
         assert [bar.label for bar in screen.query_one("#compare-chart").bars] == ["minimal", "full"]
         tests = static_text(screen.query_one("#compare-tests"))

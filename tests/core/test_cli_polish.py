@@ -1,0 +1,67 @@
+"""Command-line polish (issue 12 item 7): `--version`, `serve --approve` in the spec's policy words,
+and `export ... | head` ending quietly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from corral_core.env.approval import APPROVAL_POLICIES
+
+ROOT = Path(__file__).resolve().parents[2]
+QUICKSTART = ROOT / "sample_tasks" / "quickstart.bench.yaml"
+ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
+
+
+def cli(*args: str, cwd: Path, **kwargs) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "corral_tui.cli", *args], cwd=cwd, env=ENV, text=True,
+                          timeout=120, **{"capture_output": True, **kwargs})
+
+
+def test_version_prints_the_installed_version(tmp_path: Path) -> None:
+    done = cli("--version", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"corral-tui {version('corral-tui')}"
+
+
+@pytest.mark.parametrize("word", APPROVAL_POLICIES)
+def test_serve_approve_takes_the_spec_and_form_policy_words(word: str) -> None:
+    from corral_core.env.approval import policy_of
+    from corral_core.server import PolicyGate, QueueGate
+    from corral_core.server.serve import _gate, build_parser
+
+    gate = _gate(build_parser().parse_args(["s.yaml", "--approve", word]))
+    assert isinstance(gate, QueueGate if word == "ask" else PolicyGate)
+    assert policy_of(gate) == word
+
+
+def test_serve_approve_help_names_the_policy_words() -> None:
+    from corral_core.server.serve import build_parser
+
+    text = build_parser().format_help()
+    assert all(word in text for word in APPROVAL_POLICIES)
+    assert "auto-approve" not in text
+
+
+def test_export_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    db, out = tmp_path / "x.db", tmp_path / "out.json"
+    done = cli("--batch", str(QUICKSTART), "--db", str(db), "--json", str(out), "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    benchmark_id = json.loads(out.read_text())["benchmark_id"]
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `| head` that has already read its fill: every write fails with EPIPE
+    try:
+        proc = subprocess.run([sys.executable, "-m", "corral_tui.cli", "export", benchmark_id, "--db", str(db)],
+                              cwd=tmp_path, env=ENV, stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              timeout=120)
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
+    assert proc.stderr == ""
+    assert proc.returncode == 141
