@@ -27,7 +27,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from corral_core.env.approval import is_stricter
 from corral_core.errors import StoreError, UserError
@@ -53,6 +53,9 @@ from corral_core.runner.trial import (
 from corral_core.spec import BenchmarkSpec
 from corral_core.spec.model import Timeouts
 from corral_core.store.ownership import Owner
+
+if TYPE_CHECKING:
+    from corral_core.runner.fork import ForkPoint
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +120,7 @@ class BenchmarkRunner:
         self._notices: list[str] = []  # said once in BENCHMARK_STARTED (e.g. a server without trial routes)
         self._bus: EventSink | None = None
         self._store_failure: StoreError | None = None
+        self.fork: ForkPoint | None = None  # set by ForkRunner (runner/fork.py)
 
     def stop(self) -> None:
         """Stop the run: running trials are cancelled, queued ones never start (resume finishes them)."""
@@ -161,11 +165,11 @@ class BenchmarkRunner:
             if retry_errors:
                 self._retire_errored(benchmark_id)
             done = self._finished_trials(benchmark_id) if resumed else {}
-            jobs = plan_jobs(spec, benchmark_id, done)
+            jobs = self._plan(benchmark_id, done)
             # A server we did not build applies the spec's approval policy per trial (or refuses: _check_remote).
             approval = spec.approval if self.server_url is not None else None
             ctx = RunContext(spec, benchmark_id, bus, self.controls, router_for, self._stop, self._no_person, assists,
-                             approval=approval)
+                             approval=approval, fork=self.fork)
             self._emit_started(bus, opened, done, jobs)
             if jobs:
                 preload_llm()  # the import takes seconds: keep it out of the first trial's duration
@@ -195,6 +199,10 @@ class BenchmarkRunner:
                    attempt_status=result.attempt_status, duration=result.duration, trials_run=result.trials_run,
                    errored=result.errored)
         return result
+
+    def _plan(self, benchmark_id: str, done: dict[TrialKey, TrialRecord]) -> list[Job]:
+        """The jobs this run still owes (ForkRunner plans its one trial itself)."""
+        return plan_jobs(self.spec, benchmark_id, done)
 
     def _watch_store(self) -> Any:
         """Stop the run the moment the store writer fails; returns the unsubscribe function."""

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from corral_core.agents import (
     AGENT_CLASSES,
@@ -34,6 +34,9 @@ from corral_core.llm.types import ModelSettings
 from corral_core.metrics import TrialRecord
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.spec import ArmSpec, BenchmarkSpec
+
+if TYPE_CHECKING:
+    from corral_core.runner.fork import ForkPoint
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +125,7 @@ class RunContext:
     approval: str | None = None  # sent when opening each trial: the server applies it (or refuses)
     _shared_hooks: list[tuple[HookPoint, Any]] = field(default_factory=list)
     budget: BenchmarkBudget | None = None  # the benchmark's cost/token limits, shared by its trials
+    fork: ForkPoint | None = None  # a fork's one trial replays its parent up to here (runner/fork.py)
 
     def __post_init__(self) -> None:
         limits = self.spec.limits
@@ -147,6 +151,8 @@ class RunContext:
         inbox.attach(hooks)
         for point, callback in self._shared_hooks:
             hooks.register(point, callback)
+        if self.fork is not None:
+            self.fork.attach(hooks, inbox)
         return hooks
 
 
@@ -200,7 +206,10 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
         return fail_trial(ctx, arm, task_id, index, episode_id, f"could not open a trial on the server: {exc}",
                           fault="environment")
     trial_id = client.trial_id
-    ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
+    started_fields = started_data(arm, index, episode_id)
+    if ctx.fork is not None:
+        started_fields.update(ctx.fork.started_data())
+    ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_fields)
     started = time.perf_counter()
     try:
         data = _run_opened(ctx, arm, task_id, index, episode_id, client, agent)

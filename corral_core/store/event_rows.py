@@ -87,9 +87,11 @@ def trial_started_values(event: Event) -> dict[str, Any]:
         "duration": None,
         "tool_duration": None,
         "iterations": 0,
-        "assisted": False,
+        "assisted": bool(data.get("assisted")),  # a fork is assisted from its start
         "started_at": event_time(event),
         "finished_at": None,
+        "parent_trial_id": as_text(data.get("parent_trial_id")),
+        "fork_iteration": None if data.get("fork_iteration") is None else as_int(data.get("fork_iteration")),
     }
 
 

@@ -80,6 +80,8 @@ class TrialInfo:
     started_at: datetime | None
     finished_at: datetime | None
     fault: str | None = None  # whose fault an error was (metrics.records.FAULTS)
+    parent_trial_id: str | None = None  # a fork's parent trial (runner/fork.py)
+    fork_iteration: int | None = None  # the 0-based iteration the fork ran live from
 
 
 @dataclass(slots=True)

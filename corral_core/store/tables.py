@@ -88,6 +88,7 @@ class TrialRow(SQLModel, table=True):
         Index("ix_trial_benchmark_started", "benchmark_id", "started_at", "id"),
         Index("ix_trial_benchmark_status", "benchmark_id", "status"),
         Index("ix_trial_benchmark_task", "benchmark_id", "task_id"),
+        Index("ix_trial_parent", "parent_trial_id"),
     )
 
     id: str = Field(primary_key=True)
@@ -116,6 +117,9 @@ class TrialRow(SQLModel, table=True):
     assisted: bool = False
     started_at: datetime | None = _ts(nullable=True)
     finished_at: datetime | None = _ts(nullable=True)
+    # A fork (runner/fork.py) replays its parent trial up to `fork_iteration` (0-based), then runs live.
+    parent_trial_id: str | None = None
+    fork_iteration: int | None = None
 
 
 class MessageRow(SQLModel, table=True):

@@ -1,0 +1,148 @@
+"""Fork a stored trial at an iteration: replay its conversation up to there, then run live.
+
+A fork is a benchmark of one trial with its parent's arm, task and trial index, so the
+`replay/<parent benchmark>` model finds the parent's recorded LLM responses in the store turn by turn.
+Its tool calls run again on a fresh trial of the environment server, which rebuilds the environment's
+state; a tool that answers differently than it did changes the next request, and replay then ends the
+fork with a `replay_divergence` error naming the turn, so a fork never silently drifts from its parent.
+At the fork point a hook gives the agent back the arm's own model and posts the operator's
+intervention (if any) to the trial's inbox, which delivers it before the first live LLM call. The
+fork is stored with its parent trial and fork point, and is always assisted.
+
+    runner = ForkRunner(repository, writer, "tr_...", iteration=2, intervention="Check the units.")
+    result = runner.run()           # runner.fork_trial_id is the new trial
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from corral_core.agents import AgentHooks, HookContext, HookPoint, InterventionInbox
+from corral_core.errors import UserError
+from corral_core.runner.benchmark_runner import BenchmarkRunner
+from corral_core.runner.plan import Job, TrialKey
+from corral_core.spec import ArmSpec, BenchmarkSpec, spec_from_dict
+
+FORKABLE_AGENTS = ("react", "tool_calling")  # a planner's executor and a reflection's memory are not replayed
+FORK_HOOK = "fork"  # the hook's name in HOOK_FIRED at the fork point
+FORK_PRIORITY = 700  # after the run controller's pause gate (1000), before the intervention inbox (500)
+
+
+@dataclass(frozen=True)
+class ForkPoint:
+    """Where a fork leaves its parent: iterations before `iteration` (0-based) are replayed."""
+
+    parent_trial_id: str
+    parent_benchmark_id: str
+    iteration: int
+    intervention: str | None = None
+
+    def started_data(self) -> dict[str, Any]:
+        """What TRIAL_STARTED carries for a fork (the store keeps the parent and the fork point)."""
+        return {"parent_trial_id": self.parent_trial_id, "fork_iteration": self.iteration, "assisted": True}
+
+    def attach(self, hooks: AgentHooks, inbox: InterventionInbox) -> None:
+        """Replay from the task's start, go live at the fork point (with the intervention, if any)."""
+        live: list[Any] = []
+        replay_model = f"replay/{self.parent_benchmark_id}"
+
+        def replay(ctx: HookContext) -> None:
+            live.append(ctx.agent.settings)
+            ctx.agent.settings = dataclasses.replace(ctx.agent.settings, model=replay_model)
+            ctx.agent.mark_assisted()  # a person chose where it goes live: never an unassisted result
+
+        def go_live(ctx: HookContext) -> None:
+            if ctx.iteration != self.iteration:
+                return
+            ctx.agent.settings = live.pop()
+            if self.intervention:
+                inbox.post(self.intervention)
+            hooks.remove(HookPoint.BEFORE_ITERATION, go_live)
+            go_live.quiet = False  # type: ignore[attr-defined]  # reported (HOOK_FIRED) at the fork point only
+
+        replay.hook_name = "fork_replay"  # type: ignore[attr-defined]
+        replay.quiet = True  # type: ignore[attr-defined]
+        go_live.hook_name = FORK_HOOK  # type: ignore[attr-defined]
+        go_live.quiet = True  # type: ignore[attr-defined]
+        hooks.register(HookPoint.BEFORE_TASK, replay, FORK_PRIORITY)
+        hooks.register(HookPoint.BEFORE_ITERATION, go_live, FORK_PRIORITY)
+
+
+class ForkRunner(BenchmarkRunner):
+    """Runs the fork of one stored trial as a benchmark of its own (`run()` as for any benchmark).
+
+    Other keyword arguments are BenchmarkRunner's (sink, server_url, token, controls, gate)."""
+
+    def __init__(self, repository: Any, writer_sink: Any, trial_id: str, iteration: int,
+                 intervention: str | None = None, **kwargs: Any) -> None:
+        spec, self.arm, self.parent_index, fork = plan_fork(repository, trial_id, iteration, intervention)
+        super().__init__(spec, repository=repository, writer_sink=writer_sink, auto_resume=False, **kwargs)
+        self.fork = fork
+
+    @property
+    def fork_trial_id(self) -> str | None:
+        """The new trial's id, once it has run."""
+        with self._rows_lock:
+            return self._rows[0][0] if self._rows else None
+
+    def _plan(self, benchmark_id: str, done: dict[TrialKey, Any]) -> list[Job]:
+        return [Job("single", self.arm, [(self.spec.task_ids[0], self.parent_index)])]
+
+    def _install_replay(self) -> None:
+        from corral_core.llm import set_replay_source
+        from corral_core.store import StoreReplaySource
+
+        super()._install_replay()
+        set_replay_source(StoreReplaySource(self.repository.engine))
+
+
+def plan_fork(repository: Any, trial_id: str, iteration: int, intervention: str | None
+              ) -> tuple[BenchmarkSpec, ArmSpec, int, ForkPoint]:
+    """The fork's spec (the parent's, down to its arm and task), arm, trial index and fork point.
+    UserError when the trial cannot be forked there."""
+    trial = repository.trial(trial_id)
+    if trial is None:
+        raise UserError(f"no trial {trial_id!r} in the store.", where="fork", fix="pick a trial in the history.")
+    benchmark = repository.get_benchmark(trial.benchmark_id) if trial.benchmark_id else None
+    if benchmark is None:
+        raise UserError(f"trial {trial_id} belongs to no stored benchmark, so its spec is unknown.", where="fork",
+                        fix="fork a trial of a benchmark run by corral-tui.")
+    if trial.status == "running":
+        raise UserError(f"trial {trial_id} is still running.", where="fork", fix="fork it once it has finished.")
+    if not 0 <= iteration < trial.iterations:
+        raise UserError(f"trial {trial_id} ran {trial.iterations} iteration(s); it cannot be forked at iteration "
+                        f"{iteration + 1}.", where="fork", fix=f"pick an iteration from 1 to {trial.iterations}.")
+    if trial.episode_id:
+        raise UserError(f"trial {trial_id} is a link of a chained task, whose inputs come from its episode.",
+                        where="fork", fix="fork a trial of an independent task.")
+    spec = stored_spec(benchmark)
+    arm = next((a for a in spec.arms if a.name == trial.arm), None)
+    if arm is None:
+        raise UserError(f"the spec of benchmark {benchmark.id} has no arm {trial.arm!r} any more.", where="fork",
+                        fix="fork a trial whose arm its stored spec still names.")
+    if arm.agent.type not in FORKABLE_AGENTS:
+        raise UserError(f"trial {trial_id} ran a {arm.agent.type} agent, which a fork cannot replay.",
+                        where="fork", fix=f"fork a trial of a {' or '.join(FORKABLE_AGENTS)} agent.")
+    where = f"fork of {trial_id} at iteration {iteration + 1}"
+    header = f"# {where} (arm {arm.name}, task {trial.task_id}, trial {trial.trial_index})\n"
+    fork_spec = dataclasses.replace(spec, name=f"{spec.name} ({where})", arms=(arm,), tasks=(trial.task_id,),
+                                    trials_per_task=1, executor="local", text=header + spec.text)
+    point = ForkPoint(trial_id, benchmark.id, iteration, (intervention or "").strip() or None)
+    return fork_spec, arm, trial.trial_index, point
+
+
+def stored_spec(benchmark: Any) -> BenchmarkSpec:
+    """A stored benchmark's spec, its suites read from the paths kept with it."""
+    data = yaml.safe_load(benchmark.spec_yaml or "") or {}
+    suites = [str(path) for path in benchmark.suites]
+    if not isinstance(data, dict) or not suites:
+        raise UserError(f"benchmark {benchmark.id} has no usable stored spec.", where="fork",
+                        fix="fork a trial of a benchmark run by this version of corral-tui.")
+    data.pop("suite", None)
+    data["suites"] = suites  # stored resolved: the spec's own may be relative to a file we no longer know
+    return spec_from_dict(data, Path(suites[0]).parent, source=f"the stored spec of benchmark {benchmark.id}")
