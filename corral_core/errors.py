@@ -25,18 +25,33 @@ class UserError(Exception):
         self.file = str(file) if file is not None else None
         self.where = where
         self.fix = fix
+        self.errors: list[UserError] = [self]  # the mistakes this error reports (several: see combine)
         super().__init__(self.render())
 
-    def render(self) -> str:
-        location = ""
+    @classmethod
+    def combine(cls, errors: list[UserError], *, file: str | Path | None = None) -> UserError:
+        """One error for several mistakes in `file`, numbered one a line (one mistake stays as it is)."""
+        unique = list({error.render(): error for error in errors}.values())
+        if len(unique) == 1:
+            return unique[0]
+        lines = [f"{len(unique)} problems:"]
+        for number, error in enumerate(unique, 1):
+            where = error.where if file is not None and error.file == str(file) else error.location()
+            lines.append(f"  {number}. " + (f"{where}: " if where else "") + error.problem
+                         + (f" Fix: {error.fix}" if error.fix else ""))
+        combined = cls("\n".join(lines), file=file)
+        combined.errors = unique
+        return combined
+
+    def location(self) -> str:
+        """`file (where)`, `file`, `where` or '' for what is known."""
         if self.file:
-            location = self.file
-            if self.where:
-                location += f" ({self.where})"
-            location += ": "
-        elif self.where:
-            location = f"{self.where}: "
-        text = f"{location}{self.problem}"
+            return f"{self.file} ({self.where})" if self.where else self.file
+        return self.where or ""
+
+    def render(self) -> str:
+        location = self.location()
+        text = f"{location}: {self.problem}" if location else self.problem
         if self.fix:
             text += f" Fix: {self.fix}"
         return text

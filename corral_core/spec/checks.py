@@ -1,14 +1,20 @@
-"""Typed reads from a spec mapping: each failure is a UserError naming the file, line, key and fix."""
+"""Typed reads from a spec mapping: each failure is a UserError naming the file, line, key and fix.
+
+The checker keeps going after a mistake (`collect` notes it and goes on with a fallback), so a bad spec
+is answered with every mistake it can find at once (`raise_errors`), not one per attempt."""
 
 from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Mapping
-from typing import Any, Literal, overload
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar, overload
 
 from corral_core.errors import UserError
 from corral_core.yamlfile import KeyPath, YamlDocument
+
+T = TypeVar("T")
+F = TypeVar("F")
 
 
 def did_you_mean(word: str, choices: Any) -> str:
@@ -18,19 +24,39 @@ def did_you_mean(word: str, choices: Any) -> str:
 
 
 class _Checker:
-    """Typed reads from the spec mapping; every failure names the key path."""
+    """Typed reads from the spec mapping; every failure names the key path. Mistakes noted by
+    `collect` (and unknown keys) wait in `errors` until `raise_errors`."""
 
     def __init__(self, doc: YamlDocument) -> None:
         self.doc = doc
+        self.errors: list[UserError] = []
 
     def fail(self, at: KeyPath, problem: str, fix: str | None = None) -> UserError:
         return self.doc.error(at, problem, fix)
 
+    def collect(self, fallback: F, read: Callable[..., T], *args: Any, **kwargs: Any) -> T | F:
+        """`read(*args, **kwargs)`; when it finds a mistake, note it and go on with `fallback`."""
+        try:
+            return read(*args, **kwargs)
+        except UserError as exc:
+            self.errors.append(exc)
+            return fallback
+
+    def clean_since(self, count: int) -> bool:
+        """No mistake noted since `len(self.errors)` was `count` (checks that build on a part ask this)."""
+        return len(self.errors) == count
+
+    def raise_errors(self) -> None:
+        """Raise every mistake noted so far in one UserError (exit code 2), if there is any."""
+        if self.errors:
+            raise UserError.combine(self.errors, file=self.doc.path)
+
     def keys(self, at: KeyPath, mapping: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
+        """Note every unknown key (their values are never read, so the checks go on)."""
         for key in mapping:
             if key not in allowed:
-                raise self.fail((*at, key), f"unknown key `{key}`.{did_you_mean(key, allowed)}",
-                                f"use one of: {', '.join(allowed)}.")
+                self.errors.append(self.fail((*at, key), f"unknown key `{key}`.{did_you_mean(key, allowed)}",
+                                             f"use one of: {', '.join(allowed)}."))
 
     def mapping(self, at: KeyPath, value: Any, example: str) -> dict[str, Any]:
         if not isinstance(value, Mapping):

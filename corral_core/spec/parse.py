@@ -1,4 +1,8 @@
-"""From a spec mapping to a `BenchmarkSpec`, checking every key (what load_spec and spec_from_dict run)."""
+"""From a spec mapping to a `BenchmarkSpec`, checking every key (what load_spec and spec_from_dict run).
+
+Each part is checked even when an earlier one is wrong, so one answer lists every mistake; a check
+that builds on a wrong part (the tasks of a suite that failed to load, k against a bad trial count)
+is left out rather than reported as a second, made-up mistake."""
 
 from __future__ import annotations
 
@@ -41,72 +45,97 @@ from corral_core.yamlfile import KeyPath, YamlDocument
 MAX_PARALLEL = 64  # the HTTP client keeps at most 64 connections per server
 
 
+UNCHECKED_MODEL = ModelSpec(id="")  # stands in for a model that failed its checks (never run)
+
+
 def parse_spec(doc: YamlDocument, base_dir: Path, text: str) -> BenchmarkSpec:
     check = _Checker(doc)
     data = doc.data
     check.keys((), data, SPEC_KEYS)
     name = data.get("name") or (doc.path.stem.removesuffix(".bench") if doc.path.suffix else "benchmark")
-    name = check.text(("name",), str(name) if isinstance(name, (int, float)) else name)
+    name = check.collect("benchmark", check.text, ("name",), str(name) if isinstance(name, (int, float)) else name)
     suite_paths, suites = _suites(check, data, base_dir)
-    agent = _agent(check, ("agent",), data.get("agent"), AgentSpec())
+    agent = check.collect(AgentSpec(), _agent, check, ("agent",), data.get("agent"), AgentSpec())
     model = None
     if data.get("model") is not None or not _every_arm_sets_model(data.get("arms")):
-        model = _model(check, ("model",), data.get("model"), suites, base_dir)
-    trials = check.integer(("trials_per_task",), data.get("trials_per_task", 1), 1)
+        model = check.collect(UNCHECKED_MODEL, _model, check, ("model",), data.get("model"), suites, base_dir)
+    trials = check.collect(None, check.integer, ("trials_per_task",), data.get("trials_per_task", 1), 1)
     k_values = _k_values(check, data.get("k_values"), trials)
     arms = _arms(check, data.get("arms"), agent, model, suites, base_dir)
-    model = model or arms[0].model
-    tasks = _tasks(check, data.get("tasks"), suites)
+    before_tasks = len(check.errors)
+    tasks = check.collect(None, _tasks, check, data.get("tasks"), suites) if suites is not None else None
+    tasks_checked = suites is not None and check.clean_since(before_tasks)
+    parallel = check.collect(1, _parallel, check, data.get("parallel", 1))
+    surrender = check.collect(False, check.boolean, ("surrender",), data.get("surrender", False))
+    threshold = check.collect(0.0, _threshold, check, data.get("pass_threshold", 0.0))
+    timeouts = _timeouts(check, data.get("timeouts"))
+    approval = check.collect("reject", check.choice, ("approval",), data.get("approval", "reject"),
+                             APPROVAL_POLICIES, "approval policy")
+    hooks = check.collect(HooksSpec(), _hooks, check, data.get("hooks"), suites)
+    limits = _limits(check, data.get("limits"))
+    executor = check.collect("local", _executor, check, data.get("executor"))
+    direction = check.collect("maximize", check.choice, ("direction",), data.get("direction", "maximize"),
+                              DIRECTIONS, "direction")
+    chain_weights = check.collect((), _chain_weights, check, data.get("chain"), suites or (), tasks) \
+        if tasks_checked else ()
+    check.raise_errors()
+    assert trials is not None and suites is not None  # no mistake was noted, so every part was read
     return BenchmarkSpec(
-        name=name, source=str(doc.path), base_dir=base_dir, suite_paths=suite_paths, agent=agent, model=model,
-        arms=arms, trials_per_task=trials, k_values=k_values,
-        parallel=_parallel(check, data.get("parallel", 1)),
-        surrender=check.boolean(("surrender",), data.get("surrender", False)),
-        pass_threshold=_threshold(check, data.get("pass_threshold", 0.0)),
-        tasks=tasks, timeouts=_timeouts(check, data.get("timeouts")),
-        approval=check.choice(("approval",), data.get("approval", "reject"), APPROVAL_POLICIES, "approval policy"),
-        hooks=_hooks(check, data.get("hooks"), suites), limits=_limits(check, data.get("limits")),
-        executor=_executor(check, data.get("executor")),
-        direction=check.choice(("direction",), data.get("direction", "maximize"), DIRECTIONS, "direction"),
-        chain_weights=_chain_weights(check, data.get("chain"), suites, tasks),
+        name=name, source=str(doc.path), base_dir=base_dir, suite_paths=suite_paths, agent=agent,
+        model=model or arms[0].model, arms=arms, trials_per_task=trials, k_values=k_values, parallel=parallel,
+        surrender=surrender, pass_threshold=threshold, tasks=tasks, timeouts=timeouts, approval=approval,
+        hooks=hooks, limits=limits, executor=executor, direction=direction, chain_weights=chain_weights,
         description=str(data.get("description") or ""),
         text=text, data=dict(data), suites=suites,
         content_hashes=content_hashes(suite_paths, [arm.model.id for arm in arms]),
     )
 
 
-def _suites(check: _Checker, data: Mapping[str, Any], base_dir: Path) -> tuple[tuple[Path, ...], tuple[Suite, ...]]:
+def _suites(check: _Checker, data: Mapping[str, Any], base_dir: Path
+            ) -> tuple[tuple[Path, ...], tuple[Suite, ...] | None]:
+    """The suite files and their suites; None for the suites when one could not be loaded (noted)."""
     if "suite" in data and "suites" in data:
-        raise check.fail(("suites",), "give either `suite` or `suites`, not both.",
-                         "keep one: `suite: file.yaml` or `suites: [a.yaml, b.yaml]`.")
+        check.errors.append(check.fail(("suites",), "give either `suite` or `suites`, not both.",
+                                       "keep one: `suite: file.yaml` or `suites: [a.yaml, b.yaml]`."))
+        return (), None
     key = "suites" if "suites" in data else "suite"
     value = data.get(key)
     if value is None:
-        raise check.fail((), "missing `suite`: the spec must name the task suite to run.",
-                         "add `suite: samplemath.yaml` (a path relative to the spec file).")
+        check.errors.append(check.fail((), "missing `suite`: the spec must name the task suite to run.",
+                                       "add `suite: samplemath.yaml` (a path relative to the spec file)."))
+        return (), None
     entries = value if isinstance(value, list) else [value]
     if not entries:
-        raise check.fail((key,), "`suites` is empty.", "list at least one suite file.")
+        check.errors.append(check.fail((key,), "`suites` is empty.", "list at least one suite file."))
+        return (), None
+    before = len(check.errors)
     paths: list[Path] = []
     suites: list[Suite] = []
     seen_tasks: dict[str, str] = {}  # task id -> the suite file that has it
     for index, entry in enumerate(entries):
         at: KeyPath = (key, index) if isinstance(value, list) else (key,)
-        if not isinstance(entry, str) or not entry.strip():
-            raise check.fail(at, f"a suite must be a file path, not {_kind(entry)}.")
-        path = (base_dir / entry).resolve()
-        if not path.is_file():
-            raise check.fail(at, f"suite file {entry!r} not found (looked at {path}).",
-                             "give the path of the suite YAML relative to the spec file.")
-        suite = load_suite(path)
-        for task_id in suite.task_ids:
-            if task_id in seen_tasks:
-                raise check.fail(at, f"task {task_id!r} is in both {seen_tasks[task_id]} and {path.name}.",
-                                 "run those suites in separate specs, or rename one of the tasks.")
-            seen_tasks[task_id] = path.name
-        paths.append(path)
-        suites.append(suite)
-    return tuple(paths), tuple(suites)
+        loaded = check.collect(None, _suite, check, at, entry, base_dir, seen_tasks)
+        if loaded is not None:
+            paths.append(loaded[0])
+            suites.append(loaded[1])
+    return tuple(paths), (tuple(suites) if check.clean_since(before) else None)
+
+
+def _suite(check: _Checker, at: KeyPath, entry: Any, base_dir: Path, seen_tasks: dict[str, str]
+           ) -> tuple[Path, Suite]:
+    if not isinstance(entry, str) or not entry.strip():
+        raise check.fail(at, f"a suite must be a file path, not {_kind(entry)}.")
+    path = (base_dir / entry).resolve()
+    if not path.is_file():
+        raise check.fail(at, f"suite file {entry!r} not found (looked at {path}).",
+                         "give the path of the suite YAML relative to the spec file.")
+    suite = load_suite(path)
+    for task_id in suite.task_ids:
+        if task_id in seen_tasks:
+            raise check.fail(at, f"task {task_id!r} is in both {seen_tasks[task_id]} and {path.name}.",
+                             "run those suites in separate specs, or rename one of the tasks.")
+        seen_tasks[task_id] = path.name
+    return path, suite
 
 
 def _agent(check: _Checker, at: KeyPath, value: Any, base: AgentSpec) -> AgentSpec:
@@ -115,23 +144,29 @@ def _agent(check: _Checker, at: KeyPath, value: Any, base: AgentSpec) -> AgentSp
     if isinstance(value, str):
         value = {"type": value}
     raw = check.mapping(at, value, "`agent: {type: react, max_iterations: 10}`")
+    before = len(check.errors)
     check.keys(at, raw, AGENT_KEYS)
-    agent_type = check.choice((*at, "type"), raw["type"], AGENT_TYPES, "agent type") if "type" in raw else base.type
+    agent_type = base.type
+    if "type" in raw:
+        agent_type = check.collect(base.type, check.choice, (*at, "type"), raw["type"], AGENT_TYPES, "agent type")
     options = dict(base.options) if agent_type == base.type else {}
     if "options" in raw:
-        options.update(check.mapping((*at, "options"), raw["options"], "`options: {executor_max_iterations: 5}`"))
-    _check_agent_options(check, (*at, "options"), agent_type, options)
+        options.update(check.collect({}, check.mapping, (*at, "options"), raw["options"],
+                                     "`options: {executor_max_iterations: 5}`"))
+    if check.clean_since(before):  # options are checked against the agent type
+        _check_agent_options(check, (*at, "options"), agent_type, options)
     agent = AgentSpec(
         type=agent_type,
-        max_iterations=check.integer((*at, "max_iterations"), raw["max_iterations"], 1)
-        if "max_iterations" in raw else base.max_iterations,
-        temperature=check.number((*at, "temperature"), raw["temperature"], optional=True)
+        max_iterations=check.collect(base.max_iterations, check.integer, (*at, "max_iterations"),
+                                     raw["max_iterations"], 1) if "max_iterations" in raw else base.max_iterations,
+        temperature=check.collect(None, check.number, (*at, "temperature"), raw["temperature"], optional=True)
         if "temperature" in raw else base.temperature,
-        system_prompt=check.text((*at, "system_prompt"), raw["system_prompt"], optional=True)
+        system_prompt=check.collect(None, check.text, (*at, "system_prompt"), raw["system_prompt"], optional=True)
         if "system_prompt" in raw else base.system_prompt,
         options=options,
     )
-    check_agent_builds(check, at, agent)
+    if check.clean_since(before):  # building it would only repeat a mistake already noted
+        check_agent_builds(check, at, agent)
     return agent
 
 
@@ -162,12 +197,15 @@ def _check_agent_options(check: _Checker, at: KeyPath, agent_type: str, options:
     allowed -= {"actor", "executor"}  # objects, not YAML values
     for key in options:
         if key not in allowed:
-            raise check.fail((*at, key), f"agent type {agent_type!r} has no option `{key}`."
-                             f"{did_you_mean(key, allowed)}", f"use one of: {', '.join(sorted(allowed))}.")
+            check.errors.append(check.fail((*at, key), f"agent type {agent_type!r} has no option `{key}`."
+                                           f"{did_you_mean(key, allowed)}",
+                                           f"use one of: {', '.join(sorted(allowed))}."))
 
 
-def _model(check: _Checker, at: KeyPath, value: Any, suites: tuple[Suite, ...], base_dir: Path) -> ModelSpec:
+def _model(check: _Checker, at: KeyPath, value: Any, suites: tuple[Suite, ...] | None, base_dir: Path) -> ModelSpec:
     if value is None:
+        if suites is None:  # the default is the suites' script, and they did not load (noted)
+            return UNCHECKED_MODEL
         default = scripted_default(check, suites)
         if default is None:
             raise check.fail((), "missing `model`.", "add `model: openai/gpt-4o-mini` (any litellm model id) or "
@@ -183,19 +221,23 @@ def _model(check: _Checker, at: KeyPath, value: Any, suites: tuple[Suite, ...], 
     check.keys(at, raw, MODEL_KEYS)
     if "id" not in raw:
         raise check.fail(at, "the model mapping has no `id`.", "add `id: openai/gpt-4o-mini` (a litellm model id).")
-    model_id = _resolve_script_path(check.text((*at, "id"), raw["id"]), base_dir)
-    check_scripted_model(check, id_at, model_id)
-    extra = check.mapping((*at, "extra"), raw.get("extra") or {}, "`extra: {top_p: 0.9}`")
+    model_id = _resolve_script_path(check.collect("", check.text, (*at, "id"), raw["id"]), base_dir)
+    if model_id:
+        check.collect(None, check_scripted_model, check, id_at, model_id)
+
+    def read(key: str, fallback: Any, reader: Any, *args: Any, **kwargs: Any) -> Any:
+        return check.collect(fallback, reader, (*at, key), raw.get(key, fallback), *args, **kwargs)
+
     return ModelSpec(
         id=model_id,
-        api_base=check.text((*at, "api_base"), raw.get("api_base"), optional=True),
-        api_key_env=check.text((*at, "api_key_env"), raw.get("api_key_env"), optional=True),
-        temperature=check.number((*at, "temperature"), raw.get("temperature"), optional=True),
-        timeout=check.number((*at, "timeout"), raw.get("timeout", 60.0), positive=True),
-        max_retries=check.integer((*at, "max_retries"), raw.get("max_retries", DEFAULT_MAX_RETRIES), 0),
-        max_connections=None if raw.get("max_connections") is None
-        else check.integer((*at, "max_connections"), raw["max_connections"], 1),
-        extra=extra,
+        api_base=read("api_base", None, check.text, optional=True),
+        api_key_env=read("api_key_env", None, check.text, optional=True),
+        temperature=read("temperature", None, check.number, optional=True),
+        timeout=read("timeout", 60.0, check.number, positive=True),
+        max_retries=read("max_retries", DEFAULT_MAX_RETRIES, check.integer, 0),
+        max_connections=None if raw.get("max_connections") is None else read("max_connections", None,
+                                                                              check.integer, 1),
+        extra=check.collect({}, check.mapping, (*at, "extra"), raw.get("extra") or {}, "`extra: {top_p: 0.9}`"),
     )
 
 
@@ -209,20 +251,24 @@ def _resolve_script_path(model_id: str, base_dir: Path) -> str:
     return model_id
 
 
-def _k_values(check: _Checker, value: Any, trials: int) -> tuple[int, ...]:
+def _k_values(check: _Checker, value: Any, trials: int | None) -> tuple[int, ...]:
+    """pass@k's k values; against a trial count that is itself wrong (None) only their own type is checked."""
     if value is None:
-        return tuple(range(1, trials + 1))
+        return tuple(range(1, (trials or 1) + 1))
     entries = value if isinstance(value, list) else [value]
+    if not entries:
+        check.errors.append(check.fail(("k_values",), "`k_values` is empty.",
+                                       "list values such as [1, 3], or remove the key."))
     ks = []
     for index, entry in enumerate(entries):
         at: KeyPath = ("k_values", index) if isinstance(value, list) else ("k_values",)
-        k = check.integer(at, entry, 1)
-        if k > trials:
-            raise check.fail(at, f"k = {k} is larger than trials_per_task ({trials}); pass@{k} needs at least "
-                                 f"{k} trials per task.", f"lower k to at most {trials} or raise trials_per_task.")
-        ks.append(k)
-    if not ks:
-        raise check.fail(("k_values",), "`k_values` is empty.", "list values such as [1, 3], or remove the key.")
+        k = check.collect(None, check.integer, at, entry, 1)
+        if k is not None and trials is not None and k > trials:
+            check.errors.append(check.fail(at, f"k = {k} is larger than trials_per_task ({trials}); pass@{k} needs "
+                                               f"at least {k} trials per task.",
+                                           f"lower k to at most {trials} or raise trials_per_task."))
+        elif k is not None:
+            ks.append(k)
     return tuple(sorted(set(ks)))
 
 
@@ -242,52 +288,72 @@ def _threshold(check: _Checker, value: Any) -> float:
     return threshold
 
 
-def _arms(check: _Checker, value: Any, agent: AgentSpec, model: ModelSpec | None, suites: tuple[Suite, ...],
-          base_dir: Path) -> tuple[ArmSpec, ...]:
+def _arms(check: _Checker, value: Any, agent: AgentSpec, model: ModelSpec | None,
+          suites: tuple[Suite, ...] | None, base_dir: Path) -> tuple[ArmSpec, ...]:
+    """The arms; an arm with a mistake is noted and left out (and then arm names are not compared)."""
     if value is None:
-        return (ArmSpec("default", "full", _arm_model(check, (), model), agent),)
+        return check.collect((), lambda: (ArmSpec("default", "full", _arm_model(check, (), model), agent),))
     if isinstance(value, Mapping):  # shorthand sweep: {verbosity: [minimal, brief], model: [...]}
         return _sweep(check, dict(value), agent, model, suites, base_dir)
     if not isinstance(value, list) or not value:
-        raise check.fail(("arms",), "`arms` must be a list of arms or a sweep such as "
-                                    "`{verbosity: [minimal, brief, full]}`.")
+        check.errors.append(check.fail(("arms",), "`arms` must be a list of arms or a sweep such as "
+                                                  "`{verbosity: [minimal, brief, full]}`."))
+        return ()
+    before = len(check.errors)
     arms: list[ArmSpec] = []
     for index, entry in enumerate(value):
-        at: KeyPath = ("arms", index)
-        raw = check.mapping(at, entry, "`- {name: brief, verbosity: brief}`")
-        check.keys(at, raw, ARM_KEYS)
-        if "model" in raw:
-            arm_model = _model(check, (*at, "model"), raw["model"], suites, base_dir)
-        else:
-            arm_model = _arm_model(check, at, model)
-        arm_agent = _agent(check, (*at, "agent"), raw["agent"], agent) if "agent" in raw else agent
-        verbosity = _verbosity(check, (*at, "verbosity"), raw.get("verbosity", "full"))
-        parts = [verbosity if "verbosity" in raw else None, _short(arm_model.id) if "model" in raw else None,
-                 arm_agent.type if "agent" in raw else None]
-        default_name = "-".join(p for p in parts if p) or f"arm{index + 1}"
-        name = check.text((*at, "name"), str(raw["name"])) if "name" in raw else default_name
-        arms.append(ArmSpec(name, verbosity, arm_model, arm_agent))
-    _unique_names(check, arms)
+        arm = check.collect(None, _arm, check, index, entry, agent, model, suites, base_dir)
+        if arm is not None:
+            arms.append(arm)
+    if check.clean_since(before):
+        _unique_names(check, arms)
     return tuple(arms)
 
 
-def _sweep(check: _Checker, raw: dict[str, Any], agent: AgentSpec, model: ModelSpec | None, suites: tuple[Suite, ...],
-           base_dir: Path) -> tuple[ArmSpec, ...]:
+def _arm(check: _Checker, index: int, entry: Any, agent: AgentSpec, model: ModelSpec | None,
+         suites: tuple[Suite, ...] | None, base_dir: Path) -> ArmSpec | None:
+    at: KeyPath = ("arms", index)
+    raw = check.mapping(at, entry, "`- {name: brief, verbosity: brief}`")
+    before = len(check.errors)
+    check.keys(at, raw, ARM_KEYS)
+    if "model" in raw:
+        arm_model = check.collect(UNCHECKED_MODEL, _model, check, (*at, "model"), raw["model"], suites, base_dir)
+    else:
+        arm_model = check.collect(UNCHECKED_MODEL, _arm_model, check, at, model)
+    arm_agent = check.collect(agent, _agent, check, (*at, "agent"), raw["agent"], agent) if "agent" in raw else agent
+    verbosity = check.collect("full", _verbosity, check, (*at, "verbosity"), raw.get("verbosity", "full"))
+    parts = [verbosity if "verbosity" in raw else None, _short(arm_model.id) if "model" in raw else None,
+             arm_agent.type if "agent" in raw else None]
+    default_name = "-".join(p for p in parts if p) or f"arm{index + 1}"
+    name = check.collect("", check.text, (*at, "name"), str(raw["name"])) if "name" in raw else default_name
+    return ArmSpec(name, verbosity, arm_model, arm_agent) if check.clean_since(before) else None
+
+
+def _sweep(check: _Checker, raw: dict[str, Any], agent: AgentSpec, model: ModelSpec | None,
+           suites: tuple[Suite, ...] | None, base_dir: Path) -> tuple[ArmSpec, ...]:
+    before = len(check.errors)
     check.keys(("arms",), raw, ("verbosity", "model"))
     levels = raw.get("verbosity", ["full"])
     levels = levels if isinstance(levels, list) else [levels]
     models = raw.get("model", [None])
     models = models if isinstance(models, list) else [models]
     if not levels or not models:
-        raise check.fail(("arms",), "an arm sweep needs at least one value per key.")
-    arms = []
+        check.errors.append(check.fail(("arms",), "an arm sweep needs at least one value per key."))
+        return ()
+    arm_models = []
     for mi, model_value in enumerate(models):
         if model_value is None:
-            arm_model = _arm_model(check, ("arms", "model", mi), model)
+            arm_models.append(check.collect(UNCHECKED_MODEL, _arm_model, check, ("arms", "model", mi), model))
         else:
-            arm_model = _model(check, ("arms", "model", mi), model_value, suites, base_dir)
-        for vi, level in enumerate(levels):
-            verbosity = _verbosity(check, ("arms", "verbosity", vi), level)
+            arm_models.append(check.collect(UNCHECKED_MODEL, _model, check, ("arms", "model", mi), model_value,
+                                            suites, base_dir))
+    verbosities = [check.collect("full", _verbosity, check, ("arms", "verbosity", vi), level)
+                   for vi, level in enumerate(levels)]
+    if not check.clean_since(before):
+        return ()
+    arms = []
+    for arm_model in arm_models:
+        for verbosity in verbosities:
             parts = [verbosity if "verbosity" in raw else None,
                      _short(arm_model.id) if "model" in raw and len(models) > 1 else None]
             arms.append(ArmSpec("-".join(p for p in parts if p) or "default", verbosity, arm_model, agent))
@@ -315,8 +381,8 @@ def _unique_names(check: _Checker, arms: list[ArmSpec]) -> None:
     seen: set[str] = set()
     for index, arm in enumerate(arms):
         if arm.name in seen:
-            raise check.fail(("arms", index), f"two arms are named {arm.name!r}.",
-                             "give each arm a distinct `name:`.")
+            check.errors.append(check.fail(("arms", index), f"two arms are named {arm.name!r}.",
+                                           "give each arm a distinct `name:`."))
         seen.add(arm.name)
 
 
@@ -331,9 +397,13 @@ def _tasks(check: _Checker, value: Any, suites: tuple[Suite, ...]) -> tuple[str,
     for index, entry in enumerate(value):
         task_id = str(entry)
         if task_id not in known:
-            raise check.fail(("tasks", index), f"unknown task {task_id!r}.{did_you_mean(task_id, known)}",
-                             f"use task ids of the suite: {', '.join(list(known)[:15])}.")
-        chosen.append(task_id)
+            check.errors.append(check.fail(("tasks", index), f"unknown task {task_id!r}."
+                                           f"{did_you_mean(task_id, known)}",
+                                           f"use task ids of the suite: {', '.join(list(known)[:15])}."))
+        else:
+            chosen.append(task_id)
+    if len(chosen) < len(value):  # a dependency may be the task whose id was mistyped
+        return None
     for task_id in chosen:
         for dep in known[task_id].tasks[task_id].depends_on:
             if dep not in chosen:
@@ -345,10 +415,11 @@ def _tasks(check: _Checker, value: Any, suites: tuple[Suite, ...]) -> tuple[str,
 def _timeouts(check: _Checker, value: Any) -> Timeouts:
     if value is None:
         return Timeouts()
-    raw = check.mapping(("timeouts",), value, "`timeouts: {trial: 600, tool: 60, grader: 60, approval: 120}`")
+    raw = check.collect({}, check.mapping, ("timeouts",), value,
+                        "`timeouts: {trial: 600, tool: 60, grader: 60, approval: 120}`")
     check.keys(("timeouts",), raw, TIMEOUT_KEYS)
-    values = {key: (check.number(("timeouts", key), raw[key], positive=True, optional=True) if key in raw
-                    else DEFAULT_TIMEOUTS[key]) for key in TIMEOUT_KEYS}
+    values = {key: (check.collect(DEFAULT_TIMEOUTS[key], check.number, ("timeouts", key), raw[key], positive=True,
+                                  optional=True) if key in raw else DEFAULT_TIMEOUTS[key]) for key in TIMEOUT_KEYS}
     return Timeouts(**values)
 
 
@@ -366,32 +437,36 @@ def _executor(check: _Checker, value: Any) -> str:
 def _limits(check: _Checker, value: Any) -> Limits:
     if value is None:
         return Limits()
-    raw = check.mapping(("limits",), value, "`limits: {trial: {cost: 0.5, tokens: 200000}, benchmark: {cost: 20}}`")
+    raw = check.collect({}, check.mapping, ("limits",), value,
+                        "`limits: {trial: {cost: 0.5, tokens: 200000}, benchmark: {cost: 20}}`")
     check.keys(("limits",), raw, LIMIT_SCOPES)
     values: dict[str, Any] = {}
     for scope in LIMIT_SCOPES:
-        part = check.mapping(("limits", scope), raw.get(scope) or {}, f"`{scope}: {{cost: 0.5, tokens: 200000}}`")
+        part = check.collect({}, check.mapping, ("limits", scope), raw.get(scope) or {},
+                             f"`{scope}: {{cost: 0.5, tokens: 200000}}`")
         check.keys(("limits", scope), part, LIMIT_KEYS)
-        values[f"{scope}_cost"] = check.number(("limits", scope, "cost"), part.get("cost"), positive=True,
-                                               optional=True)
+        values[f"{scope}_cost"] = check.collect(None, check.number, ("limits", scope, "cost"), part.get("cost"),
+                                                positive=True, optional=True)
         tokens = part.get("tokens")
-        values[f"{scope}_tokens"] = None if tokens is None else check.integer(("limits", scope, "tokens"), tokens, 1)
+        values[f"{scope}_tokens"] = None if tokens is None else check.collect(
+            None, check.integer, ("limits", scope, "tokens"), tokens, 1)
     return Limits(**values)
 
 
-def _hooks(check: _Checker, value: Any, suites: tuple[Suite, ...]) -> HooksSpec:
+def _hooks(check: _Checker, value: Any, suites: tuple[Suite, ...] | None) -> HooksSpec:
     if value is None:
         return HooksSpec()
     raw = check.mapping(("hooks",), value, "`hooks: {interventions: {task_id: text}}`")
     check.keys(("hooks",), raw, HOOK_KEYS)
-    known = {t for s in suites for t in s.task_ids}
-    interventions = check.mapping(("hooks", "interventions"), raw.get("interventions") or {},
+    known = None if suites is None else {t for s in suites for t in s.task_ids}  # None: the suites failed
+    interventions = check.collect({}, check.mapping, ("hooks", "interventions"), raw.get("interventions") or {},
                                   "`interventions: {add: \"Use the calculator.\"}`")
     for task_id, text in interventions.items():
-        if task_id not in known:
-            raise check.fail(("hooks", "interventions", task_id), f"intervention for unknown task {task_id!r}."
-                             f"{did_you_mean(task_id, known)}", "key interventions by task ids of the suite.")
-        check.text(("hooks", "interventions", task_id), text)
+        if known is not None and task_id not in known:
+            check.errors.append(check.fail(("hooks", "interventions", task_id), f"intervention for unknown task "
+                                           f"{task_id!r}.{did_you_mean(task_id, known)}",
+                                           "key interventions by task ids of the suite."))
+        check.collect(None, check.text, ("hooks", "interventions", task_id), text)
     every = prompt = None
     if raw.get("heartbeat") is not None:
         beat = check.mapping(("hooks", "heartbeat"), raw["heartbeat"], "`heartbeat: {every: 3, prompt: ...}`")
@@ -423,26 +498,35 @@ def _chain_weights(check: _Checker, value: Any, suites: tuple[Suite, ...], tasks
         raise check.fail(at, "`chain.weights` is set, but no selected task is part of a chain.",
                          "remove `chain`, or run a suite whose tasks use `depends_on`.")
     values: dict[str, float] = {}
+    before = len(check.errors)  # a missing or wrong weight leaves the spec without its chain weights
     for task_id, weight in weights.items():
-        if task_id not in linked:
-            raise check.fail((*at, task_id), f"{task_id!r} is not a link of a chain in this spec."
-                             f"{did_you_mean(str(task_id), linked)}",
-                             f"give weights for the chain links: {', '.join(sorted(linked))}.")
-        number = check.number((*at, task_id), weight)
-        assert number is not None
-        if not number >= 0 or number == float("inf"):
-            raise check.fail((*at, task_id), f"the weight of {task_id!r} must be a finite number >= 0, not {number}.")
-        values[str(task_id)] = number
+        check.collect(None, _chain_weight, check, (*at, task_id), str(task_id), weight, linked, values)
+    if not check.clean_since(before):  # sums over a mistyped link or weight would repeat it
+        return ()
     for chain in chains:
         missing = [t for t in chain if t not in values]
         if missing:
-            raise check.fail(at, f"no weight for the chain link(s) {', '.join(missing)}.",
-                             f"give every link of the chain a weight: {', '.join(chain)}.")
+            check.errors.append(check.fail(at, f"no weight for the chain link(s) {', '.join(missing)}.",
+                                           f"give every link of the chain a weight: {', '.join(chain)}."))
+            continue
         total = sum(values[t] for t in chain)
         if abs(total - 1.0) > 1e-9:
             shown = ", ".join(f"{t}: {values[t]:g}" for t in chain)
-            raise check.fail(at, f"the weights of the chain {' -> '.join(chain)} sum to {total:g}, not 1 "
-                                 f"({shown}); the workflow score is sum(weight x link score), so the weights "
-                                 "must sum to 1.",
-                             "scale them to sum to 1, e.g. 0.3, 0.3 and 0.4.")
+            check.errors.append(check.fail(
+                at, f"the weights of the chain {' -> '.join(chain)} sum to {total:g}, not 1 ({shown}); the "
+                    "workflow score is sum(weight x link score), so the weights must sum to 1.",
+                "scale them to sum to 1, e.g. 0.3, 0.3 and 0.4."))
+    if not check.clean_since(before):
+        return ()
     return tuple((t, values[t]) for chain in chains for t in chain)
+
+
+def _chain_weight(check: _Checker, at: KeyPath, task_id: str, weight: Any, linked: set[str],
+                  values: dict[str, float]) -> None:
+    if task_id not in linked:
+        raise check.fail(at, f"{task_id!r} is not a link of a chain in this spec.{did_you_mean(task_id, linked)}",
+                         f"give weights for the chain links: {', '.join(sorted(linked))}.")
+    number = check.number(at, weight)
+    if not number >= 0 or number == float("inf"):
+        raise check.fail(at, f"the weight of {task_id!r} must be a finite number >= 0, not {number}.")
+    values[task_id] = number

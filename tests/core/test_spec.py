@@ -188,3 +188,33 @@ def test_bad_direction_and_chain_weights_are_refused_plainly(tmp_path: Path, bod
 def test_chain_weights_need_a_chain(tmp_path: Path) -> None:
     message = error_of(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\nchain: {weights: {add: 1}}\n")
     assert "no selected task is part of a chain" in message
+
+
+def test_a_bad_spec_reports_every_mistake_at_once(tmp_path: Path) -> None:
+    """Three mistakes in three places (an unknown key, a bad type in an arm, a bad value in the hooks'
+    tasks) come back in one answer, each with its line, key and fix; the exit code stays 2."""
+    with pytest.raises(UserError) as info:
+        load_spec(write_spec(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\ntrails_per_task: 3\n"
+                                       "arms:\n  - {name: a, verbosity: brief}\n  - {name: b, verbosity: 7}\n"
+                                       "hooks: {interventions: {ad: Use the calculator.}}\n"))
+    error = info.value
+    message = str(error)
+    assert error.exit_code == 2 and len(error.errors) == 3
+    assert "bench.yaml: 3 problems:" in message
+    assert "1. line 3, key trails_per_task: unknown key `trails_per_task`. Did you mean `trials_per_task`?" in message
+    assert "2. line 6, key arms[1].verbosity: unknown verbosity level 7." in message
+    assert "3. line 7, key hooks.interventions.ad: intervention for unknown task 'ad'. Did you mean `add`?" in message
+    assert message.count("Fix:") == 3
+
+
+def test_a_mistake_is_not_repeated_by_the_checks_that_build_on_it(tmp_path: Path) -> None:
+    """A wrong trial count is one mistake, not also 'k larger than trials'; a mistyped task is not also a
+    broken dependency; a suite that fails to load is not also every task unknown."""
+    message = error_of(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\ntrials_per_task: two\nk_values: [1, 2]\n")
+    assert "must be a whole number" in message and "problems" not in message
+    message = error_of(tmp_path, "suite: nowhere.yaml\nmodel: scripted/samplemath\ntasks: [add]\n"
+                                 "hooks: {interventions: {add: Go.}}\nparallel: 0\n")
+    assert "2 problems:" in message and "suite file 'nowhere.yaml' not found" in message
+    assert "`parallel` must be at least 1, not 0." in message and "unknown task" not in message
+    single = error_of(tmp_path, "suite: SUITE\nmodel: scripted/samplemath\ntasks: [add, multiplyy]\n")
+    assert "problems" not in single and single.startswith(str(tmp_path / "bench.yaml") + " (line 3, key tasks[1])")
