@@ -139,6 +139,7 @@ def open_repository(db: str | None, *, create: bool = True) -> tuple[Any, Any]:
 def batch_main(args: argparse.Namespace) -> int:
     """Run the spec in `args.batch` headless; see the module docstring for exit codes."""
     from corral_core.spec import load_spec
+    from corral_core.spec.preflight import check_models
 
     spec = load_spec(args.batch)  # before the runner's imports (seconds): a bad spec is refused at once
     from corral_core.runner import BenchmarkRunner
@@ -148,6 +149,9 @@ def batch_main(args: argparse.Namespace) -> int:
     base_url, max_connections = getattr(args, "model_base_url", None), getattr(args, "max_connections", None)
     if base_url or max_connections:
         spec = spec.with_overrides(api_base=base_url, max_connections=max_connections)
+    check_models(spec, file=spec.source, where="--model" if getattr(args, "model", None) else "model",
+                 fix="correct the model id (a litellm id such as openai/gpt-4o-mini); `scripted/<script>` runs "
+                     "offline.")
     retry = getattr(args, "retry_errors", None)
     if retry is not None and args.resume:
         raise UserError("--resume and --retry-errors cannot be used together.", where="--retry-errors",

@@ -12,8 +12,9 @@ from typing import Any
 import yaml
 
 from corral_core.env import Suite
+from corral_core.errors import UserError
 from corral_core.spec.checks import _Checker
-from corral_core.spec.model import AgentSpec
+from corral_core.spec.model import AgentSpec, BenchmarkSpec
 from corral_core.yamlfile import KeyPath, safe_load
 
 SCRIPTED = "scripted/"
@@ -43,6 +44,19 @@ def check_scripted_model(check: _Checker, at: KeyPath, model_id: str) -> None:
         load_script(script_path(model_id))
     except LLMError as exc:
         raise check.fail(at, exc.message) from None
+
+
+def check_models(spec: BenchmarkSpec, *, file: str | None, where: str, fix: str) -> None:
+    """Refuse, before anything runs, every model of the spec's arms that litellm cannot route (an unknown
+    provider prefix, a bare name it does not know): one UserError naming each, instead of an error in
+    every trial. Asked once the command line or the run form has set the models (so not at load)."""
+    from corral_core.llm import model_problem
+
+    problems = [problem for model_id in dict.fromkeys(arm.model.id for arm in spec.arms)
+                if (problem := model_problem(model_id)) is not None]
+    if problems:
+        raise UserError.combine([UserError(f"{problem}.", file=file, where=where, fix=fix) for problem in problems],
+                                file=file)
 
 
 def script_path(model_id: str) -> Path:

@@ -52,13 +52,10 @@ class ActiveRun:
 
 def check_models(spec: BenchmarkSpec) -> None:
     """Refuse a model litellm cannot route before anything runs (UserError naming the fix)."""
-    from corral_core.llm import model_problem
+    from corral_core.spec.preflight import check_models as check_routes
 
-    for model_id in dict.fromkeys(arm.model.id for arm in spec.arms):
-        problem = model_problem(model_id)
-        if problem is not None:
-            raise UserError(f"{problem}.", where="run form (Model)",
-                            fix="correct the model id; `scripted/<script>` runs offline.")
+    check_routes(spec, file=None, where="run form (Model)", fix="correct the model id; `scripted/<script>` runs "
+                                                                  "offline.")
 
 
 class RunSession:

@@ -65,3 +65,23 @@ def test_export_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
     assert proc.stderr == ""
     assert proc.returncode == 141
+
+
+@pytest.mark.parametrize(("how", "expected"), [
+    (("--model", "opnai/gpt-4o-mini"), "(--model): 'opnai' is not a provider litellm knows"),
+    (("--model", "gpt-4o-mni"), "(--model): litellm cannot tell which provider serves 'gpt-4o-mni'"),
+    ((), "(model): 'opnai' is not a provider litellm knows"),
+])
+def test_batch_refuses_a_model_litellm_cannot_route_before_the_run(tmp_path: Path, how: tuple[str, ...],
+                                                                   expected: str) -> None:
+    """A misspelt provider prefix or model name (in the spec or --model) exits 2 in words before anything
+    runs: no store is created, no trial errors one by one."""
+    spec = tmp_path / "typo.bench.yaml"
+    model = "scripted/samplemath" if how else "opnai/gpt-4o-mini"
+    spec.write_text(f"name: typo\nsuite: {ROOT / 'sample_tasks' / 'samplemath.yaml'}\nmodel: {model}\n",
+                    encoding="utf-8")
+    db = tmp_path / "x.db"
+    done = cli("--batch", str(spec), "--db", str(db), "--quiet", *how, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert f"{spec} {expected}" in done.stderr and "Fix: correct the model id" in done.stderr
+    assert "Traceback" not in done.stderr and not db.exists()

@@ -69,6 +69,18 @@ def test_a_run_goes_through_the_session_into_the_store(services: WorkbenchServic
     assert tasks == ["add"] and arms == ["minimal", "full"]
 
 
+@pytest.mark.parametrize(("model", "expected"), [
+    ("opnai/gpt-4o-mini", "'opnai' is not a provider litellm knows"),
+    ("gpt-4o-mni", "litellm cannot tell which provider serves 'gpt-4o-mni'"),
+])
+def test_the_run_form_refuses_a_model_litellm_cannot_route_before_the_run(services: WorkbenchServices, model: str,
+                                                                          expected: str) -> None:
+    with pytest.raises(UserError) as info:
+        services.session.run(RunRequest(suite="samplemath", tasks=["add"], model=model))
+    assert str(info.value).startswith(f"run form (Model): {expected}")
+    assert services.session.active is None and services.queries.benchmarks(0).total == 0
+
+
 def test_stop_with_pending_approvals_cancels_them_and_interrupts_the_run(services: WorkbenchServices) -> None:
     session = services.session
     result: dict[str, RunSummary] = {}
