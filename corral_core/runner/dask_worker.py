@@ -121,9 +121,7 @@ class _RunControls(ControlRegistry):
         self._early: dict[str, list[tuple[str, str | None]]] = {}
 
     def register(self, trial_id: str, **kwargs: Any) -> None:
-        super().register(trial_id, **kwargs)
-        if self.stopped.is_set():  # the run was stopped while this trial was opening: cancel_all missed it
-            kwargs["controller"].cancel()
+        super().register(trial_id, **kwargs)  # registered after a stop: the trial cancels itself (trial.py)
         for op, text in self._early.pop(trial_id, []):
             self.apply_to_trial(trial_id, op, text)
 

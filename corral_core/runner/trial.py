@@ -240,6 +240,8 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
     interface = _TrialInterface(client)
     ctx.registry.register(trial_id, task_id=task_id, arm=arm.name, index=index, controller=controller, inbox=inbox,
                           agent=agent, episode_id=episode_id, time_limit=ctx.spec.timeouts.trial)
+    if ctx.stop.is_set():  # the run was stopped while this trial was opening: its cancel_all missed it
+        controller.cancel()
     try:
         outcome = run_trial(agent, interface, task_id, verbosity=arm.verbosity, trial_id=trial_id,
                             trial_index=index, arm=arm.name, benchmark_id=ctx.benchmark_id)

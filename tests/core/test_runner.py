@@ -207,6 +207,44 @@ def test_stopping_a_run_leaves_it_resumable_without_duplicates(store: Store) -> 
     assert not finished_before & set(finished(sink2))  # nothing that had finished ran again
 
 
+@pytest.mark.parametrize("start_paused", [True, False])
+def test_a_trial_that_registers_after_its_run_was_stopped_is_cancelled(start_paused: bool) -> None:
+    """The stop lands between the trial's opening on the server (TRIAL_STARTED) and its registration, where
+    `cancel_all` cannot see it: the trial is cancelled when it registers. Before, a run started paused waited
+    on it forever, and a running one ran it to the end."""
+    import threading
+
+    from corral_core.runner import ControlRegistry
+
+    spec = make_spec("slow", tasks=["t1"], trials_per_task=1)
+    controls = ControlRegistry(start_paused=start_paused)
+    sink = ListSink()
+
+    class StopOnStart:  # runs on the trial's thread, after TRIAL_STARTED and before the trial registers
+        runner: BenchmarkRunner
+
+        def emit(self, event: Any) -> None:
+            if event.kind is EventKind.TRIAL_STARTED:
+                self.runner.stop()
+
+    stopper = StopOnStart()
+    runner = BenchmarkRunner(spec, sink=[sink, stopper], controls=controls)
+    stopper.runner = runner
+    results: list[Any] = []
+    worker = threading.Thread(target=lambda: results.append(runner.run()))
+    worker.start()
+    worker.join(HANG)
+    hung = worker.is_alive()
+    if hung:  # free the trial the stop missed, so the failing test ends
+        for trial in controls.running():
+            controls.controller(trial.trial_id).cancel()
+        worker.join(HANG)
+    assert not hung, "the stopped run waited on a trial that registered after the stop"
+    assert results[0].status == "interrupted"
+    assert [e.data["status"] for e in sink.of_kind(EventKind.TRIAL_FINISHED)] == ["cancelled"]
+    assert not sink.of_kind(EventKind.LLM_REQUEST)  # it never called the model
+
+
 def test_replay_model_answers_with_a_recorded_benchmark(store: Store) -> None:
     samplemath = DATA.parent.parent.parent / "sample_tasks" / "samplemath.yaml"
     base = {"suite": str(samplemath), "tasks": ["add", "power"], "trials_per_task": 2,
