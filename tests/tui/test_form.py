@@ -1,0 +1,65 @@
+"""The run form follows the selected suite, and the model's API base comes from the form or the
+command line (issue 12 item 7)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+
+from corral_tui.cli import build_parser
+from corral_tui.config import config_from_args
+from corral_tui.widgets.run_form import RunForm
+from corral_tui.widgets.task_tree import TaskTree
+from tests.tui.helpers import SAMPLEMATH, SIZE, TUITEST, make_app, wait_for, wait_ready
+
+pytestmark = pytest.mark.anyio
+
+
+def _suite_node(tree: TaskTree, name: str):
+    return next(branch for branch in tree.root.children if branch.data is not None and branch.data.suite == name)
+
+
+async def test_the_form_follows_the_selected_suite(tmp_path: Path) -> None:
+    """Moving to another suite names its tasks in the placeholder and clears task ids it does not have
+    (they would be refused at Start); ids both suites have are kept."""
+    app = make_app(tmp_path, suites=[SAMPLEMATH, TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        screen = app.workbench_screen
+        form, tree = screen.query_one(RunForm), screen.query_one(TaskTree)
+        tasks = screen.query_one("#form-tasks", Input)
+        tree.move_cursor(_suite_node(tree, "samplemath"))
+        await wait_for(pilot, lambda: form.suite == "samplemath", "the form to follow samplemath")
+        assert tasks.placeholder == "all: add, multiply, divide, power, …"
+        tasks.value = "add, power"
+        tree.move_cursor(_suite_node(tree, "tuitest"))
+        await wait_for(pilot, lambda: form.suite == "tuitest", "the form to follow tuitest")
+        assert str(screen.query_one("#form-suite").render()) == "tuitest"
+        assert tasks.placeholder == "all: mark, count" and tasks.value == ""
+        tasks.value = "count"
+        tree.move_cursor(_suite_node(tree, "tuitest").children[0])  # a task of the same suite keeps the value
+        await wait_for(pilot, lambda: screen.selected is not None and screen.selected.task_id == "mark",
+                       "the task to be highlighted")
+        assert tasks.value == "count"
+        assert form.request().tasks == ["count"]
+
+
+async def test_the_api_base_comes_from_the_form_and_the_command_line(tmp_path: Path) -> None:
+    """--model and --model-base-url fill the form; the API base field reaches the spec's model."""
+    args = build_parser().parse_args(["--suite", str(SAMPLEMATH), "--model", "openai/local-model",
+                                      "--model-base-url", "http://127.0.0.1:8000/v1"])
+    config = config_from_args(args)
+    assert (config.model, config.model_base_url) == ("openai/local-model", "http://127.0.0.1:8000/v1")
+    app = make_app(tmp_path, model=config.model, model_base_url=config.model_base_url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        form = app.workbench_screen.query_one(RunForm)
+        assert form.query_one("#form-api_base", Input).value == "http://127.0.0.1:8000/v1"
+        request = form.request()
+        assert (request.model, request.api_base) == ("openai/local-model", "http://127.0.0.1:8000/v1")
+        form.set_values(api_base="http://10.0.0.5:9000/v1")
+        spec = app.services.catalogue.build_spec(form.request(), 30.0)
+        assert {(arm.model.id, arm.model.api_base) for arm in spec.arms} == {("openai/local-model",
+                                                                              "http://10.0.0.5:9000/v1")}
