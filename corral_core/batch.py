@@ -32,7 +32,8 @@ MAX_HISTORY_LIMIT = 10_000
 
 
 class BatchProgress:
-    """An event sink drawing per-arm progress (trials done / total, running mean score) on stderr."""
+    """An event sink drawing per-arm progress (trials done / total, running mean score) on stderr,
+    and a line for each breakpoint hit."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -50,6 +51,11 @@ class BatchProgress:
             self._finished(event)
         elif kind is EventKind.BENCHMARK_STARTED:
             self._started(event)
+        elif kind is EventKind.BREAKPOINT_HIT:  # batch pauses nothing: it says so and the store keeps it
+            data = event.data
+            self.console.print(f"breakpoint {data.get('breakpoint')} hit in trial {event.trial_id} "
+                               f"({event.task_id}): {data.get('reason')} (recorded, not paused)", highlight=False,
+                               markup=False)
 
     def _started(self, event: Event) -> None:
         data = event.data

@@ -48,6 +48,7 @@ class EventKind(str, Enum):
     INTERVENTION_APPLIED = "intervention_applied"
     INTERVENTION_UNDELIVERED = "intervention_undelivered"  # the trial ended before the message reached it
     CONTROL_STATE = "control_state"
+    BREAKPOINT_HIT = "breakpoint_hit"  # a breakpoint's condition held (agents/breakpoints.py); paused or recorded
     AGENT_FINISHED = "agent_finished"
     # store (emitted by the runner when the store writer reports that the database refused writes)
     STORE_FAILED = "store_failed"

@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState
 
 from corral_core.env.approval import ApprovalRequest
 from corral_core.errors import StoreError, UserError
-from corral_core.events import EventKind
+from corral_core.events import Event, EventKind
 from corral_tui.commands import ActionsProvider, all_binding_owners, binding_rows
 from corral_tui.config import WorkbenchConfig, config_from_args
 from corral_tui.live import LiveRun
@@ -261,9 +261,18 @@ class WorkbenchApp(App[int]):
                                       f"call. \"{text[:60]}\" is recorded in its timeline as undelivered.", "bold red")
             self.notify(f"Trial {who} ended before reading your intervention; it was not delivered.",
                         title="Intervention not delivered", severity="error", timeout=10)
+        for hit in changes.breakpoints:
+            self._breakpoint_hit(hit)
         for event in events:
             if event.kind is EventKind.STORE_FAILED:
                 self._store_failed(str(event.data.get("error") or "the database refused a write"))
+
+    def _breakpoint_hit(self, hit: Event) -> None:
+        """A breakpoint held: say which trial waits, why, and how to go on."""
+        who, data = self.config.redact.ident(hit.trial_id or ""), hit.data
+        action = "paused: select it and press c to continue or s to step" if data.get("paused") else "recorded"
+        self.notify(f"Trial {who} ({hit.task_id}): {data.get('reason')}; {action}.",
+                    title=f"Breakpoint {data.get('breakpoint')}", severity="warning", timeout=10)
 
     def _store_failed(self, error: str) -> None:
         """The store refused writes: the run is stopping (its recorded trials stay resumable); say so now."""

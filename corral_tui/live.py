@@ -43,6 +43,7 @@ class TrialLive:
     duration: float | None = None  # the trial's duration once finished (paused time left out)
     last_action: str = ""
     last_thought: str = ""
+    held_by: str = ""  # the breakpoint hit the trial is paused at ("tool:calculator: about to call ..."), if any
     record: TrialRecord | None = None  # the metrics record once finished
     events: deque[Event] = field(default_factory=deque)
 
@@ -81,6 +82,7 @@ class Changes:
     new_rows: list[str] = field(default_factory=list)  # trial ids seen for the first time
     events: dict[str, list[Event]] = field(default_factory=dict)  # new events per trial
     undelivered: list[tuple[str, str]] = field(default_factory=list)  # (trial id, text) never delivered
+    breakpoints: list[Event] = field(default_factory=list)  # BREAKPOINT_HIT events of this batch
     finished: int = 0  # trials that ended in this batch
     benchmark_finished: bool = False
     benchmark_id: str | None = None
@@ -207,6 +209,8 @@ class LiveRun:
         if kind == EventKind.INTERVENTION_UNDELIVERED:
             changes.undelivered.append((trial.trial_id, str(data.get("text") or "")))
             self.undelivered.append(changes.undelivered[-1])
+        if kind == EventKind.BREAKPOINT_HIT:
+            changes.breakpoints.append(event)
         if kind == EventKind.TRIAL_FINISHED and not trial.finished:
             self.done += 1
             changes.finished += 1
@@ -241,6 +245,13 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
         return False
     if kind == EventKind.CONTROL_STATE:
         trial.control = str(data.get("state") or trial.control)
+        if trial.control != "paused":
+            trial.held_by = ""
+        return True
+    if kind == EventKind.BREAKPOINT_HIT:
+        trial.last_action = f"breakpoint {data.get('breakpoint')}"
+        if data.get("paused"):  # its CONTROL_STATE follows at once; say it now
+            trial.control, trial.held_by = "paused", f"{data.get('breakpoint')}: {data.get('reason')}"
         return True
     if kind == EventKind.TOOL_CALL:
         trial.tool_calls += 1

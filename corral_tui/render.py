@@ -193,8 +193,11 @@ def hook_line(event: Event) -> Text | None:
         return Text(f"intervention NOT delivered ({data.get('reason')}): {clip(data.get('text'), 200)}",
                     style="bold red")
     if kind == EventKind.CONTROL_STATE:
-        return Text(f"control: {data.get('state')} at iteration {iteration_number(data.get('iteration'))}",
+        why = f" ({data['reason']})" if data.get("reason") else ""
+        return Text(f"control: {data.get('state')} at iteration {iteration_number(data.get('iteration'))}{why}",
                     style="yellow")
+    if kind == EventKind.BREAKPOINT_HIT:
+        return breakpoint_line(data)
     if kind == EventKind.APPROVAL_ASKED:
         return Text(f"approval asked for {data.get('tool_name')} (risk {data.get('risk')})", style="yellow")
     if kind == EventKind.APPROVAL_DECIDED:
@@ -205,6 +208,14 @@ def hook_line(event: Event) -> Text | None:
         return Text.assemble("approval: ", status_text(verdict),
                              f" {data.get('tool_name')} by {data.get('decided_by')}", reason)
     return None
+
+
+def breakpoint_line(data: dict[str, Any]) -> Text:
+    """A breakpoint hit: which one, where, why, and whether the trial waits for the operator."""
+    outcome = "paused: c continues, s steps" if data.get("paused") else "recorded, not paused"
+    return Text.assemble(("breakpoint ", "bold red"), (str(data.get("breakpoint")), "bold"),
+                         f" hit at iteration {iteration_number(data.get('iteration'))}: {data.get('reason')}",
+                         (f" ({outcome})", "red"))
 
 
 def iteration_item(event: Event, redact: Redactor) -> RenderableType | None:
@@ -221,6 +232,8 @@ def iteration_item(event: Event, redact: Redactor) -> RenderableType | None:
     if kind == EventKind.INTERVENTION_UNDELIVERED:
         return Text(f"intervention NOT delivered ({data.get('reason')}): {clip(data.get('text'), 500)}",
                     style="bold red")
+    if kind == EventKind.BREAKPOINT_HIT:
+        return breakpoint_line(data)
     if kind == EventKind.LLM_RESPONSE:
         usage = data.get("usage") or {}
         return Text(f"llm {data.get('role', '')} turn {data.get('turn')}: {usage.get('total_tokens', 0)} tokens, "

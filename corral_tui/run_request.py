@@ -25,6 +25,7 @@ class RunRequest:
     surrender: bool = False
     approval: str = "ask"
     start_paused: bool = False
+    breakpoints: list[str] = field(default_factory=list)  # corral_core.agents.breakpoints syntax
 
     def spec_data(self, suite_path: Path, approval_timeout: float) -> dict[str, Any]:
         """The benchmark spec mapping (validated by corral_core.spec.spec_from_dict)."""
@@ -43,6 +44,8 @@ class RunRequest:
             data["model"] = {"id": self.model, "api_base": self.api_base} if self.api_base else self.model
         if self.tasks:
             data["tasks"] = list(self.tasks)
+        if self.breakpoints:
+            data["hooks"] = {"breakpoints": list(self.breakpoints)}
         return data
 
 

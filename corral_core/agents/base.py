@@ -26,6 +26,7 @@ from corral_core.llm.types import (
     request_digest,
 )
 
+from .breakpoints import BreakpointWatch
 from .hooks import AgentHooks, CriticalHookError, HookContext, HookPoint, TrialCancelled
 from .limits import LimitReached, UsageLimits
 from .options import flag, positive_int
@@ -107,6 +108,7 @@ class BaseAgent(ABC):
         self.outcome: AgentOutcome | None = None
         self._ledger = TrialLedger()
         self.limits: UsageLimits | None = None  # cost/token limits of each trial this agent runs
+        self.breakpoints: BreakpointWatch | None = None  # what each trial this agent runs stops at
         self._active_hooks: AgentHooks = self.hooks
         self._emitted = 0
         self._iteration = 0
@@ -334,6 +336,9 @@ class BaseAgent(ABC):
                 self._emit_response(role, turn, digest, result, settings)
                 raise
         self._emit_response(role, turn, digest, result, settings)
+        if self._ledger.breakpoints is not None:
+            self._ledger.breakpoints.after_llm(self, result.content or "", self._ledger.usage.total_tokens,
+                                               self._ledger.cost)
         return result
 
     def _emit_response(self, role: str, turn: int, digest: str, result: LLMResult, settings: ModelSettings) -> None:
@@ -358,7 +363,12 @@ class BaseAgent(ABC):
 
     # ----------------------------------------------------------------- tools
     def execute_tool(self, name: str, arguments: dict[str, Any]) -> ToolOutcome:
-        """Run a tool through the interface; emits TOOL_CALL and says plainly when it failed."""
+        """Run a tool through the interface; emits TOOL_CALL and says plainly when it failed.
+
+        The trial's breakpoints are asked right before the call and right after it."""
+        watch = self._ledger.breakpoints
+        if watch is not None:
+            watch.before_tool(self, name, arguments)
         response = self._interface.execute_tool(self._task_id, name, arguments)
         record = getattr(response, "tool_call", None)
         result = getattr(response, "result", None)
@@ -383,7 +393,15 @@ class BaseAgent(ABC):
                       "timestamp": datetime.now(UTC).isoformat(), "risk": "safe", "approval": None,
                       "render": "text"}
         self.emit(EventKind.TOOL_CALL, **{**record, "iteration": self._iteration})
+        if watch is not None:
+            watch.after_tool(self, name, ok, status, record.get("error_message"))
         return ToolOutcome(name=name, arguments=arguments, ok=ok, status=status, text=text, record=record)
+
+    def tool_listing(self) -> list[dict[str, Any]]:
+        """The trial's tools as the server lists them (each with its `risk`)."""
+        listing = self._interface.get_available_tools_for_task(self._task_id)
+        tools = listing.get("tools", []) if isinstance(listing, dict) else listing
+        return [tool for tool in tools or [] if isinstance(tool, dict)]
 
     # ----------------------------------------------------------------- internals
     def _begin(self, interface: Any, task_id: str, kwargs: dict[str, Any]) -> None:
@@ -391,6 +409,7 @@ class BaseAgent(ABC):
         self._ledger = ledger if ledger is not None else TrialLedger()
         if ledger is None:
             self._ledger.limits = self.limits
+            self._ledger.breakpoints = self.breakpoints
         parent_hooks = kwargs.pop("_parent_hooks", None)
         self._nested = ledger is not None
         self._extra_messages = list(kwargs.pop("_extra_messages", None) or [])

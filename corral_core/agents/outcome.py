@@ -87,6 +87,7 @@ class TrialLedger:
         self.assisted = False
         self.llm_retries = 0  # transient provider failures retried (not the agent's failures)
         self.limits: Any = None  # the trial's UsageLimits (agents/limits.py), charged after every LLM call
+        self.breakpoints: Any = None  # the trial's BreakpointWatch (agents/breakpoints.py) (tool and LLM checks)
 
     def next_turn(self, role: str) -> int:
         turn = self.turns.get(role, 0)

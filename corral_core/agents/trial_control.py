@@ -3,7 +3,8 @@
 The controller is a BEFORE_ITERATION hook (highest priority) that waits on a Condition in short
 timed slices and checks a cancel Event, so nothing ever hangs: cancelling a paused agent ends it
 within a fraction of a second with status "cancelled". Time spent waiting is reported to the agent
-so it counts toward nothing (not the trial duration, not any limit).
+so it counts toward nothing (not the trial duration, not any limit). A breakpoint hit pauses the
+agent the same way mid-iteration (`hold`), where the breakpoint found it.
 """
 
 from __future__ import annotations
@@ -94,6 +95,24 @@ class TrialController:
     def hook(self, ctx: HookContext) -> None:
         """The gate: returns when the agent may run this iteration; raises TrialCancelled on cancel."""
         self._agent = ctx.agent
+        self._wait(ctx.agent)
+
+    def hold(self, agent: Any, reason: str) -> None:
+        """Pause the agent where it is, mid-iteration (a breakpoint hit), until continue or step.
+
+        Reported as CONTROL_STATE `paused` with the `reason`; raises TrialCancelled on cancel. A step
+        from here lets the rest of this iteration run and pauses before the next one.
+        """
+        self._agent = agent
+        with self._cond:
+            if self._cancel.is_set():
+                raise TrialCancelled("cancelled by the operator")
+            self._state, self._permits = "paused", 0
+        self._emit_state(reason=reason)
+        self._wait(agent)
+
+    def _wait(self, agent: Any) -> None:
+        """Return when the agent may go on (running, or a step permit); TrialCancelled on cancel."""
         started = None
         try:
             with self._cond:
@@ -117,8 +136,8 @@ class TrialController:
         finally:
             with self._cond:
                 self._blocked = False
-            if started is not None and hasattr(ctx.agent, "add_wait_time"):
-                ctx.agent.add_wait_time(time.monotonic() - started)
+            if started is not None and hasattr(agent, "add_wait_time"):
+                agent.add_wait_time(time.monotonic() - started)
 
     hook.hook_name = "trial_controller"  # type: ignore[attr-defined]
     hook.quiet = True  # type: ignore[attr-defined]  # reports itself through CONTROL_STATE
@@ -153,7 +172,8 @@ class TrialController:
         if changed:
             self._emit_state()
 
-    def _emit_state(self) -> None:
+    def _emit_state(self, **extra: Any) -> None:
         agent = self._agent
         if agent is not None and hasattr(agent, "emit"):
-            agent.emit(EventKind.CONTROL_STATE, state=self._state, iteration=getattr(agent, "current_iteration", 0))
+            agent.emit(EventKind.CONTROL_STATE, state=self._state, iteration=getattr(agent, "current_iteration", 0),
+                       **extra)

@@ -86,10 +86,14 @@ class ControlRegistry:
 
     `pause_all()` also makes trials that start later begin paused, until `resume_all()`;
     `start_paused=True` does the same from the outset (the TUI's "start paused" option).
+    `hold_on_breakpoints=True` (a person is watching: the workbench) pauses a trial at a breakpoint
+    hit; otherwise (batch) a hit is only recorded.
     """
 
-    def __init__(self, *, start_paused: bool = False, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, *, start_paused: bool = False, hold_on_breakpoints: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.start_paused = start_paused
+        self.hold_on_breakpoints = hold_on_breakpoints
         self._clock = clock
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()

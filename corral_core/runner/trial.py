@@ -27,6 +27,7 @@ from corral_core.agents import (
     every_n_iterations,
     run_trial,
 )
+from corral_core.agents.breakpoints import BreakpointWatch
 from corral_core.agents.limits import BenchmarkBudget, UsageLimits
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
 from corral_core.events import EventKind, EventSink, emit_event
@@ -237,6 +238,9 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
     else:
         agent.hooks = hooks
     agent.limits = ctx.trial_limits()
+    breakpoints = ctx.spec.hooks.breakpoints
+    agent.breakpoints = BreakpointWatch(breakpoints, controller.hold if ctx.registry.hold_on_breakpoints else None
+                                        ) if breakpoints else None
     interface = _TrialInterface(client)
     ctx.registry.register(trial_id, task_id=task_id, arm=arm.name, index=index, controller=controller, inbox=inbox,
                           agent=agent, episode_id=episode_id, time_limit=ctx.spec.timeouts.trial)

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from corral_core.agents.breakpoints import Breakpoint
 from corral_core.env import Suite
 from corral_core.env.approval import APPROVAL_POLICIES as APPROVAL_POLICIES  # the spec's vocabulary
 from corral_core.llm.types import DEFAULT_MAX_RETRIES
@@ -25,7 +26,7 @@ ARM_KEYS = ("name", "verbosity", "model", "agent")
 TIMEOUT_KEYS = ("trial", "tool", "grader", "approval")
 LIMIT_SCOPES = ("trial", "benchmark")
 LIMIT_KEYS = ("cost", "tokens")
-HOOK_KEYS = ("interventions", "heartbeat")
+HOOK_KEYS = ("interventions", "heartbeat", "breakpoints")
 HEARTBEAT_KEYS = ("every", "prompt")
 DEFAULT_TIMEOUTS = {"trial": 600.0, "tool": 120.0, "grader": 300.0, "approval": 120.0}
 # Constructor arguments the runner sets itself; `agent.options` may not name them.
@@ -117,13 +118,16 @@ class Limits:
 
 @dataclass(frozen=True)
 class HooksSpec:
-    """Scripted interventions per task (Corral's map) and a periodic heartbeat prompt."""
+    """Scripted interventions per task (Corral's map), a periodic heartbeat prompt, and breakpoints
+    (agents/breakpoints.py: recorded in batch, paused at in the workbench)."""
 
     interventions: dict[str, str] = field(default_factory=dict)
     heartbeat_every: int | None = None
     heartbeat_prompt: str | None = None
+    breakpoints: tuple[Breakpoint, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
+        """What changes results (the digest): breakpoints only pause or record, so they are left out."""
         heartbeat = None if self.heartbeat_every is None else {"every": self.heartbeat_every,
                                                                  "prompt": self.heartbeat_prompt}
         return {"interventions": dict(self.interventions), "heartbeat": heartbeat}

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from corral_core.agents.breakpoints import SYNTAX, Breakpoint
 from corral_core.env import Suite, load_suite
 from corral_core.llm.types import DEFAULT_MAX_RETRIES
 from corral_core.metrics.attempt import DIRECTIONS
@@ -477,7 +478,24 @@ def _hooks(check: _Checker, value: Any, suites: tuple[Suite, ...] | None) -> Hoo
                                  "write `heartbeat: {every: 3, prompt: \"Check your progress.\"}`.")
         every = check.integer(("hooks", "heartbeat", "every"), beat["every"], 1)
         prompt = check.text(("hooks", "heartbeat", "prompt"), beat["prompt"])
-    return HooksSpec({str(k): str(v) for k, v in interventions.items()}, every, prompt)
+    return HooksSpec({str(k): str(v) for k, v in interventions.items()}, every, prompt,
+                     _breakpoints(check, raw.get("breakpoints")))
+
+
+def _breakpoints(check: _Checker, value: Any) -> tuple[Breakpoint, ...]:
+    """`breakpoints: ["tool:calculator", "tokens>2000"]` (the syntax of agents/breakpoints.py)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise check.fail(("hooks", "breakpoints"), f"`breakpoints` must be a list, not {_kind(value)}.",
+                         f"write `breakpoints: [\"tool:calculator\", \"tokens>2000\"]` ({SYNTAX}).")
+    found = []
+    for i, text in enumerate(value):
+        try:
+            found.append(Breakpoint.parse(check.text(("hooks", "breakpoints", i), text)))
+        except ValueError as exc:
+            raise check.fail(("hooks", "breakpoints", i), f"{exc}.", f"write {SYNTAX}.") from None
+    return tuple(found)
 
 
 def _chain_weights(check: _Checker, value: Any, suites: tuple[Suite, ...], tasks: tuple[str, ...] | None

@@ -233,7 +233,9 @@ def _hook_summary(kind: str, row: StoredRow, data: dict[str, Any]) -> str:
         verdict = "approved" if data.get("approved") else "rejected"
         return f"{data.get('tool_name')} {verdict} by {data.get('decided_by')}{reason}"
     if kind == "control_state":
-        return f"control: {data.get('state')}"
+        return f"control: {data.get('state')}" + (f" ({data['reason']})" if data.get("reason") else "")
+    if kind == "breakpoint_hit":
+        return f"breakpoint {name} hit: {data.get('reason')}" + (" (paused)" if data.get("paused") else "")
     return f"{kind} {name or ''}".strip()
 
 

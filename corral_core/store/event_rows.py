@@ -21,6 +21,7 @@ HOOK_EVENT_KINDS = frozenset(
         EventKind.APPROVAL_ASKED,
         EventKind.APPROVAL_DECIDED,
         EventKind.CONTROL_STATE,
+        EventKind.BREAKPOINT_HIT,
         EventKind.ITERATION_STARTED,
     }
 )
@@ -162,6 +163,8 @@ def hook_event_row(event: Event) -> dict[str, Any]:
         name = data.get("source")
     elif kind is EventKind.CONTROL_STATE:
         name = data.get("state")
+    elif kind is EventKind.BREAKPOINT_HIT:
+        name = data.get("breakpoint")
     else:
         name = None
     iteration = data.get("iteration")

@@ -171,7 +171,7 @@ class HookEventRow(SQLModel, table=True):
     trial_id: str | None = None
     kind: str = ""  # an EventKind value
     point: str | None = None  # hook point, where there is one
-    name: str | None = None  # hook name, tool name, intervention source or control state
+    name: str | None = None  # hook name, tool name, intervention source, control state or breakpoint
     iteration: int | None = None
     data_json: str | None = _text()
     ts: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))

@@ -78,6 +78,7 @@ class WorkbenchScreen(QueryScreen):
         _key("k", "cancel_trial", "End trial", "workbench.end_trial"),
         _key("a", "approvals", "Approvals", "workbench.approvals", show=False),
         _key("m", "compare_last", "Compare", "workbench.compare"),
+        _key("b", "breakpoints", "Breakpoints (run form)", "workbench.breakpoints", show=False),
         Binding("escape", "leave_field", "Leave field", show=False, id="workbench.leave_field"),
     ]
 
@@ -271,8 +272,10 @@ class WorkbenchScreen(QueryScreen):
         redact = self.redact
         where = f"at iteration {trial.iteration}" if not trial.finished else f"after {trial.iteration} iterations"
         assisted = "  (assisted)" if trial.assisted else ""
+        held = f" at breakpoint {trial.held_by} — c continues, s steps" if trial.held_by and not trial.finished \
+            else ""
         self.say(f"Trial {redact.ident(trial.trial_id)}: {trial.task_id} #{trial.index} arm {trial.arm or '-'} — "
-                 f"{trial.status} {where}{assisted}.  Enter: its whole timeline")
+                 f"{trial.status}{held} {where}{assisted}.  Enter: its whole timeline")
 
     def selected_trial(self) -> str | None:
         return self.query_one(TrialPanes).trial_id
@@ -284,6 +287,17 @@ class WorkbenchScreen(QueryScreen):
         if focused is not None and self.query_one(RunForm) in focused.ancestors_with_self:
             table = self.query_one(TrialsTable)
             (table if table.row_count else self.query_one(TaskTree)).focus()
+
+    def action_breakpoints(self) -> None:
+        """Go to the run form's Breakpoints field (set before a run; the form is locked during one)."""
+        field = self.query_one("#form-breakpoints", Input)
+        if field.disabled:
+            self.notify("Breakpoints are set in the run form before a run starts; this run keeps its own.",
+                        severity="warning")
+            return
+        field.focus()
+        self.say("Breakpoints, separated by ';': tool:NAME, risk:LEVEL, fail, tokens>N, cost>X, reply:REGEX. "
+                 "A hit pauses the trial; c continues, s steps.")
 
     def action_start_run(self) -> None:
         self.query_one(RunForm).submit()

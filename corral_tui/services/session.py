@@ -95,7 +95,8 @@ class RunSession:
             if self._closed:
                 raise UserError("the workbench is closing.")
             active = ActiveRun(request, spec.total_trials, spec.model.id,
-                               ControlRegistry(start_paused=request.start_paused), thread=threading.current_thread())
+                               ControlRegistry(start_paused=request.start_paused, hold_on_breakpoints=True),
+                               thread=threading.current_thread())
             self.active = active
         try:
             self.approvals.begin_run(request.approval)

@@ -1,5 +1,5 @@
 """The run form: tasks, agent, model and its API base, verbosity arms, trials, parallel, surrender,
-approval policy, start paused. It follows the selected suite (its tasks in the placeholder, task ids
+approval policy, breakpoints, start paused. It follows the selected suite (its tasks in the placeholder, task ids
 of another suite cleared) and is locked while a run is live. Enter in a field moves to the next
 one; only Start (or `r` outside a field) starts a run."""
 
@@ -11,6 +11,7 @@ from textual.containers import Grid, Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, Select
 
+from corral_core.agents.breakpoints import parse_breakpoints
 from corral_core.spec import AGENT_TYPES, APPROVAL_POLICIES
 from corral_tui.run_request import RunRequest, parse_count, parse_verbosities, split_list
 
@@ -65,6 +66,8 @@ class RunForm(Vertical):
             yield Label("Approval")
             yield Select([(name, name) for name in FORM_POLICIES], value="ask", allow_blank=False,
                          id="form-approval", compact=True)
+            yield Label("Breakpoints")
+            yield Input(placeholder="e.g. tool:calculator", id="form-breakpoints", compact=True)
         with Horizontal(id="form-flags"):
             yield Checkbox("Surrender", id="form-surrender", compact=True)
             yield Checkbox("Start paused", id="form-paused", compact=True)
@@ -84,7 +87,7 @@ class RunForm(Vertical):
 
     def set_values(self, **values: object) -> None:
         """Fill fields by name (tasks, model, api_base, arms, trials, parallel, iterations, agent,
-        approval, surrender, paused): for tests and the command palette."""
+        approval, breakpoints, surrender, paused): for tests and the command palette."""
         for name, value in values.items():
             widget = self.query_one(f"#form-{name}")
             if isinstance(widget, Input):
@@ -105,7 +108,7 @@ class RunForm(Vertical):
         if self.suite is None:
             raise ValueError("pick a suite (or one of its tasks) in the tree first")
         text = {name: self.query_one(f"#form-{name}", Input).value
-                for name in ("tasks", "iterations", "model", "api_base", "arms", "trials", "parallel")}
+                for name in ("tasks", "iterations", "model", "api_base", "arms", "trials", "parallel", "breakpoints")}
         tasks = split_list(text["tasks"]) or None
         unknown = [task for task in tasks or [] if self.task_ids and task not in self.task_ids]
         if unknown:
@@ -126,6 +129,7 @@ class RunForm(Vertical):
             surrender=self.query_one("#form-surrender", Checkbox).value,
             approval=str(self.query_one("#form-approval", Select).value),
             start_paused=self.query_one("#form-paused", Checkbox).value,
+            breakpoints=[str(point) for point in parse_breakpoints(text["breakpoints"])],
         )
 
     def submit(self) -> None:

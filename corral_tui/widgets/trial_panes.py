@@ -44,12 +44,12 @@ def _tool_item(event: Event, redact: Redactor) -> RenderableType | None:
 PANES = {
     "pane-iterations": Pane("Iterations", frozenset({
         EventKind.ITERATION_STARTED, EventKind.MESSAGE, EventKind.INTERVENTION_APPLIED,
-        EventKind.INTERVENTION_UNDELIVERED, EventKind.LLM_RESPONSE,
+        EventKind.INTERVENTION_UNDELIVERED, EventKind.LLM_RESPONSE, EventKind.BREAKPOINT_HIT,
         EventKind.AGENT_FINISHED, EventKind.TRIAL_FINISHED}), iteration_item),
     "pane-tools": Pane("Tool calls", frozenset({EventKind.TOOL_CALL, *APPROVALS}), _tool_item),
     "pane-hooks": Pane("Hooks", frozenset({
         EventKind.HOOK_FIRED, EventKind.HOOK_ERROR, EventKind.INTERVENTION_APPLIED, EventKind.INTERVENTION_UNDELIVERED,
-        EventKind.CONTROL_STATE, *APPROVALS}), lambda event, _redact: hook_line(event)),
+        EventKind.CONTROL_STATE, EventKind.BREAKPOINT_HIT, *APPROVALS}), lambda event, _redact: hook_line(event)),
 }
 
 
