@@ -487,14 +487,17 @@ def _breakpoints(check: _Checker, value: Any) -> tuple[Breakpoint, ...]:
     if value is None:
         return ()
     if not isinstance(value, list):
-        raise check.fail(("hooks", "breakpoints"), f"`breakpoints` must be a list, not {_kind(value)}.",
-                         f"write `breakpoints: [\"tool:calculator\", \"tokens>2000\"]` ({SYNTAX}).")
+        check.errors.append(check.fail(("hooks", "breakpoints"), f"`breakpoints` must be a list, not {_kind(value)}.",
+                                       f"write `breakpoints: [\"tool:calculator\", \"tokens>2000\"]` ({SYNTAX})."))
+        return ()
     found = []
-    for i, text in enumerate(value):
+    for i, item in enumerate(value):
+        text = check.collect(None, check.text, ("hooks", "breakpoints", i), item)
         try:
-            found.append(Breakpoint.parse(check.text(("hooks", "breakpoints", i), text)))
+            if text is not None:
+                found.append(Breakpoint.parse(text))
         except ValueError as exc:
-            raise check.fail(("hooks", "breakpoints", i), f"{exc}.", f"write {SYNTAX}.") from None
+            check.errors.append(check.fail(("hooks", "breakpoints", i), f"{exc}.", f"write {SYNTAX}."))
     return tuple(found)
 
 

@@ -48,3 +48,8 @@ def test_batch_records_a_hit_and_pauses_nothing(tmp_path: Path) -> None:
                             "where h.kind = 'breakpoint_hit'").fetchall()
         paused = conn.execute("select count(*) from hook_event where kind = 'control_state' and name = 'paused'")
         assert rows == [("tool:calculator", "before_tool", "completed")] and paused.fetchone() == (0,)
+
+
+def test_every_wrong_breakpoint_is_reported_at_once(tmp_path: Path) -> None:
+    message = error_of(tmp_path, SPEC.format(points='["risk:high", "tool:calculator", "cost>free"]'))
+    assert "unknown risk level 'high'" in message and "'free' is not a number" in message, message

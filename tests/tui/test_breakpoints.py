@@ -28,9 +28,14 @@ from tests.tui.helpers import (
 pytestmark = pytest.mark.anyio
 
 
-def _notes(app) -> list[str]:
-    """Every notification the app shows (Textual keeps no public list of them)."""
-    return [f"{n.title}: {n.message}" for n in app._notifications]
+def _recording_notes(app) -> list[str]:
+    """Every notification the app shows from now on, kept (a shown one expires, on a loaded machine
+    maybe before the test reads it)."""
+    notes: list[str] = []
+    notify = app.notify
+    app.notify = lambda message, *args, title="", **kwargs: (notes.append(f"{title}: {message}"),
+                                                              notify(message, *args, title=title, **kwargs))[1]
+    return notes
 
 
 def _status(app) -> str:
@@ -53,6 +58,7 @@ def _stored_kinds(app, trial_id: str) -> list[tuple[str, str]]:
 
 async def test_a_tool_breakpoint_pauses_the_trial_right_before_the_tool_runs(tmp_path: Path) -> None:
     app = make_app(tmp_path)
+    notes = _recording_notes(app)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot)
         await start_run(pilot, "samplemath", tasks="add", breakpoints="tool:calculator")
@@ -68,7 +74,7 @@ async def test_a_tool_breakpoint_pauses_the_trial_right_before_the_tool_runs(tmp
         await wait_for(pilot, lambda: "at breakpoint tool:calculator" in _status(app), "the status line")
         assert "paused at breakpoint tool:calculator: about to call calculator — c continues" in _status(app)
         assert any(note.startswith("Breakpoint tool:calculator: Trial") and "about to call calculator; paused"
-                   in note for note in _notes(app)), _notes(app)
+                   in note for note in notes), notes
         hooks = " ".join((await pane_text(pilot, "pane-hooks")).split())  # the pane wraps long lines
         assert "breakpoint tool:calculator hit at iteration 1: about to call calculator (paused" in hooks
         assert "control: paused at iteration 1 (breakpoint tool:calculator: about to call calculator)" in hooks
