@@ -34,6 +34,8 @@ from urllib.parse import quote
 
 import httpx
 
+from corral_core.constants import MAX_IN_FLIGHT
+
 __all__ = [
     "NO_TRIAL_ROUTES",
     "Conflict",
@@ -54,6 +56,7 @@ log = logging.getLogger(__name__)
 
 NO_TRIAL_ROUTES = ("the environment server at {url} has no trial routes (a Corral E2 server): running its tasks "
                    "over the task routes, one trial per task at a time")
+KEEPALIVE_EXPIRY = 3.0  # seconds an idle connection is reused (corral's servers close them after 5 s)
 _TRIALS_PATH = re.compile(r"^/tasks/\{[^}/]+\}/trials$")
 
 
@@ -151,7 +154,11 @@ def nodelay_transport() -> httpx.HTTPTransport:
     server's delayed ACK, which costs ~40 ms per request on loopback instead of ~1 ms.
     """
     return httpx.HTTPTransport(
-        limits=httpx.Limits(max_connections=64, max_keepalive_connections=32),
+        # One connection per trial in flight, kept alive (a closed one costs a handshake per request),
+        # but idle for less than our server's 5 s keep-alive: at equal limits, a connection the server
+        # was closing got reused and the request failed with "connection reset by peer".
+        limits=httpx.Limits(max_connections=MAX_IN_FLIGHT, max_keepalive_connections=MAX_IN_FLIGHT,
+                            keepalive_expiry=KEEPALIVE_EXPIRY),
         socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
     )
 

@@ -1,4 +1,4 @@
-"""Values every layer shares, each defined once: the tool-call statuses and the UTC clock.
+"""Values every layer shares, each defined once: the tool-call statuses, the UTC clock and the in-flight cap.
 
 Other shared vocabularies have their home beside the code that owns them and are imported from there:
 event kinds (`corral_core.events.EventKind`), verbosity levels (`corral_core.tools.verbosity.VALID_LEVELS`),
@@ -11,7 +11,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from enum import Enum
 
-__all__ = ["TOOL_STATUSES", "ToolStatus", "utc_now"]
+__all__ = ["MAX_IN_FLIGHT", "TOOL_STATUSES", "ToolStatus", "utc_now"]
+
+# Trials one process runs at once (a spec's `parallel`); the environment client pools as many
+# connections. Each trial is a thread waiting on its model most of the time: at 256 in flight one
+# process holds them in ~0.2 MB each (benchmarks/vs_inspect.py --latency); CPU, not threads, bounds it.
+MAX_IN_FLIGHT = 512
 
 
 class ToolStatus(str, Enum):

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+from corral_core.constants import MAX_IN_FLIGHT
 from corral_core.llm import retry
 from corral_core.llm.types import (
     CallContext,
@@ -48,6 +49,7 @@ def _litellm() -> ModuleType:
                 import litellm
 
                 litellm.suppress_debug_info = True
+                _pool_connections(litellm)
                 from corral_core.llm import providers
 
                 providers.register()
@@ -60,6 +62,28 @@ def _litellm() -> ModuleType:
                     _quiet_flag = None
                 _litellm_module = litellm
     return _litellm_module
+
+
+def _pool_connections(litellm: ModuleType) -> None:
+    """Let as many provider calls be in flight as trials can be (MAX_IN_FLIGHT).
+
+    litellm's OpenAI-family providers call through an httpx.Client with httpx's default pool, 100
+    connections of which 20 stay open: a 101st trial waited for a connection, and most calls opened a
+    new one. They use `litellm.client_session` instead when it is set; a session the user set is kept.
+    """
+    if litellm.client_session is not None:
+        return
+    import httpx
+
+    try:
+        from litellm.llms.custom_httpx.http_handler import get_ssl_configuration
+
+        verify: Any = get_ssl_configuration()
+    except Exception:  # pragma: no cover - a litellm without it: httpx's own certificate checks
+        verify = True
+    litellm.client_session = httpx.Client(  # type: ignore[attr-defined]
+        limits=httpx.Limits(max_connections=MAX_IN_FLIGHT, max_keepalive_connections=MAX_IN_FLIGHT),
+        verify=verify, follow_redirects=True)
 
 
 def preload() -> None:

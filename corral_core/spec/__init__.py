@@ -34,12 +34,12 @@ from corral_core.spec.model import (
     ModelSpec,
     Timeouts,
 )
-from corral_core.spec.parse import parse_spec
+from corral_core.spec.parse import MAX_PARALLEL, parse_spec
 from corral_core.yamlfile import YamlDocument, load_yaml_document
 
 __all__ = [
-    "AGENT_TYPES", "APPROVAL_POLICIES", "DEFAULT_TIMEOUTS", "AgentSpec", "ArmSpec", "BenchmarkSpec", "HooksSpec",
-    "ModelSpec", "Timeouts", "did_you_mean", "load_spec", "spec_from_dict",
+    "AGENT_TYPES", "APPROVAL_POLICIES", "DEFAULT_TIMEOUTS", "MAX_PARALLEL", "AgentSpec", "ArmSpec", "BenchmarkSpec",
+    "HooksSpec", "ModelSpec", "Timeouts", "did_you_mean", "load_spec", "spec_from_dict",
 ]
 
 

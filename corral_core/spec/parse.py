@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from corral_core.agents.breakpoints import SYNTAX, Breakpoint
+from corral_core.constants import MAX_IN_FLIGHT
 from corral_core.env import Suite, load_suite
 from corral_core.llm.types import DEFAULT_MAX_RETRIES
 from corral_core.metrics.attempt import DIRECTIONS
@@ -43,7 +44,7 @@ from corral_core.spec.preflight import check_agent_builds, check_scripted_model,
 from corral_core.tools.verbosity import VALID_LEVELS
 from corral_core.yamlfile import KeyPath, YamlDocument
 
-MAX_PARALLEL = 64  # the HTTP client keeps at most 64 connections per server
+MAX_PARALLEL = MAX_IN_FLIGHT  # trials at once in one process (the HTTP client pools as many connections)
 
 
 UNCHECKED_MODEL = ModelSpec(id="")  # stands in for a model that failed its checks (never run)
@@ -277,7 +278,7 @@ def _parallel(check: _Checker, value: Any) -> int:
     parallel = check.integer(("parallel",), value, 1)
     if parallel > MAX_PARALLEL:
         raise check.fail(("parallel",), f"`parallel` is {parallel}; at most {MAX_PARALLEL} trials can run at once.",
-                         f"use `parallel: {MAX_PARALLEL}` or less (more rarely helps: trials share the CPU).")
+                         f"use `parallel: {MAX_PARALLEL}` or less (more helps only while trials wait on a slow model).")
     return parallel
 
 

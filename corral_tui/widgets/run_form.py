@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, Select
 
 from corral_core.agents.breakpoints import parse_breakpoints
-from corral_core.spec import AGENT_TYPES, APPROVAL_POLICIES
+from corral_core.spec import AGENT_TYPES, APPROVAL_POLICIES, MAX_PARALLEL
 from corral_tui.run_request import RunRequest, parse_count, parse_verbosities, split_list
 
 FORM_POLICIES = ("ask", *(policy for policy in APPROVAL_POLICIES if policy != "ask"))  # the default first
@@ -125,7 +125,7 @@ class RunForm(Vertical):
             api_base=api_base,
             verbosities=parse_verbosities(text["arms"]),
             trials=parse_count(text["trials"], "trials per task"),
-            parallel=parse_count(text["parallel"], "parallel", 1, 64),
+            parallel=parse_count(text["parallel"], "parallel", 1, MAX_PARALLEL),
             surrender=self.query_one("#form-surrender", Checkbox).value,
             approval=str(self.query_one("#form-approval", Select).value),
             start_paused=self.query_one("#form-paused", Checkbox).value,

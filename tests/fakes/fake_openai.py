@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.timeouts import HANG
+
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 ANTHROPIC_PATHS = ("/v1/messages",)
 
@@ -116,7 +118,7 @@ class FakeOpenAI:
         if self._server is not None:
             return self
         self._stopping.clear()
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        server = _Server(("127.0.0.1", 0), _make_handler(self))
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
@@ -160,7 +162,7 @@ class FakeOpenAI:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self._changed.notify_all()
             if self.hold:
-                self._changed.wait_for(lambda: self._released > 0 or self._stopping.is_set(), timeout=60)
+                self._changed.wait_for(lambda: self._released > 0 or self._stopping.is_set(), timeout=HANG)
                 self._released = max(0, self._released - 1)
 
     def _leave(self) -> None:
@@ -249,6 +251,10 @@ def _error_body(status: int, message: str) -> dict[str, Any]:
     kind = {429: "rate_limit_exceeded", 500: "server_error", 404: "not_found", 400: "invalid_request_error"}
     return {"error": {"message": message, "type": kind.get(status, "api_error"), "param": None,
                       "code": kind.get(status, "api_error")}}
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # hundreds of clients may connect at once (socketserver's default is 5)
 
 
 def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:

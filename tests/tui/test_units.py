@@ -73,7 +73,7 @@ def test_the_run_form_makes_a_valid_spec() -> None:
 @pytest.mark.parametrize(("parse", "text", "problem"), [
     (parse_verbosities, "full, loud", "unknown verbosity level loud"),
     (lambda text: parse_count(text, "trials"), "two", "trials must be a whole number"),
-    (lambda text: parse_count(text, "parallel", 1, 64), "100", "parallel must be between 1 and 64"),
+    (lambda text: parse_count(text, "parallel", 1, 512), "600", "parallel must be between 1 and 512"),
 ])
 def test_bad_form_values_are_named(parse, text: str, problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
