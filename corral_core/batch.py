@@ -196,13 +196,13 @@ def batch_main(args: argparse.Namespace) -> int:
         writer.close()
         engine.dispose()
         stop.restore()
-    document = result.to_dict()
+    document = result.to_dict(include_trials=False)
     report.print_results(document, report.plain_console(sys.stdout))
-    if args.json:
-        report.write_text(args.json, report.to_json(document))
+    if args.json:  # the trials are streamed from the store into the file, never held whole
+        report.write_json(args.json, {**document, "trials": report.JsonStream(result.json_rows())})
     if args.junit:
-        report.write_text(args.junit, report.junit_xml(spec.name, document["trials"], [a.name for a in spec.arms],
-                                                         spec.task_ids, document["arms"]))
+        report.write_text(args.junit, report.junit_xml(spec.name, list(result.json_rows()),
+                                                         [a.name for a in spec.arms], spec.task_ids, document["arms"]))
     return _exit_code(result, args.fail_under, _resume_command(args, result.benchmark_id), err, stop.exit_code)
 
 
@@ -350,22 +350,22 @@ def export_main(argv: list[str]) -> int:
             raise UserError(f"no benchmark {args.benchmark_id!r} in the store.", where="export",
                             fix="list benchmarks with `corral-tui history` (with the same --db).")
         threshold = float(((info.metrics or {}).get("spec") or {}).get("pass_threshold") or 0.0)
-        rows = stored_trial_rows(repository, args.benchmark_id, threshold)
+        rows = stored_trial_rows(repository, args.benchmark_id, threshold)  # streamed: one page at a time
+        if args.format == "csv":
+            report.write_csv(args.output, rows)
+            return EXIT_OK
+        document = dict(info.metrics or {})
+        document.update(benchmark_id=info.id, name=info.spec_name, status=info.status,
+                        spec_digest=info.spec_digest, headline_score=info.headline_score,
+                        attempt_status=info.attempt_status, created_at=info.created_at.isoformat(),
+                        finished_at=info.finished_at.isoformat() if info.finished_at else None,
+                        spec_yaml=info.spec_yaml, trials=report.JsonStream(_jsonable(r) for r in rows))
+        if not info.metrics:
+            document["note"] = "the benchmark never finished, so it has no metrics; resume it to compute them."
+        report.write_json(args.output, document)
+        return EXIT_OK
     finally:
         engine.dispose()
-    if args.format == "csv":
-        report.write_text(args.output, report.trials_csv(rows).rstrip("\n"))
-        return EXIT_OK
-    document = dict(info.metrics or {})
-    document.update(benchmark_id=info.id, name=info.spec_name, status=info.status, spec_digest=info.spec_digest,
-                    headline_score=info.headline_score, attempt_status=info.attempt_status,
-                    created_at=info.created_at.isoformat(),
-                    finished_at=info.finished_at.isoformat() if info.finished_at else None,
-                    spec_yaml=info.spec_yaml, trials=[_jsonable(r) for r in rows])
-    if not info.metrics:
-        document["note"] = "the benchmark never finished, so it has no metrics; resume it to compute them."
-    report.write_text(args.output, report.to_json(document))
-    return EXIT_OK
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:

@@ -9,8 +9,12 @@ import csv
 import io
 import json
 import math
+import os
+import sys
+import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 from xml.etree import ElementTree as ET
@@ -52,6 +56,101 @@ def write_text(path: str, text: str) -> None:
 
 def to_json(document: dict[str, Any]) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False, default=str)
+
+
+class JsonStream:
+    """A list in a document that `write_json` writes item by item, never holding it whole."""
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self.items = items
+
+
+def write_json(path: str, document: dict[str, Any]) -> None:
+    """`write_text(path, to_json(document))`, the same bytes, with each `JsonStream` value written as its
+    items come: a million trial rows take the memory of one. A file is written whole or not at all."""
+    marker = f"\u0000stream-{uuid.uuid4().hex}-"
+    streams: dict[str, Iterable[Any]] = {}
+
+    def mark(value: Any) -> Any:
+        if isinstance(value, JsonStream):
+            key = f"{marker}{len(streams)}"
+            streams[key] = value.items
+            return key
+        if isinstance(value, dict):
+            return {k: mark(v) for k, v in value.items()}
+        return value
+
+    text = to_json(mark(document))
+    with _output(path) as out:
+        for piece in _split_marks(text, streams):
+            if isinstance(piece, str):
+                out.write(piece)
+            else:
+                _write_items(out, *piece)
+        if path == "-":
+            out.write("\n")  # as print() in write_text
+
+
+def _split_marks(text: str, streams: dict[str, Iterable[Any]]) -> Iterator[str | tuple[Iterable[Any], str]]:
+    """The document's text around each stream's mark, and (items, the mark's line indent) for each."""
+    while streams:
+        at, key = min((text.index(json.dumps(key)), key) for key in streams)
+        yield text[:at]
+        line_start = text.rfind("\n", 0, at) + 1
+        yield streams.pop(key), " " * (len(text[line_start:at]) - len(text[line_start:at].lstrip(" ")))
+        text = text[at + len(json.dumps(key)):]
+    yield text
+
+
+def _write_items(out: TextIO, items: Iterable[Any], indent: str) -> None:
+    """A JSON list as json.dumps(indent=2) prints it at `indent`, one item at a time."""
+    inner = indent + "  "
+    flat = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=str, separators=(",\n" + inner + "  ", ": "))
+    first = True
+    for item in items:
+        out.write("[\n" + inner if first else ",\n" + inner)
+        first = False
+        if isinstance(item, dict) and item and not any(isinstance(v, dict | list | tuple) for v in item.values()):
+            body = flat.encode(item)  # a flat row: the C encoder, laid out as indent=2 would
+            out.write("{\n" + inner + "  " + body[1:-1] + "\n" + inner + "}")
+        else:
+            out.write(to_json(item).replace("\n", "\n" + inner))
+    out.write("[]" if first else "\n" + indent + "]")
+
+
+def write_csv(path: str, rows: Iterable[dict[str, Any]]) -> None:
+    """`write_text(path, trials_csv(rows).rstrip("\\n"))`, the same bytes, written row by row."""
+    line = io.StringIO()
+    writer = csv.DictWriter(line, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    with _output(path) as out:
+        writer.writeheader()
+        for row in rows:  # each line is written when the next one comes: the last keeps no newline
+            out.write(line.getvalue())
+            line.seek(0)
+            line.truncate()
+            writer.writerow({key: _csv_value(row.get(key)) for key in CSV_COLUMNS})
+        out.write(line.getvalue()[:-1])
+        if path == "-":
+            out.write("\n")
+
+
+@contextmanager
+def _output(path: str) -> Iterator[TextIO]:
+    """stdout for "-"; else a temporary file beside `path`, renamed over it once complete."""
+    if path == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    target = Path(path).expanduser()
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        with partial.open("w", encoding="utf-8") as out:
+            yield out
+        os.replace(partial, target)
+    except OSError as exc:
+        raise UserError(f"cannot write {path!r}: {exc.strerror}.", fix="choose a writable path.") from None
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 # --- JUnit ---------------------------------------------------------------------------------------

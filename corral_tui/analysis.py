@@ -164,14 +164,22 @@ def arm_records(repository: Any, benchmark: Any) -> dict[str, list[TrialRecord]]
 
 def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: float
               ) -> tuple[list[ArmColumn], list[tuple[str, str, str]]]:
-    from corral_core.metrics import arm_metrics, compare_arms
+    """Metrics of an unfinished benchmark in one streamed pass over its stored trials (keyset pages):
+    each arm's tally keeps per-task sums, never the records; every other arm is compared with the first."""
+    from corral_core.metrics import ArmTally, compare_tallies
+    from corral_core.runner import stored_benchmark_records
 
-    by_arm = arm_records(repository, benchmark)
-    names = [name for name, records in by_arm.items() if records]
-    arms = [ArmColumn.from_metrics(arm_metrics(by_arm[name], k_values, threshold)) for name in names]
+    tallies: dict[str, ArmTally] = {arm.name: ArmTally(arm.name, threshold) for arm in benchmark.arms}
+    for record in stored_benchmark_records(repository, benchmark):
+        tally = tallies.get(record.arm)
+        if tally is None:
+            tally = tallies[record.arm] = ArmTally(record.arm, threshold)
+        tally.add(record)
+    names = [name for name, tally in tallies.items() if tally.n_records]
+    arms = [ArmColumn.from_metrics(tallies[name].finish(k_values)) for name in names]
     comparisons = []
     for other in names[1:]:
-        c = compare_arms(by_arm[names[0]], by_arm[other], threshold)
+        c = compare_tallies([tallies[names[0]], tallies[other]])[0]
         comparisons.append((c.arm_a, c.arm_b, c.summary))
     return arms, comparisons
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from .chain import ChainDef, ChainMetrics, chain_metrics
 from .intervals import Cluster, clustered_mean, clustered_proportion, task_mean_interval
 from .records import TrialRecord, effective_score, has_error, is_attempted, is_errored, success
-from .stats import Estimate, PassK, pass_k_over_tasks, wilson_interval
+from .stats import Estimate, PassK, StreamSum, pass_k_over_tasks, wilson_interval
 
 FAILED, SUCCEEDED = 1, 2  # a unit's outcome byte per trial index (0: no analysed trial there)
 
@@ -148,7 +148,7 @@ class _ToolTally:
     def __init__(self) -> None:
         self.by_status: Counter[str] = Counter()
         self.by_tool: dict[str, Counter[str]] = defaultdict(Counter)
-        self.durations: list[float] = []
+        self.durations = StreamSum()
 
     def add(self, record: TrialRecord) -> None:
         for call in record.tool_calls:
@@ -159,7 +159,7 @@ class _ToolTally:
             self.by_tool[name]["successful" if status == "success" else "failed"] += 1
             duration = call.get("duration")
             if isinstance(duration, int | float) and math.isfinite(duration):
-                self.durations.append(float(duration))
+                self.durations.add(float(duration))
 
     def result(self) -> ToolCallStats:
         total = sum(self.by_status.values())
@@ -170,8 +170,8 @@ class _ToolTally:
             by_status=dict(sorted(self.by_status.items())),
             by_tool={name: {key: counts.get(key, 0) for key in ("total", "successful", "failed")}
                      for name, counts in sorted(self.by_tool.items())},
-            total_duration=math.fsum(self.durations),
-            mean_duration=math.fsum(self.durations) / len(self.durations) if self.durations else None,
+            total_duration=self.durations.total(),
+            mean_duration=self.durations.total() / self.durations.count if self.durations.count else None,
         )
 
 
@@ -301,8 +301,8 @@ class ArmTally:
         self._trial_rates: dict[str, list[int]] = {}  # task -> [n, surrendered, errored]
         self.n_records = self.n_trials = self.n_assisted = self.n_unassisted = self.n_not_attempted = 0
         self._tokens = [0, 0, 0]
-        self._costs: list[float] = []
-        self._durations: list[float] = []
+        self._costs = StreamSum()  # exact sums in bounded memory (not a list of every trial's value)
+        self._durations = StreamSum()
         self.chain_metrics: list[ChainMetrics] = []
 
     def add(self, record: TrialRecord) -> None:
@@ -317,9 +317,9 @@ class ArmTally:
         self._tokens[1] += record.completion_tokens
         self._tokens[2] += record.total_tokens
         if record.cost is not None:
-            self._costs.append(record.cost)
+            self._costs.add(record.cost)
         if record.duration is not None:
-            self._durations.append(record.duration)
+            self._durations.add(record.duration)
         chain = self._link_of.get(record.task_id)
         if chain is not None and record.episode_id is not None:
             self._chain_records[chain.chain_id].append(dataclasses.replace(record, tool_calls=[]))
@@ -408,9 +408,9 @@ class ArmTally:
             tool_calls=self._tools.result(),
             resources=Resources(
                 prompt_tokens=self._tokens[0], completion_tokens=self._tokens[1], total_tokens=self._tokens[2],
-                cost=math.fsum(costs) if costs else None,
-                duration_total=math.fsum(durations) if durations else None,
-                duration_mean=math.fsum(durations) / len(durations) if durations else None,
+                cost=costs.total() if costs.count else None,
+                duration_total=durations.total() if durations.count else None,
+                duration_mean=durations.total() / durations.count if durations.count else None,
             ),
             surrender_calibration=self._calibration.result(),
             assisted=AssistedSummary(

@@ -263,3 +263,48 @@ def mcnemar_exact(b: int, c: int) -> float:
     if n == 0:
         return 1.0
     return min(1.0, 2.0 * binomial_tail_half(n, min(b, c)))
+
+
+class StreamSum:
+    """`math.fsum` over a stream without keeping it: values are held in chunks, and each full chunk is
+    replaced by the few floats whose exact sum is the exact sum so far, so `total()` is exactly
+    `math.fsum` of every value added, in memory that does not grow with the stream."""
+
+    __slots__ = ("_chunk", "_limit", "_partials", "_special", "count")
+    CHUNK = 4096
+
+    def __init__(self) -> None:
+        self._partials: list[float] = []  # exact: their sum is the exact sum of the compacted values
+        self._chunk: list[float] = []
+        self._special: list[float] = []  # inf, -inf, nan: one of each kind met decides fsum's answer
+        self._limit = self.CHUNK
+        self.count = 0
+
+    def add(self, value: float) -> None:
+        self.count += 1
+        if not math.isfinite(value):
+            if not any(_same_special(value, seen) for seen in self._special):
+                self._special.append(value)
+            return
+        self._chunk.append(value)
+        if len(self._chunk) >= self._limit:
+            self._compact()
+
+    def _compact(self) -> None:
+        values = self._partials + self._chunk
+        rest: list[float] = []
+        try:
+            while (part := math.fsum(values + [-p for p in rest])) != 0.0:  # the exact remainder, 53 bits a step
+                rest.append(part)
+        except OverflowError:  # past the float range: keep every value, so total() fails as fsum would
+            self._limit = 2 * len(values)
+            return
+        self._partials = rest
+        self._chunk = []
+
+    def total(self) -> float:
+        return math.fsum(self._partials + self._chunk + self._special)
+
+
+def _same_special(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b

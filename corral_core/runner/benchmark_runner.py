@@ -39,7 +39,7 @@ from corral_core.runner.executors import check_executor
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
-from corral_core.runner.results import BenchmarkResult, compute_metrics, metrics_records, stored_trial_rows
+from corral_core.runner.results import BenchmarkResult, Trials, analyse_stored, compute_metrics, metrics_records
 from corral_core.runner.trial import (
     AssistTracker,
     NoPersonGate,
@@ -270,17 +270,23 @@ class BenchmarkRunner:
         deleted = repo.delete_unfinished_trials(benchmark_id)
         if deleted:
             log.info("resume: removed %d trials left running by an earlier process", deleted)
-        stored = [r for r in repo.trial_records(benchmark_id) if r.status not in RERUN_STATUSES]  # (retired too)
+        stored = (r for r in repo.iter_trial_records(benchmark_id) if r.status not in RERUN_STATUSES)  # (retired too)
         return {(r.arm, r.task_id, r.trial_index): r for r in metrics_records(self.spec, stored)}
 
     def _retire_errored(self, benchmark_id: str) -> int:
         """Mark the errored trials (and the chain links skipped because of them) as history, so the
         resume that follows runs them again. Returns how many were retired."""
-        records = self.repository.trial_records(benchmark_id)
-        errored = [r for r in records if r.status == "error"]
-        episodes = {r.episode_id for r in errored if r.episode_id}
-        retired = [r.trial_id for r in records
-                   if r.status == "error" or (r.status == "skipped" and r.episode_id in episodes)]
+        errored: list[str] = []
+        episodes: set[str] = set()
+        skipped: list[tuple[str, str]] = []  # (trial id, episode) of skipped chain links
+        for r in self.repository.iter_trial_records(benchmark_id):  # one streamed pass
+            if r.status == "error":
+                errored.append(r.trial_id)
+                if r.episode_id:
+                    episodes.add(r.episode_id)
+            elif r.status == "skipped" and r.episode_id:
+                skipped.append((r.trial_id, r.episode_id))
+        retired = errored + [trial_id for trial_id, episode in skipped if episode in episodes]
         count = self.repository.retire_trials(benchmark_id, retired)
         log.info("retry-errors: %d errored trials of %s will run again", len(errored), benchmark_id)
         return count
@@ -549,14 +555,16 @@ class BenchmarkRunner:
                 log.warning("the store writer did not flush within 30 s; metrics may miss trials")
             if self._store_failure is not None:
                 self._raise_store_failure(benchmark_id, self._store_failure)
-            records = metrics_records(spec, repo.trial_records(benchmark_id))
-            rows = stored_trial_rows(repo, benchmark_id, spec.pass_threshold)
+            stored = analyse_stored(spec, repo, benchmark_id)  # streamed from the store, never held whole
+            arms, comparisons, chains, headline = stored.arms, stored.comparisons, stored.chains, stored.headline
+            records: Trials[TrialRecord] = stored.records
+            rows: Trials[dict[str, Any]] = stored.rows
         else:
             records = [record_of(task_id, data) for _, task_id, data in self._rows]
             rows = [{"trial_id": tid, "task_id": task_id, **data} for tid, task_id, data in self._rows]
             for row in rows:
                 row["success"] = success(record_of(row["task_id"], row), spec.pass_threshold)
-        arms, comparisons, chains, headline = compute_metrics(spec, records)
+            arms, comparisons, chains, headline = compute_metrics(spec, records)
         previous = attempt = None
         if repo is not None:  # "earlier": finished before this benchmark started
             info = repo.get_benchmark(benchmark_id)

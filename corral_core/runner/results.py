@@ -11,10 +11,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import yaml
 
@@ -37,7 +37,26 @@ from corral_core.spec import BenchmarkSpec
 log = logging.getLogger(__name__)
 
 ERRORED_STATUSES = frozenset({"error", "timeout"})
-ROW_PAGE = 1000
+Item = TypeVar("Item")
+
+
+class StoredTrials(Generic[Item]):
+    """A benchmark's stored trials as records or report rows: read from the store again, by keyset
+    pages, on every pass, so a result never holds a whole benchmark (a million trials) in memory."""
+
+    def __init__(self, read: Callable[[], Iterator[Item]], count: int) -> None:
+        self._read = read
+        self._count = count
+
+    def __iter__(self) -> Iterator[Item]:
+        return self._read()
+
+    def __len__(self) -> int:
+        return self._count
+
+
+# What a result holds of its trials: a list (a run without a store) or the store's stream.
+Trials = Sequence[Item] | StoredTrials[Item]
 
 
 @dataclass
@@ -50,8 +69,8 @@ class BenchmarkResult:
     arms: dict[str, ArmMetrics]
     comparisons: list[PairedComparison]  # every pair of arms, Holm-adjusted
     chains: dict[str, list[ChainMetrics]]  # arm -> one entry per chained suite
-    records: list[TrialRecord]
-    rows: list[dict[str, Any]] = field(default_factory=list)  # one per trial, for reports
+    records: Trials[TrialRecord]  # every trial but retired attempts, as metrics read them
+    rows: Trials[dict[str, Any]] = field(default_factory=list)  # one per trial, for reports
     headline_score: float | None = None
     previous_best: float | None = None
     attempt_status: str | None = None  # first | improved | baseline | regressed | no_unassisted | crashed | None
@@ -61,8 +80,13 @@ class BenchmarkResult:
 
     @property
     def errored(self) -> int:
-        """Trials that ended in an error or a timeout."""
-        return sum(1 for r in self.records if r.status in ERRORED_STATUSES)
+        """Trials that ended in an error or a timeout (counted by the metrics, which saw every record)."""
+        return sum(m.status_counts.get(status, 0) for m in self.arms.values() for status in ERRORED_STATUSES)
+
+    @property
+    def trials_total(self) -> int:
+        """Every trial the metrics counted (all but retired attempts)."""
+        return sum(m.n_records for m in self.arms.values())
 
     @property
     def interrupted(self) -> bool:
@@ -83,7 +107,7 @@ class BenchmarkResult:
             "attempt_status": self.attempt_status,
             "resumed": self.resumed,
             "trials_run": self.trials_run,
-            "trials_total": len(self.records),
+            "trials_total": self.trials_total,
             "trials_errored": self.errored,
             "cost_total": _cost_total(self.arms.values()),
             "duration": self.duration,
@@ -92,8 +116,12 @@ class BenchmarkResult:
             "chains": {arm: [metrics_to_dict(c) for c in chains] for arm, chains in self.chains.items()},
         }
         if include_trials:
-            data["trials"] = [_jsonable_row(row) for row in self.rows]
+            data["trials"] = list(self.json_rows())
         return data
+
+    def json_rows(self) -> Iterator[dict[str, Any]]:
+        """The per-trial rows as JSON-ready dicts, one at a time (what `to_dict` lists under "trials")."""
+        return (_jsonable_row(row) for row in self.rows)
 
 
 def chain_defs(spec: BenchmarkSpec) -> list[ChainDef]:
@@ -141,21 +169,25 @@ def task_facts(suites: Iterable[Suite], task_ids: Iterable[str]) -> TaskFacts:
 
 def records_from_store(stored: Iterable[Any], facts: TaskFacts) -> list[TrialRecord]:
     """The one converter from store trial records (corral_core.store.TrialRecord) to metrics records."""
-    records = []
+    return list(iter_records_from_store(stored, facts))
+
+
+def iter_records_from_store(stored: Iterable[Any], facts: TaskFacts) -> Iterator[TrialRecord]:
+    """`records_from_store` one record at a time (a store stream in, a metrics stream out)."""
+    solvable, position = facts.solvable, facts.chain_position
     for row in stored:
         if row.status == RETIRED_STATUS:  # an attempt --retry-errors replaced: history, not a measurement
             continue
-        records.append(TrialRecord(
+        yield TrialRecord(
             task_id=row.task_id, arm=row.arm, trial_index=row.trial_index, status=row.status, score=row.score,
             surrendered=bool(row.surrendered), error=row.error, fault=row.fault, assisted=bool(row.assisted),
-            solvable=facts.solvable.get(row.task_id), prompt_tokens=row.prompt_tokens or 0,
+            solvable=solvable.get(row.task_id), prompt_tokens=row.prompt_tokens or 0,
             completion_tokens=row.completion_tokens or 0, total_tokens=row.total_tokens or 0, cost=row.cost,
             duration=row.duration,
             tool_calls=[{"tool_name": c.tool_name, "status": c.status, "duration": c.duration}
                         for c in row.tool_calls],
-            episode_id=row.episode_id, chain_position=facts.chain_position.get(row.task_id),
-        ))
-    return records
+            episode_id=row.episode_id, chain_position=position.get(row.task_id),
+        )
 
 
 def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialRecord]:
@@ -163,11 +195,11 @@ def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialRec
     return records_from_store(stored, task_facts(spec.suites, spec.task_ids))
 
 
-def stored_benchmark_records(repository: Any, benchmark: Any) -> list[TrialRecord]:
-    """A stored benchmark's trials as metrics records, its task facts read from the suites it ran (the
-    paths kept with it) and the `tasks:` of its stored spec. A suite that no longer loads leaves its
-    tasks' solvability and chain position unknown (logged), as metrics treat undeclared tasks."""
-    stored = repository.trial_records(benchmark.id)
+def stored_benchmark_records(repository: Any, benchmark: Any) -> Iterator[TrialRecord]:
+    """A stored benchmark's trials as metrics records, streamed from the store (keyset pages), its task
+    facts read from the suites it ran (the paths kept with it) and the `tasks:` of its stored spec. A
+    suite that no longer loads leaves its tasks' solvability and chain position unknown (logged), as
+    metrics treat undeclared tasks."""
     suites: list[Suite] = []
     for path in benchmark.suites:
         try:
@@ -183,7 +215,33 @@ def stored_benchmark_records(repository: Any, benchmark: Any) -> list[TrialRecor
         chosen = None
     task_ids = [t for suite in suites for t in suite.ordered_task_ids()
                 if chosen is None or t in {str(c) for c in chosen}]
-    return records_from_store(stored, task_facts(suites, task_ids))
+    return iter_records_from_store(repository.iter_trial_records(benchmark.id), task_facts(suites, task_ids))
+
+
+@dataclass
+class StoredAnalysis:
+    """A stored benchmark's metrics, computed in one streamed pass, and its trials to read again."""
+
+    arms: dict[str, ArmMetrics]
+    comparisons: list[PairedComparison]
+    chains: dict[str, list[ChainMetrics]]
+    headline: float | None
+    records: StoredTrials[TrialRecord]
+    rows: StoredTrials[dict[str, Any]]
+
+
+def analyse_stored(spec: BenchmarkSpec, repository: Any, benchmark_id: str) -> StoredAnalysis:
+    """The end of a run: metrics over the benchmark's stored trials, streamed by keyset pages (memory
+    of one page plus the metrics' per-task sums), and the trials as records and rows to read again."""
+    facts = task_facts(spec.suites, spec.task_ids)
+
+    def records() -> Iterator[TrialRecord]:
+        return iter_records_from_store(repository.iter_trial_records(benchmark_id), facts)
+
+    arms, comparisons, chains, headline = compute_metrics(spec, records())
+    total = sum(m.n_records for m in arms.values())
+    rows = StoredTrials(lambda: stored_trial_rows(repository, benchmark_id, spec.pass_threshold), total)
+    return StoredAnalysis(arms, comparisons, chains, headline, StoredTrials(records, total), rows)
 
 
 def trial_row(trial: Any, pass_threshold: float) -> dict[str, Any]:
@@ -196,16 +254,11 @@ def trial_row(trial: Any, pass_threshold: float) -> dict[str, Any]:
     return row
 
 
-def stored_trial_rows(repository: Any, benchmark_id: str, pass_threshold: float) -> list[dict[str, Any]]:
-    """Every stored trial of a benchmark as a report row, read page by page (start order)."""
-    rows: list[dict[str, Any]] = []
-    offset = 0
-    while True:
-        page = repository.trials(benchmark_id, offset=offset, limit=ROW_PAGE)
-        rows.extend(trial_row(t, pass_threshold) for t in page.items if t.status != RETIRED_STATUS)
-        if not page.has_more:
-            return rows
-        offset += ROW_PAGE
+def stored_trial_rows(repository: Any, benchmark_id: str, pass_threshold: float) -> Iterator[dict[str, Any]]:
+    """Every stored trial of a benchmark as a report row, streamed in start order (keyset pages)."""
+    for trial in repository.iter_trials(benchmark_id):
+        if trial.status != RETIRED_STATUS:
+            yield trial_row(trial, pass_threshold)
 
 
 def _cost_total(arms: Iterable[ArmMetrics]) -> float | None:

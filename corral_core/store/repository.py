@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Select, case, delete, func, insert, select, update
+from sqlalchemy import Connection, Engine, Row, Select, case, delete, func, insert, select, tuple_, update
 from sqlalchemy.exc import DBAPIError
 
 from corral_core.metrics.attempt import ATTEMPT_STATUSES, DIRECTIONS
@@ -47,6 +47,11 @@ from corral_core.store.tables import (
 # store_failed: the database refused writes mid-run; what it kept is resumable like an interrupted run.
 BENCHMARK_STATUSES = ("running", "finished", "interrupted", "store_failed")
 UNFINISHED_BENCHMARK = ("running", "interrupted", "store_failed")
+# Rows per keyset page of the whole-benchmark reads (iter_trials, iter_trial_records): each page is one
+# short read that continues after the last key of the one before, so a whole benchmark costs linear time
+# and memory of one page (OFFSET would re-read every skipped row: quadratic).
+KEYSET_PAGE = 2000
+NULLS_LAST = ("postgresql", "oracle")  # databases whose ascending order puts NULL last (SQLite: first)
 
 def new_benchmark_id() -> str:
     return "bm_" + secrets.token_hex(6)
@@ -391,25 +396,59 @@ class Repository:
         return changed
 
     def trial_records(self, benchmark_id: str) -> list[TrialRecord]:
-        """Every trial of a benchmark with its tool call stats: the input of corral_core.metrics."""
+        """Every trial of a benchmark with its tool call stats, as one list (see iter_trial_records)."""
+        return list(self.iter_trial_records(benchmark_id))
+
+    def iter_trial_records(self, benchmark_id: str, *, page_size: int = KEYSET_PAGE) -> Iterator[TrialRecord]:
+        """Every trial of a benchmark with its tool call stats, in (arm, task, index) order: the input of
+        corral_core.metrics, streamed by keyset pages on the trial key (memory of one page)."""
         t, tc = trial_table, tool_call_table
-        with self._read() as conn:
-            rows = conn.execute(
-                select(*(t.c[name] for name in convert.TRIAL_RECORD_COLUMNS))
-                .where(t.c.benchmark_id == benchmark_id)
-                .order_by(t.c.arm, t.c.task_id, t.c.trial_index)
-            ).all()
-            calls = conn.execute(
-                select(tc.c.trial_id, tc.c.tool_name, tc.c.status, tc.c.duration)
-                .join(t, t.c.id == tc.c.trial_id)
-                .where(t.c.benchmark_id == benchmark_id)
-                .order_by(tc.c.trial_id, tc.c.seq)
-            ).all()
-        records = [convert.trial_record_from_row(row._mapping) for row in rows]
-        by_id = {record.trial_id: record for record in records}
-        for call in calls:
-            by_id[call.trial_id].tool_calls.append(ToolCallStat(call.tool_name, call.status, call.duration))
-        return records
+        query = select(*(t.c[name] for name in convert.TRIAL_RECORD_COLUMNS)).where(t.c.benchmark_id == benchmark_id)
+        for rows in self._keyset(query, (t.c.arm, t.c.task_id, t.c.trial_index), page_size):
+            records = [convert.trial_record_from_row(row._mapping) for row in rows]
+            by_id = {record.trial_id: record for record in records}
+            with self._read() as conn:
+                calls = conn.execute(
+                    select(tc.c.trial_id, tc.c.tool_name, tc.c.status, tc.c.duration)
+                    .where(tc.c.trial_id.in_(list(by_id)))
+                    .order_by(tc.c.trial_id, tc.c.seq)
+                ).all()
+            for call in calls:
+                by_id[call.trial_id].tool_calls.append(ToolCallStat(call.tool_name, call.status, call.duration))
+            yield from records
+
+    def iter_trials(self, benchmark_id: str, *, page_size: int = KEYSET_PAGE) -> Iterator[TrialInfo]:
+        """Every trial of a benchmark in start order, streamed by keyset pages on the start index
+        (started_at, id): linear in the benchmark, memory of one page. Trials stored without a start
+        time (a finish whose start was never recorded) come by id where the database sorts NULL, as in
+        the history's pages (`trials`): first on SQLite, last on PostgreSQL."""
+        t = trial_table
+        query = select(t).where(t.c.benchmark_id == benchmark_id)
+        unstarted = (query.where(t.c.started_at.is_(None)), (t.c.id,))
+        started = (query.where(t.c.started_at.is_not(None)), (t.c.started_at, t.c.id))
+        parts = (started, unstarted) if self._engine.dialect.name in NULLS_LAST else (unstarted, started)
+        for part, keys in parts:
+            for rows in self._keyset(part, keys, page_size):
+                yield from (convert.trial_from_row(row._mapping) for row in rows)
+
+    def _keyset(self, query: Select[Any], keys: Sequence[Any], page_size: int) -> Iterator[Sequence[Row[Any]]]:
+        """`query`'s rows in `keys` order (a unique key), page by page: each page is its own short
+        read of the rows after the last key of the page before (`(k1, k2) > (v1, v2)`, on an index)."""
+        if page_size < 1:
+            raise ValueError(f"page_size must be at least 1, not {page_size}")
+        names = [key.name for key in keys]
+        after: tuple[Any, ...] | None = None
+        while True:
+            page = query if after is None else query.where(
+                tuple_(*keys) > after if len(keys) > 1 else keys[0] > after[0])
+            with self._read() as conn:
+                rows = conn.execute(page.order_by(*keys).limit(page_size)).all()
+            if rows:
+                yield rows
+            if len(rows) < page_size:
+                return
+            last = rows[-1]._mapping
+            after = tuple(last[name] for name in names)
 
     # --- one trial in detail -----------------------------------------------------------------
 

@@ -1,0 +1,93 @@
+"""Whole-benchmark reads on SQLite (the same cases run on PostgreSQL in tests/postgres): keyset pages,
+the streamed export, exact sums in bounded memory, and the compare screen's streamed metrics."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from corral_core.metrics import arm_metrics, compare_arms
+from corral_core.metrics.stats import StreamSum
+from corral_core.runner import stored_benchmark_records
+from corral_core.store import Repository, init_db, make_engine
+from corral_tui.analysis import ArmColumn, compare_view
+from tests.core.streaming_cases import BM, check_keyset_pages, check_streamed_export, fill
+
+
+@pytest.fixture()
+def db(tmp_path: Path) -> Iterator[tuple]:
+    path = tmp_path / "store.db"
+    engine = make_engine(path)
+    init_db(engine)
+    yield engine, str(path)
+    engine.dispose()
+
+
+def test_keyset_pages_give_every_trial_once_in_order(db) -> None:
+    check_keyset_pages(db[0])
+
+
+def test_keyset_reads_are_index_searches_without_a_sort(db) -> None:
+    from sqlalchemy import event
+
+    fill(db[0])
+    statements: list[tuple[str, tuple]] = []
+
+    def capture(conn, cursor, statement, parameters, context, executemany) -> None:
+        statements.append((statement, parameters))
+
+    event.listen(db[0], "before_cursor_execute", capture)
+    try:
+        list(Repository(db[0]).iter_trials(BM, page_size=8))
+        list(Repository(db[0]).iter_trial_records(BM, page_size=8))
+    finally:
+        event.remove(db[0], "before_cursor_execute", capture)
+    assert len(statements) > 10
+    with db[0].connect() as conn:
+        for statement, parameters in statements:
+            if "FROM trial" not in statement:
+                continue
+            plan = " | ".join(str(r[-1]) for r in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement,
+                                                                         parameters).all())
+            assert "INDEX" in plan and "TEMP B-TREE" not in plan, (statement, plan)
+            assert "OFFSET" not in statement or parameters[-1] == 0, statement
+
+
+def test_streamed_export_writes_what_the_old_export_wrote(db, tmp_path: Path) -> None:
+    check_streamed_export(db[0], db[1], tmp_path)
+
+
+def test_stream_sum_is_fsum_of_every_value() -> None:
+    rng = random.Random(7)
+    values = [rng.choice((1e-9, 1.0, 1e9, 1e16)) * rng.uniform(-1, 1) for _ in range(3 * StreamSum.CHUNK + 5)]
+    values += [0.1] * 10_000 + [1e100, 1.0, -1e100]
+    total = StreamSum()
+    for value in values:
+        total.add(value)
+    assert total.total() == math.fsum(values) and total.count == len(values)
+    assert len(total._chunk) + len(total._partials) < StreamSum.CHUNK  # bounded, not every value
+    special = StreamSum()
+    for value in [1.0] * 5000 + [math.inf, 2.0, math.inf]:
+        special.add(value)
+    assert special.total() == math.inf
+    nan = StreamSum()
+    for value in (math.inf, math.nan, 1.0):
+        nan.add(value)
+    assert math.isnan(nan.total())
+
+
+def test_compare_of_an_unfinished_benchmark_streams_the_metrics_it_computed_before(db) -> None:
+    """The compare screen's computed view equals the per-arm lists it was computed from before."""
+    fill(db[0])
+    repo = Repository(db[0])
+    benchmark = repo.get_benchmark(BM)
+    view = compare_view(repo, BM)
+    records = list(stored_benchmark_records(repo, benchmark))
+    by_arm = {arm: [r for r in records if r.arm == arm] for arm in ("a", "b")}
+    want = [ArmColumn.from_metrics(arm_metrics(by_arm[arm], view.k_values, 0.0)) for arm in ("a", "b")]
+    assert not view.stored and view.arms == want
+    assert view.comparisons == [("a", "b", compare_arms(by_arm["a"], by_arm["b"], 0.0).summary)]
