@@ -22,6 +22,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
 
+from corral_core.agents.breakpoints import parse_breakpoints
 from corral_core.env.approval import ApprovalRequest
 from corral_core.errors import StoreError, UserError
 from corral_core.events import Event, EventKind
@@ -31,6 +32,7 @@ from corral_tui.live import LiveRun
 from corral_tui.messages import (
     ApprovalsChanged,
     ApprovalsRequested,
+    BreakpointsRequested,
     CompareRequested,
     ControlRequested,
     InterventionRequested,
@@ -49,7 +51,7 @@ from corral_tui.messages import (
 )
 from corral_tui.run_request import RunRequest
 from corral_tui.screens.approval import ApprovalScreen, AskingTrial
-from corral_tui.screens.dialogs import ConfirmScreen, ErrorScreen, HelpScreen, InterventionScreen
+from corral_tui.screens.dialogs import BreakpointsScreen, ConfirmScreen, ErrorScreen, HelpScreen, InterventionScreen
 from corral_tui.screens.workbench import WorkbenchScreen
 from corral_tui.services import WorkbenchServices
 from corral_tui.services.approvals import Decision, Verdict
@@ -368,6 +370,23 @@ class WorkbenchApp(App[int]):
             self.workbench_screen.say("Intervention queued: the agent reads it before its next LLM call.", "bold")
         else:
             self.notify("That trial is not running (any more); nothing was sent.", severity="warning")
+
+    @on(BreakpointsRequested)
+    def _breakpoints_requested(self) -> None:
+        points = self.services.session.breakpoints()
+        if points is None:
+            self.notify("No run is in progress: set breakpoints in the run form.", severity="warning")
+            return
+        self.push_screen(BreakpointsScreen("; ".join(str(point) for point in points)),
+                         callback=self._breakpoints_written)
+
+    def _breakpoints_written(self, text: str | None) -> None:
+        if text is None:
+            return
+        if self.services.session.set_breakpoints(parse_breakpoints(text)):
+            self.workbench_screen.say(f"Breakpoints of this run: {text or 'none'}.", "bold")
+        else:
+            self.notify("The run has ended; its breakpoints were not changed.", severity="warning")
 
     # --- approvals (the inbox owns them; the app shows the oldest) ------------------------------
 

@@ -118,6 +118,10 @@ class InterventionRequested(Message):
         self.trial_id = trial_id
 
 
+class BreakpointsRequested(Message):
+    """Open the breakpoints dialog for the run in progress (before a run, the form's field is used)."""
+
+
 class ApprovalsRequested(Message):
     """Show the oldest pending approval (the dialog was put off with escape)."""
 

@@ -84,6 +84,17 @@ def parse_breakpoints(text: str) -> list[Breakpoint]:
     return [Breakpoint.parse(part) for part in text.split(";") if part.strip()]
 
 
+class BreakpointSet:
+    """The breakpoints of one run, which the workbench may replace while it runs: every trial's
+    watch reads the current ones at each check point (a tuple swapped whole: no lock needed)."""
+
+    def __init__(self, breakpoints: Iterable[Breakpoint] = ()) -> None:
+        self.points: tuple[Breakpoint, ...] = tuple(breakpoints)
+
+    def replace(self, breakpoints: Iterable[Breakpoint]) -> None:
+        self.points = tuple(breakpoints)
+
+
 class BreakpointWatch:
     """One trial's breakpoints: the agent reports its progress, the watch reports hits and holds.
 
@@ -91,11 +102,15 @@ class BreakpointWatch:
     hits of one check point have been reported (one wait, however many breakpoints hit there).
     """
 
-    def __init__(self, breakpoints: Iterable[Breakpoint], hold: Hold | None = None) -> None:
-        self.breakpoints = tuple(breakpoints)
+    def __init__(self, breakpoints: BreakpointSet | Iterable[Breakpoint], hold: Hold | None = None) -> None:
+        self._set = breakpoints if isinstance(breakpoints, BreakpointSet) else BreakpointSet(breakpoints)
         self.hold = hold
         self._crossed: set[Breakpoint] = set()  # thresholds already reported in this trial
         self._risks: dict[str, str] | None = None
+
+    @property
+    def breakpoints(self) -> tuple[Breakpoint, ...]:
+        return self._set.points
 
     def before_tool(self, agent: Any, name: str, arguments: dict[str, Any]) -> None:
         hits = []

@@ -29,6 +29,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from corral_core.agents.breakpoints import BreakpointSet
 from corral_core.env.approval import is_stricter
 from corral_core.errors import StoreError, UserError
 from corral_core.events import EventBus, EventKind, EventSink, emit_event
@@ -121,6 +122,8 @@ class BenchmarkRunner:
         self._bus: EventSink | None = None
         self._store_failure: StoreError | None = None
         self.fork: ForkPoint | None = None  # set by ForkRunner (runner/fork.py)
+        # the spec's breakpoints; the workbench replaces them while the run goes on (trials here, not on Dask)
+        self.breakpoints = BreakpointSet(spec.hooks.breakpoints)
 
     def stop(self) -> None:
         """Stop the run: running trials are cancelled, queued ones never start (resume finishes them)."""
@@ -169,7 +172,7 @@ class BenchmarkRunner:
             # A server we did not build applies the spec's approval policy per trial (or refuses: _check_remote).
             approval = spec.approval if self.server_url is not None else None
             ctx = RunContext(spec, benchmark_id, bus, self.controls, router_for, self._stop, self._no_person, assists,
-                             approval=approval, fork=self.fork)
+                             approval=approval, fork=self.fork, breakpoints=self.breakpoints)
             self._emit_started(bus, opened, done, jobs)
             if jobs:
                 preload_llm()  # the import takes seconds: keep it out of the first trial's duration

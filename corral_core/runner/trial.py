@@ -27,7 +27,7 @@ from corral_core.agents import (
     every_n_iterations,
     run_trial,
 )
-from corral_core.agents.breakpoints import BreakpointWatch
+from corral_core.agents.breakpoints import BreakpointSet, BreakpointWatch
 from corral_core.agents.limits import BenchmarkBudget, UsageLimits
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
 from corral_core.events import EventKind, EventSink, emit_event
@@ -127,6 +127,7 @@ class RunContext:
     _shared_hooks: list[tuple[HookPoint, Any]] = field(default_factory=list)
     budget: BenchmarkBudget | None = None  # the benchmark's cost/token limits, shared by its trials
     fork: ForkPoint | None = None  # a fork's one trial replays its parent up to here (runner/fork.py)
+    breakpoints: BreakpointSet | None = None  # the run's, replaceable while it runs; None: the spec's
 
     def __post_init__(self) -> None:
         limits = self.spec.limits
@@ -238,9 +239,10 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
     else:
         agent.hooks = hooks
     agent.limits = ctx.trial_limits()
-    breakpoints = ctx.spec.hooks.breakpoints
-    agent.breakpoints = BreakpointWatch(breakpoints, controller.hold if ctx.registry.hold_on_breakpoints else None
-                                        ) if breakpoints else None
+    holding = ctx.registry.hold_on_breakpoints  # a person may set breakpoints while the run goes on
+    points = ctx.breakpoints or BreakpointSet(ctx.spec.hooks.breakpoints)
+    agent.breakpoints = BreakpointWatch(points, controller.hold if holding else None) \
+        if holding or points.points else None
     interface = _TrialInterface(client)
     ctx.registry.register(trial_id, task_id=task_id, arm=arm.name, index=index, controller=controller, inbox=inbox,
                           agent=agent, episode_id=episode_id, time_limit=ctx.spec.timeouts.trial)

@@ -1,4 +1,5 @@
-"""Small modal dialogs: send an intervention, confirm, show an error, list the key bindings."""
+"""Small modal dialogs: send an intervention, set a run's breakpoints, confirm, show an error, list the
+key bindings."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static, TextArea
+from textual.widgets import Button, Input, Label, Static, TextArea
+
+from corral_core.agents.breakpoints import SYNTAX, parse_breakpoints
 
 
 class InterventionScreen(ModalScreen[str | None]):
@@ -47,6 +50,49 @@ class InterventionScreen(ModalScreen[str | None]):
             self.notify("Write a message first (or press escape).", severity="warning")
             return
         self.dismiss(text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class BreakpointsScreen(ModalScreen[str | None]):
+    """Change the breakpoints of the run in progress; answers their text (`;`-separated, checked)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="breakpoints.cancel")]
+
+    def __init__(self, text: str = "") -> None:
+        super().__init__()
+        self.initial = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="breakpoints-dialog", classes="dialog"):
+            yield Label(Text("Breakpoints of this run", style="bold"))
+            yield Static(Text(f"Separated by ';': {SYNTAX}. A hit pauses the trial where it happens; c "
+                              "continues it, s steps. Running trials check the new ones from their next check "
+                              "on; an empty field removes them all.", style="dim"))
+            yield Input(self.initial, placeholder="e.g. tool:calculator; tokens>2000", id="breakpoints-text")
+            with Horizontal(classes="buttons"):
+                yield Button("Set (enter)", id="set", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_set() if event.button.id == "set" else self.action_cancel()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_set()
+
+    def action_set(self) -> None:
+        try:
+            points = parse_breakpoints(self.query_one(Input).value)
+        except ValueError as exc:
+            self.notify(str(exc), title="Breakpoints", severity="error")
+            return
+        self.dismiss("; ".join(str(point) for point in points))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

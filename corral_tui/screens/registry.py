@@ -10,7 +10,7 @@ from textual.screen import Screen
 
 from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.compare import CompareScreen
-from corral_tui.screens.dialogs import ConfirmScreen, ErrorScreen, HelpScreen, InterventionScreen
+from corral_tui.screens.dialogs import BreakpointsScreen, ConfirmScreen, ErrorScreen, HelpScreen, InterventionScreen
 from corral_tui.screens.history import HistoryScreen, TrialsScreen
 from corral_tui.screens.timeline import TimelineScreen
 from corral_tui.screens.workbench import WorkbenchScreen
@@ -28,6 +28,7 @@ SCREENS: tuple[ScreenInfo, ...] = (
     ScreenInfo("workbench", WorkbenchScreen, "suites, run form, live trials and their panes"),
     ScreenInfo("approval", ApprovalScreen, "a confirm-level tool call waiting for a person", "app.approvals"),
     ScreenInfo("intervention", InterventionScreen, "a message for a running trial"),
+    ScreenInfo("breakpoints", BreakpointsScreen, "the breakpoints of the run in progress"),
     ScreenInfo("history", HistoryScreen, "past benchmarks", "app.history"),
     ScreenInfo("trials", TrialsScreen, "one benchmark's trials"),
     ScreenInfo("timeline", TimelineScreen, "one trial's stored timeline"),

@@ -24,6 +24,7 @@ from corral_tui.config import Redactor
 from corral_tui.live import Changes, LiveRun
 from corral_tui.messages import (
     ApprovalsRequested,
+    BreakpointsRequested,
     CompareRequested,
     ControlRequested,
     InterventionRequested,
@@ -78,7 +79,7 @@ class WorkbenchScreen(QueryScreen):
         _key("k", "cancel_trial", "End trial", "workbench.end_trial"),
         _key("a", "approvals", "Approvals", "workbench.approvals", show=False),
         _key("m", "compare_last", "Compare", "workbench.compare"),
-        _key("b", "breakpoints", "Breakpoints (run form)", "workbench.breakpoints", show=False),
+        _key("b", "breakpoints", "Breakpoints (form / live run)", "workbench.breakpoints", show=False),
         Binding("escape", "leave_field", "Leave field", show=False, id="workbench.leave_field"),
     ]
 
@@ -289,11 +290,11 @@ class WorkbenchScreen(QueryScreen):
             (table if table.row_count else self.query_one(TaskTree)).focus()
 
     def action_breakpoints(self) -> None:
-        """Go to the run form's Breakpoints field (set before a run; the form is locked during one)."""
+        """Before a run: the run form's Breakpoints field. During one (the form is locked): the dialog
+        that changes the run's breakpoints."""
         field = self.query_one("#form-breakpoints", Input)
         if field.disabled:
-            self.notify("Breakpoints are set in the run form before a run starts; this run keeps its own.",
-                        severity="warning")
+            self.post_message(BreakpointsRequested())
             return
         field.focus()
         self.say("Breakpoints, separated by ';': tool:NAME, risk:LEVEL, fail, tokens>N, cost>X, reply:REGEX. "

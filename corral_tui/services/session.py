@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from corral_core.agents.breakpoints import Breakpoint
 from corral_core.errors import UserError
 from corral_tui.run_request import RunRequest
 from corral_tui.services.approvals import ApprovalInbox
@@ -152,6 +153,20 @@ class RunSession:
         controller.cancel()
         if decide_pending:
             self.approvals.cancel_all(reason, trial_id)
+        return True
+
+    def breakpoints(self) -> tuple[Breakpoint, ...] | None:
+        """The breakpoints of the run in progress (None: no run)."""
+        runner = self.active.runner if self.active is not None else None
+        return runner.breakpoints.points if runner is not None else None
+
+    def set_breakpoints(self, points: list[Breakpoint]) -> bool:
+        """Replace the run's breakpoints: every running trial checks the new ones from its next check
+        point on, and trials that start later too. False if no run is in progress."""
+        runner = self.active.runner if self.active is not None else None
+        if runner is None:
+            return False
+        runner.breakpoints.replace(points)
         return True
 
     def intervene(self, trial_id: str, text: str) -> bool:

@@ -145,3 +145,24 @@ def test_a_risk_breakpoint_reads_the_tools_risk_from_the_listing(open_trial) -> 
     watch.before_tool(probe, "unknown_tool", {})
     assert [(kind, data["reason"]) for kind, data in probe.events] == [
         (EventKind.BREAKPOINT_HIT, "about to call calculator (risk confirm)")]
+
+
+def test_a_running_trial_checks_the_breakpoints_set_after_it_started(open_trial) -> None:
+    from corral_core.agents.breakpoints import BreakpointSet
+
+    hooks, sink = AgentHooks(), ListSink()
+    controller = TrialController(start_paused=True).attach(hooks)
+    points = BreakpointSet()
+    agent = ReActAgent(model="scripted/samplemath", hooks=hooks, sink=sink)
+    agent.breakpoints = BreakpointWatch(points, controller.hold)
+    thread = run_in_thread(run_trial, agent, open_trial("compound"), "compound")
+    assert controller.wait_blocked(HANG)  # paused before the first iteration, with no breakpoint
+    points.replace([Breakpoint.parse("tool:calculator")])
+    controller.resume()
+    assert controller.wait_blocked(HANG)
+    assert [e.data["breakpoint"] for e in sink.of_kind(EventKind.BREAKPOINT_HIT)] == ["tool:calculator"]
+    points.replace([])
+    controller.resume()
+    thread.join(HANG)
+    assert not thread.is_alive() and agent.outcome.status == "answered"
+    assert len(sink.of_kind(EventKind.BREAKPOINT_HIT)) == 1 and len(sink.of_kind(EventKind.TOOL_CALL)) == 2

@@ -182,3 +182,43 @@ async def test_a_batch_specs_breakpoints_are_recorded_without_pausing(tmp_path: 
         text = " ".join(" ".join(strip.text for strip in app.screen.query_one(RichLog).lines).split())
         assert "breakpoint tool:calculator hit at iteration 1: about to call calculator (recorded, not paused)" \
             in text
+
+
+async def test_breakpoints_set_during_a_run_reach_its_running_trial(tmp_path: Path) -> None:
+    from corral_core.agents.breakpoints import Breakpoint
+    from corral_tui.screens.dialogs import BreakpointsScreen
+    from tests.tui.helpers import TUITEST
+
+    app = make_app(tmp_path, suites=[TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "tuitest", tasks="count", paused=True)  # five tally calls, then the answer
+        await wait_for(pilot, lambda: len(app.live.trials) == 1 and _held(app, only_trial(app)),
+                       "the trial to wait, paused before its first iteration")
+        trial_id = only_trial(app)
+
+        await pilot.press("b")  # the form is locked during a run: b opens the run's breakpoints
+        await wait_for(pilot, lambda: isinstance(app.screen, BreakpointsScreen), "the breakpoints dialog")
+        await pilot.press(*"tool:tally", "enter")
+        await wait_for(pilot, lambda: app.screen is app.workbench_screen, "the dialog to close")
+        assert app.services.session.breakpoints() == (Breakpoint("tool", "tally"),)
+
+        await pilot.press("c")
+        await wait_for(pilot, lambda: app.live.trials[trial_id].held_by, "the trial to stop at the new breakpoint")
+        await wait_for(pilot, lambda: _held(app, trial_id), "the agent to wait at the breakpoint")
+        assert trial_events(app, trial_id, EventKind.TOOL_CALL) == []
+        (hit,) = trial_events(app, trial_id, EventKind.BREAKPOINT_HIT)
+        assert (hit.data["breakpoint"], hit.data["arguments"]) == ("tool:tally", {"step": 1})
+
+        await pilot.press("b")  # clear them: the trial runs to its end without stopping again
+        await wait_for(pilot, lambda: isinstance(app.screen, BreakpointsScreen), "the breakpoints dialog")
+        field = app.screen.query_one("#breakpoints-text")
+        assert field.value == "tool:tally"
+        field.value = ""
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is app.workbench_screen, "the dialog to close")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: run_done(app), "the run to finish")
+        assert len(trial_events(app, trial_id, EventKind.TOOL_CALL)) == 5
+        assert len(trial_events(app, trial_id, EventKind.BREAKPOINT_HIT)) == 1
+        assert app.live.trials[trial_id].result == "completed"
