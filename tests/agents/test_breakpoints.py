@@ -166,3 +166,17 @@ def test_a_running_trial_checks_the_breakpoints_set_after_it_started(open_trial)
     thread.join(HANG)
     assert not thread.is_alive() and agent.outcome.status == "answered"
     assert len(sink.of_kind(EventKind.BREAKPOINT_HIT)) == 1 and len(sink.of_kind(EventKind.TOOL_CALL)) == 2
+
+
+def test_a_planners_executor_stops_at_a_breakpoint_and_a_cancel_ends_it_there(open_trial) -> None:
+    from corral_core.agents import LLMPlanner
+
+    agent, controller, sink = _agent("tool:calculator", hold=True, agent_class=LLMPlanner)
+    thread = run_in_thread(run_trial, agent, open_trial("add"), "add")
+    assert controller.wait_blocked(HANG)  # inside the executor the planner runs: the trial's ledger is shared
+    (hit,) = sink.of_kind(EventKind.BREAKPOINT_HIT)
+    assert hit.data["tool_name"] == "calculator" and not sink.of_kind(EventKind.TOOL_CALL)
+    controller.cancel()
+    thread.join(HANG)
+    assert not thread.is_alive() and agent.outcome.status == "cancelled"
+    assert sink.of_kind(EventKind.TOOL_CALL) == [], "the tool ran after the trial was cancelled at its breakpoint"
