@@ -13,7 +13,7 @@ from corral_core.metrics import TRIAL_STATUSES
 
 if TYPE_CHECKING:
     from corral_core.metrics import TrialRecord
-    from corral_core.store import BenchmarkInfo, Repository, TrialInfo
+    from corral_core.store import BenchmarkInfo, Repository, TimelineEntry, TrialInfo
 
 TRIAL_FILTER_STATUSES = ("running", *TRIAL_STATUSES)
 Item = TypeVar("Item")
@@ -199,3 +199,18 @@ def arm_label(benchmark: Any) -> str:
     names = [arm.name for arm in benchmark.arms]
     text = ", ".join(names[:4])
     return text + (f" +{len(names) - 4}" if len(names) > 4 else "")
+
+
+def from_iteration(entries: list[TimelineEntry], iteration: int) -> list[TimelineEntry]:
+    """The entries of a timeline from the start of `iteration` (0-based) on. An entry without an
+    iteration of its own (a message, an LLM call) belongs to the latest one named before it; a fork's
+    hook and intervention at its fork point name that iteration, so they open its side."""
+    current = -1
+    shown = []
+    for entry in entries:
+        named = entry.data.get("iteration")
+        if isinstance(named, int):
+            current = named
+        if current >= iteration:
+            shown.append(entry)
+    return shown

@@ -35,6 +35,8 @@ from corral_tui.messages import (
     BreakpointsRequested,
     CompareRequested,
     ControlRequested,
+    ForkRequested,
+    ForkViewRequested,
     InterventionRequested,
     RunFinished,
     RunRequested,
@@ -52,6 +54,7 @@ from corral_tui.messages import (
 from corral_tui.run_request import RunRequest
 from corral_tui.screens.approval import ApprovalScreen, AskingTrial
 from corral_tui.screens.dialogs import BreakpointsScreen, ConfirmScreen, ErrorScreen, HelpScreen, InterventionScreen
+from corral_tui.screens.fork import ForkChoice, ForkScreen
 from corral_tui.screens.workbench import WorkbenchScreen
 from corral_tui.services import WorkbenchServices
 from corral_tui.services.approvals import Decision, Verdict
@@ -148,6 +151,14 @@ class WorkbenchApp(App[int]):
 
         self.post_message(RunFinished(self.services.session.run(request, on_started=started)))
 
+    @work(thread=True, exit_on_error=False, group="run")
+    def _fork(self, trial_id: str, choice: ForkChoice) -> None:
+        def started(active: ActiveRun) -> None:
+            self.post_message(RunStarted(active.total, False, active.model))
+
+        self.post_message(RunFinished(self.services.session.fork(trial_id, choice.iteration, choice.intervention,
+                                                                 on_started=started)))
+
     @work(thread=True, exit_on_error=False, group="approvals")
     def _decide(self, request: ApprovalRequest, decision: Decision) -> None:
         if decision.verdict is Verdict.TERMINATE and request.trial_id:
@@ -200,9 +211,15 @@ class WorkbenchApp(App[int]):
         lost = len(self.live.undelivered)
         undelivered = f" {lost} intervention(s) NOT delivered (their trials ended first; see the timelines)." \
             if lost else ""
-        self.workbench_screen.say(f"Run {summary.status}: {self._headline(summary)}; {summary.trials_run} trials, "
-                                  f"{summary.errored} errored.{undelivered} m compares the arms.",
-                                  "bold red" if lost else "")
+        if summary.fork_of is not None:
+            who = self.config.redact.ident(summary.fork_of)
+            self.workbench_screen.say(f"Fork of trial {who} {summary.status}. Enter opens its timeline; v there "
+                                      f"shows it beside its parent from the fork point.{undelivered}",
+                                      "bold red" if lost else "")
+        else:
+            self.workbench_screen.say(f"Run {summary.status}: {self._headline(summary)}; {summary.trials_run} "
+                                      f"trials, {summary.errored} errored.{undelivered} m compares the arms.",
+                                      "bold red" if lost else "")
         self.refresh_info()
 
     def _headline(self, summary: RunSummary) -> str:
@@ -314,11 +331,7 @@ class WorkbenchApp(App[int]):
     @on(RunRequested)
     def _run_requested(self, message: RunRequested) -> None:
         request = message.request
-        if not self.ready:
-            self.notify("The environment server is still starting; try again in a moment.", severity="warning")
-            return
-        if self.run_state in LIVE_STATES:
-            self.notify("A run is in progress: stop it with x first.", severity="warning")
+        if not self._can_start():
             return
         self.live.reset()
         self.workbench_screen.reset_run()
@@ -327,6 +340,46 @@ class WorkbenchApp(App[int]):
         self.workbench_screen.say(f"Starting {request.suite}: arms {', '.join(request.verbosities)}, "
                                   f"{request.trials} trial(s) per task…")
         self._run(request)
+
+    @on(ForkRequested)
+    def _fork_requested(self, message: ForkRequested) -> None:
+        if not self._can_start():
+            return
+        label = self.config.redact.ident(message.trial_id)
+        self.push_screen(ForkScreen(label, message.iterations), callback=partial(self._fork_chosen, message.trial_id))
+
+    def _fork_chosen(self, trial_id: str, choice: ForkChoice | None) -> None:
+        if choice is None or not self._can_start():
+            return
+        self.call_later(self._back_to_workbench)  # the fork runs there, live, like any run
+        self.live.reset()
+        self.workbench_screen.reset_run()
+        self.workbench_screen.lock_form(True)
+        self.run_state = "starting"
+        told = " with your intervention" if choice.intervention else ""
+        self.workbench_screen.say(f"Forking trial {self.config.redact.ident(trial_id)}: replaying it up to iteration "
+                                  f"{choice.iteration + 1}, then live{told}…")
+        self._fork(trial_id, choice)
+
+    def _can_start(self) -> bool:
+        """Whether a run (or fork) may start now; says why not."""
+        if not self.ready:
+            self.notify("The environment server is still starting; try again in a moment.", severity="warning")
+            return False
+        if self.run_state in LIVE_STATES:
+            self.notify("A run is in progress: stop it with x first.", severity="warning")
+            return False
+        return True
+
+    def _back_to_workbench(self) -> None:
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+
+    @on(ForkViewRequested)
+    def _fork_view_requested(self, message: ForkViewRequested) -> None:
+        from corral_tui.screens.fork import ForkViewScreen
+
+        self.push_screen(ForkViewScreen(message.trial_id, self.services.queries, self.config.redact))
 
     @on(StopRequested)
     def _stop_requested(self) -> None:

@@ -154,3 +154,20 @@ class TimelineRequested(Message):
     def __init__(self, trial_id: str) -> None:
         super().__init__()
         self.trial_id = trial_id
+
+
+class ForkRequested(Message):
+    """Fork a stored trial: the app asks where (the fork dialog), then runs the fork."""
+
+    def __init__(self, trial_id: str, iterations: int) -> None:
+        super().__init__()
+        self.trial_id = trial_id
+        self.iterations = iterations
+
+
+class ForkViewRequested(Message):
+    """Show a fork beside its parent from the fork point."""
+
+    def __init__(self, trial_id: str) -> None:
+        super().__init__()
+        self.trial_id = trial_id

@@ -130,7 +130,8 @@ def plan_fork(repository: Any, trial_id: str, iteration: int, intervention: str 
                         where="fork", fix=f"fork a trial of a {' or '.join(FORKABLE_AGENTS)} agent.")
     where = f"fork of {trial_id} at iteration {iteration + 1}"
     header = f"# {where} (arm {arm.name}, task {trial.task_id}, trial {trial.trial_index})\n"
-    fork_spec = dataclasses.replace(spec, name=f"{spec.name} ({where})", arms=(arm,), tasks=(trial.task_id,),
+    fork_spec = dataclasses.replace(spec, name=f"{spec.name} ({where})", arms=(arm,), model=arm.model,
+                                    tasks=(trial.task_id,),
                                     trials_per_task=1, executor="local", text=header + spec.text)
     point = ForkPoint(trial_id, benchmark.id, iteration, (intervention or "").strip() or None)
     return fork_spec, arm, trial.trial_index, point

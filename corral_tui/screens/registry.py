@@ -11,6 +11,7 @@ from textual.screen import Screen
 from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.compare import CompareScreen
 from corral_tui.screens.dialogs import BreakpointsScreen, ConfirmScreen, ErrorScreen, HelpScreen, InterventionScreen
+from corral_tui.screens.fork import ForkScreen, ForkViewScreen
 from corral_tui.screens.history import HistoryScreen, TrialsScreen
 from corral_tui.screens.timeline import TimelineScreen
 from corral_tui.screens.workbench import WorkbenchScreen
@@ -32,6 +33,8 @@ SCREENS: tuple[ScreenInfo, ...] = (
     ScreenInfo("history", HistoryScreen, "past benchmarks", "app.history"),
     ScreenInfo("trials", TrialsScreen, "one benchmark's trials"),
     ScreenInfo("timeline", TimelineScreen, "one trial's stored timeline"),
+    ScreenInfo("fork", ForkScreen, "where a fork of a trial goes live, and what it is told there"),
+    ScreenInfo("fork view", ForkViewScreen, "a fork beside its parent from the fork point"),
     ScreenInfo("compare", CompareScreen, "a benchmark's arms side by side", "app.compare_last"),
     ScreenInfo("help", HelpScreen, "every key binding", "app.help"),
     ScreenInfo("confirm", ConfirmScreen, "a yes/no question (quit during a run)"),

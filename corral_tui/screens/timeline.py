@@ -15,10 +15,12 @@ from textual.message import Message
 from textual.widgets import Footer, Header, Label, RichLog, Static
 
 from corral_tui.config import Redactor
+from corral_tui.messages import ForkRequested, ForkViewRequested
 from corral_tui.render import clip, format_score, timeline_item
 from corral_tui.screens.base import QueryScreen
 
 if TYPE_CHECKING:
+    from corral_core.store import TimelineEntry, TrialInfo
     from corral_tui.services.queries import StoreQueries, TrialTimeline
 
 MAX_ENTRIES = 2_000  # a trial longer than this shows its last entries (the export has them all)
@@ -36,13 +38,18 @@ class TimelineLoaded(Message):
 class TimelineScreen(QueryScreen):
     """The stored timeline of one trial."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="timeline.back")]
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="timeline.back"),
+        Binding("f", "fork", "Fork from an iteration", id="timeline.fork"),
+        Binding("v", "beside_parent", "Fork beside its parent", id="timeline.beside_parent"),
+    ]
 
     def __init__(self, trial_id: str, queries: StoreQueries, redact: Redactor) -> None:
         super().__init__()
         self.trial_id = trial_id
         self.queries = queries
         self.redact = redact
+        self.trial: TrialInfo | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -63,11 +70,14 @@ class TimelineScreen(QueryScreen):
         message.stop()
         timeline = message.timeline
         trial, redact = timeline.trial, self.redact
+        self.trial = trial
         if trial is not None:
             self.query_one("#timeline-title", Label).update(Text.assemble(
                 ("Trial ", "bold"), (redact.ident(trial.id), "bold cyan"),
                 f"  {trial.task_id} #{trial.trial_index}  arm {trial.arm}  ", (trial.status, "bold"),
-                f"  score {format_score(trial.score)}", ("  assisted" if trial.assisted else "", "magenta")))
+                f"  score {format_score(trial.score)}", ("  assisted" if trial.assisted else "", "magenta"),
+                (f"  fork of {redact.ident(trial.parent_trial_id)} at iteration {(trial.fork_iteration or 0) + 1}"
+                 if trial.parent_trial_id else "", "magenta")))
             self.query_one("#timeline-outcome", Static).update(outcome_text(timeline))
         entries = timeline.entries
         log = self.query_one(RichLog)
@@ -76,10 +86,29 @@ class TimelineScreen(QueryScreen):
         if len(entries) > len(shown):
             log.write(Text(f"… {len(entries) - len(shown)} earlier entries not shown", style="dim"))
         for entry in shown:
-            stamp = Text.assemble((redact.timestamp(entry.ts)[11:], "dim"), "  ",
-                                  (entry.kind.replace("_", " "), KIND_STYLES.get(entry.kind, "")))
-            log.write(Group(stamp, timeline_item(entry.kind, entry.summary, entry.data, redact)))
+            log.write(entry_renderable(entry, redact))
         self.query_one("#page-info", Label).update(f"{len(entries)} entries")
+
+    def action_fork(self) -> None:
+        trial = self.trial
+        if trial is None or not trial.iterations:
+            self.notify("This trial has no iteration to fork from.", severity="warning")
+            return
+        self.post_message(ForkRequested(trial.id, trial.iterations))
+
+    def action_beside_parent(self) -> None:
+        trial = self.trial
+        if trial is None or trial.parent_trial_id is None:
+            self.notify("This trial is not a fork (f forks it).", severity="warning")
+            return
+        self.post_message(ForkViewRequested(trial.id))
+
+
+def entry_renderable(entry: TimelineEntry, redact: Redactor) -> Group:
+    """One timeline entry: its time and kind, then the entry drawn as the live panes draw it."""
+    stamp = Text.assemble((redact.timestamp(entry.ts)[11:], "dim"), "  ",
+                          (entry.kind.replace("_", " "), KIND_STYLES.get(entry.kind, "")))
+    return Group(stamp, timeline_item(entry.kind, entry.summary, entry.data, redact))
 
 
 def outcome_text(timeline: TrialTimeline) -> Text:

@@ -30,6 +30,18 @@ class TrialTimeline:
     expected: str | None  # the task's expected answer, when its suite is open in this workbench
 
 
+@dataclass(frozen=True)
+class ForkView:
+    """A fork and its parent, each from the fork point on (the side-by-side fork screen)."""
+
+    fork: TrialInfo
+    parent: TrialInfo | None
+    iteration: int  # 0-based: where the fork went live
+    intervention: str | None
+    fork_entries: list[TimelineEntry]
+    parent_entries: list[TimelineEntry]
+
+
 class StoreQueries:
     """Paged reads of the store for the screens (`page_size` rows per page)."""
 
@@ -57,6 +69,20 @@ class StoreQueries:
             if benchmark is not None:
                 expected = self.catalogue.expected_answer([str(p) for p in benchmark.suites], trial.task_id)
         return TrialTimeline(trial, entries, expected)
+
+    def fork_view(self, trial_id: str) -> ForkView | None:
+        """A fork beside its parent from the fork point (None: `trial_id` is not a stored fork)."""
+        repository = self._repository()
+        fork = repository.trial(trial_id)
+        if fork is None or fork.parent_trial_id is None or fork.fork_iteration is None:
+            return None
+        iteration = fork.fork_iteration
+        fork_entries = analysis.from_iteration(repository.timeline(trial_id), iteration)
+        applied = EventKind.INTERVENTION_APPLIED.value
+        intervention = next((str(e.data.get("text")) for e in fork_entries
+                             if e.kind == applied and e.data.get("iteration") == iteration), None)
+        return ForkView(fork, repository.trial(fork.parent_trial_id), iteration, intervention, fork_entries,
+                        analysis.from_iteration(repository.timeline(fork.parent_trial_id), iteration))
 
     def trial_events(self, trial_id: str) -> list[Event]:
         """A stored trial as the live panes draw it: its timeline turned back into events."""

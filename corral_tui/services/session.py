@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from corral_core.agents.breakpoints import Breakpoint
@@ -18,6 +19,7 @@ from corral_tui.run_request import RunRequest
 from corral_tui.services.approvals import ApprovalInbox
 from corral_tui.services.catalogue import SuiteCatalogue
 from corral_tui.services.lifecycle import ServiceLifecycle
+from corral_tui.services.queries import SERVICES_WAIT
 
 if TYPE_CHECKING:
     from corral_core.runner import BenchmarkRunner, ControlRegistry
@@ -38,11 +40,12 @@ class RunSummary:
     previous_best: float | None
     trials_run: int
     errored: int
+    fork_of: str | None = None  # the parent trial, when the run was a fork
 
 
 @dataclass
 class ActiveRun:
-    request: RunRequest
+    request: RunRequest | None  # None for a fork
     total: int
     model: str
     controls: ControlRegistry
@@ -79,32 +82,69 @@ class RunSession:
 
     def run(self, request: RunRequest, on_started: Callable[[ActiveRun], None] | None = None) -> RunSummary:
         """Run a benchmark to its end (blocking). Only one run at a time; UserError for mistakes."""
-        from corral_core.runner import BenchmarkRunner, ControlRegistry
+        from corral_core.runner import BenchmarkRunner
 
         spec = self.catalogue.build_spec(request, self.approval_timeout)
         check_models(spec)
         if self.max_connections:  # --max-connections (the run form carries --model-base-url itself)
             spec = spec.with_overrides(max_connections=self.max_connections)
-        url = self.services.url_for(request.suite)
+        url = self._server_for(request.suite)
+        services = self.services
+
+        def runner(controls: ControlRegistry) -> BenchmarkRunner:
+            return BenchmarkRunner(spec, repository=services.repository, writer_sink=services.writer,
+                                   sink=services.ui_sink, server_url=url, token=services.token, controls=controls,
+                                   auto_resume=False)
+
+        return self._drive(runner, request.approval, request.start_paused, on_started, request)
+
+    def fork(self, trial_id: str, iteration: int, intervention: str | None,
+             on_started: Callable[[ActiveRun], None] | None = None) -> RunSummary:
+        """Fork a stored trial at `iteration` (0-based) and run the fork to its end (blocking), as a run:
+        it replays the trial up to there, then goes on live, with `intervention` delivered first."""
+        from corral_core.runner.fork import ForkRunner, plan_fork
+
+        services = self.services
+        repository = services.store(SERVICES_WAIT)
+        spec = plan_fork(repository, trial_id, iteration, intervention)[0]
+        suite = spec.suites[0]
+        opened = self.catalogue.suites.get(suite.name)
+        if opened is None or Path(opened.path or "") != Path(suite.path or ""):
+            raise UserError(f"the trial ran suite {suite.name!r} ({suite.path}), which this workbench has not "
+                            "opened.", where="fork", fix=f"start corral-tui with {suite.path} to fork it.")
+        url = self._server_for(suite.name)
+
+        def runner(controls: ControlRegistry) -> ForkRunner:
+            return ForkRunner(repository, services.writer, trial_id, iteration, intervention,
+                              sink=services.ui_sink, server_url=url, token=services.token, controls=controls)
+
+        summary = self._drive(runner, spec.approval, False, on_started, None)
+        return replace(summary, fork_of=trial_id)
+
+    def _server_for(self, suite: str) -> str:
+        url = self.services.url_for(suite)
         if url is None:
             raise UserError("the environment server is not running.", where="workbench",
                             fix="wait until the header shows its URL, then start the run again.")
+        return url
+
+    def _drive(self, make_runner: Callable[[ControlRegistry], BenchmarkRunner], approval: str, start_paused: bool,
+               on_started: Callable[[ActiveRun], None] | None, request: RunRequest | None) -> RunSummary:
+        from corral_core.runner import ControlRegistry
+
         with self._lock:
             if self.active is not None:
                 raise UserError("a run is already in progress.", where="run form",
                                 fix="wait for it to finish, or stop it with x.")
             if self._closed:
                 raise UserError("the workbench is closing.")
-            active = ActiveRun(request, spec.total_trials, spec.model.id,
-                               ControlRegistry(start_paused=request.start_paused, hold_on_breakpoints=True),
+            active = ActiveRun(request, 0, "", ControlRegistry(start_paused=start_paused, hold_on_breakpoints=True),
                                thread=threading.current_thread())
             self.active = active
         try:
-            self.approvals.begin_run(request.approval)
-            services = self.services
-            active.runner = BenchmarkRunner(spec, repository=services.repository, writer_sink=services.writer,
-                                            sink=services.ui_sink, server_url=url, token=services.token,
-                                            controls=active.controls, auto_resume=False)
+            active.runner = make_runner(active.controls)
+            active.total, active.model = active.runner.spec.total_trials, active.runner.spec.model.id
+            self.approvals.begin_run(approval)
             if on_started is not None:
                 on_started(active)
             result = active.runner.run(cancel_event=active.cancel)

@@ -15,17 +15,21 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, RichLog
 
 from corral_core.env.approval import ApprovalRequest
+from corral_tui.messages import ForkViewRequested
 from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.compare import CompareScreen
 from corral_tui.screens.dialogs import HelpScreen, InterventionScreen
+from corral_tui.screens.fork import ForkViewScreen
 from corral_tui.screens.history import HistoryScreen, TrialsScreen
 from corral_tui.screens.timeline import TimelineScreen
 from tests.tui.helpers import (
     SAMPLEMATH,
     SIZE,
+    TUITEST,
     asking_trial_events,
     fake_trial_events,
     make_app,
+    record_fork,
     run_done,
     start_run,
     telemetry_events,
@@ -184,3 +188,16 @@ def test_intervention_dialog(snap_compare, tmp_path: Path) -> None:
         await pilot.press(*"Round to two digits before answering.")
 
     assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH]), terminal_size=SIZE, run_before=intervene)
+
+
+def test_fork_beside_parent(snap_compare, tmp_path: Path) -> None:
+    """A fork of tuitest's `count` at iteration 3, told to skip the rest, beside its parent from there."""
+    fork_id = record_fork(tmp_path / "corral.db", "Skip the remaining steps; the answer is 5.")
+
+    async def open_fork_view(pilot: Pilot) -> None:
+        await wait_ready(pilot)
+        pilot.app.post_message(ForkViewRequested(fork_id))
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ForkViewScreen)
+                       and pilot.app.screen.query_one("#fork-log", RichLog).lines, "the fork beside its parent")
+
+    assert snap_compare(make_app(tmp_path, suites=[TUITEST]), terminal_size=SIZE, run_before=open_fork_view)

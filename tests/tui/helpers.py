@@ -110,6 +110,28 @@ def record_benchmark(db_path: Path, work_dir: Path) -> str:
     return result.benchmark_id
 
 
+def record_fork(db_path: Path, intervention: str) -> str:
+    """Run tuitest's `count` (six iterations) through the engine into `db_path`, then fork it at the third
+    iteration with `intervention`; returns the fork's trial id. Needs CORRAL_TUI_SCRIPTS=DATA."""
+    from corral_core.batch import open_store
+    from corral_core.runner import BenchmarkRunner
+    from corral_core.runner.fork import ForkRunner
+    from corral_core.spec import spec_from_dict
+
+    engine, repository, writer = open_store(str(db_path))
+    try:
+        spec = spec_from_dict({"name": "fork-demo", "suite": str(TUITEST), "tasks": ["count"],
+                               "agent": {"type": "react", "max_iterations": 8}}, DATA)
+        parent = BenchmarkRunner(spec, repository=repository, writer_sink=writer).run().rows[0]["trial_id"]
+        fork = ForkRunner(repository, writer, parent, 2, intervention)
+        fork.run()
+        assert fork.fork_trial_id is not None
+        return fork.fork_trial_id
+    finally:
+        writer.close()
+        engine.dispose()
+
+
 def fake_trial_events(trial_id: str = "tr_demo0001", task_id: str = "count") -> list[Event]:
     """Events of a trial that started and is paused at its first iteration (for dialogs' snapshots)."""
     return [
