@@ -189,6 +189,8 @@ class WorkbenchApp(App[int]):
 
     @on(TaskTextLoaded)
     def _task_text(self, message: TaskTextLoaded) -> None:
+        if not self.workbench_screen.live:  # loaded while the app was quitting: nothing left to draw on
+            return
         self.workbench_screen.show_task_text(message.suite, message.task_id, message.verbosity, message.prompt,
                                              message.guide)
 

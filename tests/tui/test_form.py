@@ -63,3 +63,16 @@ async def test_the_api_base_comes_from_the_form_and_the_command_line(tmp_path: P
         spec = app.services.catalogue.build_spec(form.request(), 30.0)
         assert {(arm.model.id, arm.model.api_base) for arm in spec.arms} == {("openai/local-model",
                                                                               "http://10.0.0.5:9000/v1")}
+
+
+async def test_a_task_text_that_arrives_after_quitting_is_dropped(tmp_path: Path) -> None:
+    """The prompt and guide load on a worker; quitting right after start-up must not fail when they
+    arrive after the workbench's widgets are gone (NoMatches for #task-text, seen once in this file)."""
+    from corral_tui.messages import TaskTextLoaded
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        selected = app.workbench_screen.selected
+    assert selected is not None and not app.workbench_screen.live
+    app._task_text(TaskTextLoaded(selected.suite, selected.task_id or "", "full", "prompt", "guide"))
