@@ -93,6 +93,9 @@ def test_a_store_from_before_owners_is_upgraded_in_place(tmp_path: Path) -> None
         conn.execute("drop table corral_schema_version")
         for column in ("owner_pid", "owner_host", "heartbeat_at"):
             conn.execute(f"alter table benchmark drop column {column}")
+        conn.execute("drop index ix_trial_parent")  # migration 0003's fork columns came after them too
+        for column in ("parent_trial_id", "fork_iteration"):
+            conn.execute(f"alter table trial drop column {column}")
     engine = make_engine(path)
     init_db(engine)
     repo = Repository(engine)
