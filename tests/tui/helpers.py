@@ -122,7 +122,7 @@ def record_fork(db_path: Path, intervention: str) -> str:
     try:
         spec = spec_from_dict({"name": "fork-demo", "suite": str(TUITEST), "tasks": ["count"],
                                "agent": {"type": "react", "max_iterations": 8}}, DATA)
-        parent = BenchmarkRunner(spec, repository=repository, writer_sink=writer).run().rows[0]["trial_id"]
+        parent = next(iter(BenchmarkRunner(spec, repository=repository, writer_sink=writer).run().rows))["trial_id"]
         fork = ForkRunner(repository, writer, parent, 2, intervention)
         fork.run()
         assert fork.fork_trial_id is not None
