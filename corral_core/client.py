@@ -22,12 +22,14 @@ servers answer 422 to "BRIEF").
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import logging
 import re
 import secrets
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -306,6 +308,7 @@ class CorralRouter(_TaskApi):
         self._transport = _Transport(self.base_url, token, timeout)
         self._trial_routes: bool | None = None  # unknown until probed or first used
         self._task_locks: dict[str, threading.Lock] = {}
+        self._trial_tools: dict[tuple[str, tuple[tuple[str, str], ...]], dict[str, Any]] = {}
         self._locks_guard = threading.Lock()
 
     def _prefix(self, task_id: str) -> str:
@@ -376,6 +379,19 @@ class CorralRouter(_TaskApi):
         return TrialClient(self, str(trial_id), created.get("task_id", task_id), created.get("workspace"),
                            created.get("mcp_url"))
 
+    def trial_tools(self, task_id: str, params: dict[str, str], fetch: Callable[[], dict[str, Any]]
+                    ) -> dict[str, Any]:
+        """A task's tool listing for trials, fetched once per task and verbosity (and style): every
+        trial of a task has the suite's tools, so later trials are spared a GET /tools. A copy each time."""
+        key = (task_id, tuple(sorted(params.items())))
+        with self._locks_guard:
+            listing = self._trial_tools.get(key)
+        if listing is None:
+            listing = fetch()
+            with self._locks_guard:
+                self._trial_tools[key] = listing
+        return copy.deepcopy(listing)
+
     def task_lock(self, task_id: str) -> threading.Lock:
         """The lock a `TaskRouteTrial` holds while it runs: one running trial per task."""
         with self._locks_guard:
@@ -432,6 +448,12 @@ class TrialClient(_TaskApi):
         if task_id != self.task_id:
             raise ValueError(f"trial {self.trial_id} belongs to task {self.task_id!r}, not {task_id!r}")
         return f"/trials/{_seg(self.trial_id)}"
+
+    def get_available_tools_for_task(self, task_id: str, verbosity: str | None = None) -> dict[str, Any]:
+        """`{"tools": [...]}`, fetched once per task and verbosity by the router (CorralRouter.trial_tools)."""
+        self._prefix(task_id)
+        fetch = super().get_available_tools_for_task
+        return self.router.trial_tools(task_id, self._verbosity_params(verbosity), lambda: fetch(task_id, verbosity))
 
     def get_last_score(self, task_id: str) -> dict[str, Any]:
         self._prefix(task_id)

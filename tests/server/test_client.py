@@ -169,3 +169,22 @@ def test_task_trial_result_success_rule():
     assert TaskTrialResult("t", "0", 0.0).success is False
     assert TaskTrialResult("t", "0", 1.0, surrendered=True).success is False
     assert TaskTrialResult("t", "0", 1.0, error_message="Agent Error").success is False
+
+
+def test_trials_of_a_task_fetch_its_tools_once_per_verbosity(router, monkeypatch):
+    paths: list[tuple[str, str]] = []
+    send = router._transport.request
+
+    def counted(method, path, **kwargs):
+        paths.append((method, path.rsplit("/", 1)[-1]))
+        return send(method, path, **kwargs)
+
+    monkeypatch.setattr(router._transport, "request", counted)
+    first, second = router.open_trial("add"), router.open_trial("add")
+    listing = first.get_available_tools_for_task("add", "minimal")
+    listing["tools"][0]["function"]["name"] = "changed by the caller"
+    again = second.get_available_tools_for_task("add", "MINIMAL")
+    assert again["tools"][0]["function"]["name"] == "add"  # each trial gets its own copy
+    assert paths.count(("GET", "tools")) == 1
+    assert second.get_available_tools_for_task("add", "full") != again
+    assert paths.count(("GET", "tools")) == 2  # another verbosity is another listing
