@@ -377,7 +377,7 @@ class CorralRouter(_TaskApi):
         self._trial_routes = True
         trial_id = created.get("trial_id") or created.get("trial_runtime_id")  # ours | Corral E2c
         return TrialClient(self, str(trial_id), created.get("task_id", task_id), created.get("workspace"),
-                           created.get("mcp_url"))
+                           created.get("mcp_url"), created.get("prompt"))
 
     def trial_tools(self, task_id: str, params: dict[str, str], fetch: Callable[[], dict[str, Any]]
                     ) -> dict[str, Any]:
@@ -432,8 +432,9 @@ class TrialClient(_TaskApi):
     (checked against the trial's task), routed to `/trials/{trial_id}/...`."""
 
     def __init__(self, router: CorralRouter, trial_id: str, task_id: str, workspace: str | None = None,
-                 mcp_path: str | None = None) -> None:
+                 mcp_path: str | None = None, prompt: str | list[dict[str, Any]] | None = None) -> None:
         self.router = router
+        self._opening_prompt = prompt  # the prompt the server sent with the trial, for the first ask
         self.trial_id = trial_id
         self.task_id = task_id
         self.workspace = workspace
@@ -448,6 +449,12 @@ class TrialClient(_TaskApi):
         if task_id != self.task_id:
             raise ValueError(f"trial {self.trial_id} belongs to task {self.task_id!r}, not {task_id!r}")
         return f"/trials/{_seg(self.trial_id)}"
+
+    def get_task_prompt(self, task_id: str) -> str | list[dict[str, Any]]:
+        """The prompt; the first ask is answered from the trial's opening (one round trip fewer)."""
+        self._prefix(task_id)
+        prompt, self._opening_prompt = self._opening_prompt, None
+        return prompt if prompt is not None else super().get_task_prompt(task_id)
 
     def get_available_tools_for_task(self, task_id: str, verbosity: str | None = None) -> dict[str, Any]:
         """`{"tools": [...]}`, fetched once per task and verbosity by the router (CorralRouter.trial_tools)."""

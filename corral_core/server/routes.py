@@ -9,6 +9,7 @@ No `from __future__ import annotations` here: FastAPI must see the local `Annota
 """
 
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Awaitable, Callable
@@ -204,8 +205,13 @@ def build_router(runtime: ServerRuntime) -> APIRouter:
                                       benchmark_id=request.benchmark_id, meta=meta, inputs=request.inputs,
                                       approval=request.approval)
         trial_id = runtime_.trial_id
-        return _json({"trial_id": trial_id, "trial_runtime_id": trial_id, "task_id": task_id,
-                      "workspace": runtime_.workspace, "mcp_url": f"/trials/{trial_id}/mcp"})
+        created: dict[str, Any] = {"trial_id": trial_id, "trial_runtime_id": trial_id, "task_id": task_id,
+                                   "workspace": runtime_.workspace, "mcp_url": f"/trials/{trial_id}/mcp"}
+        # what an agent asks first: sent now, it spares a GET /prompt round trip (an environment that
+        # cannot give it now leaves it out, and GET /prompt says why)
+        with contextlib.suppress(Exception):
+            created["prompt"] = runtime_.env.get_task_prompt()
+        return _json(created)
 
     @router.delete("/trials/{trial_id}", tags=["trials"], responses=ERRORS_404)
     def close_trial(trial_id: TrialId) -> SafeJSONResponse:

@@ -154,6 +154,9 @@ class TrialCreatedResponse(BaseModel):
     task_id: str
     workspace: str | None
     mcp_url: str = Field(description="the trial's MCP endpoint (Streamable HTTP), relative to the server")
+    prompt: str | list[dict[str, Any]] | None = Field(
+        default=None, description="the task prompt, as GET /trials/{trial_id}/prompt gives it (absent when the "
+                                  "environment could not give it at opening)")
 
 
 class ErrorResponse(BaseModel):

@@ -171,7 +171,7 @@ def test_task_trial_result_success_rule():
     assert TaskTrialResult("t", "0", 1.0, error_message="Agent Error").success is False
 
 
-def test_trials_of_a_task_fetch_its_tools_once_per_verbosity(router, monkeypatch):
+def test_trials_of_a_task_fetch_its_tools_once_per_verbosity_and_get_the_prompt_with_the_trial(router, monkeypatch):
     paths: list[tuple[str, str]] = []
     send = router._transport.request
 
@@ -181,6 +181,9 @@ def test_trials_of_a_task_fetch_its_tools_once_per_verbosity(router, monkeypatch
 
     monkeypatch.setattr(router._transport, "request", counted)
     first, second = router.open_trial("add"), router.open_trial("add")
+    assert first.get_task_prompt("add") == second.get_task_prompt("add") == "What is 2 + 3?"
+    assert ("GET", "prompt") not in paths  # the prompt came with each trial
+    assert first.get_task_prompt("add") == "What is 2 + 3?" and paths[-1] == ("GET", "prompt")  # a later ask asks
     listing = first.get_available_tools_for_task("add", "minimal")
     listing["tools"][0]["function"]["name"] = "changed by the caller"
     again = second.get_available_tools_for_task("add", "MINIMAL")
