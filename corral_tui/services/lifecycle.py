@@ -9,6 +9,7 @@ SQLAlchemy) are imported in `start`, which the app calls from a thread worker af
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 from collections.abc import Callable, Mapping
@@ -179,7 +180,11 @@ def in_parallel(calls: list[Callable[[], Any]], timeout: float) -> list[BaseExce
 
 def warm_up() -> None:
     """Load litellm (about 2.5 s) on a daemon thread, so the first run does not wait for it and
-    quitting never does either (an import cannot be interrupted)."""
+    quitting never does either (an import cannot be interrupted).
+
+    Then freeze the start-up heap (`gc.freeze`): litellm and the app are ~400,000 long-lived objects,
+    and every full collection walked them all, stalling the UI 0.2-1 s at a time under a flood of
+    events (benchmarks/tui_load.py). Frozen, they are never collected, and never needed to be."""
     import sys
 
     if "litellm" in sys.modules:
@@ -192,5 +197,6 @@ def warm_up() -> None:
             preload()
         except Exception as exc:  # the first LLM call reports it in words
             log.info("litellm warm-up failed: %s", exc)
+        gc.freeze()
 
     threading.Thread(target=load, name="corral-tui-warmup", daemon=True).start()
