@@ -1,6 +1,13 @@
 """The run's trials, one row each: number, task, arm, status, iteration, score, and live telemetry
 (elapsed time, tokens, cost, last action). Rows change cell by cell; the time of running trials
-is refreshed by `tick` (once a second)."""
+is refreshed by `tick` (once a second).
+
+Under a flood of events, a drained batch changes many cells at once. `DataTable.update_cell` makes
+the whole table stale (every visible cell is drawn again on the next frame), so the table instead
+writes the cells whose text changed and forgets only their cached renders: a frame redraws the
+changed cells and nothing else (pinned textual 8.2.8; `tests/tui/test_units.py` checks the drawn
+rows against the live state).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ from collections.abc import Iterable
 
 from rich.text import Text
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey, RowKey
 
 from corral_tui.config import Redactor
 from corral_tui.live import Changes, LiveRun, TrialLive
@@ -19,6 +27,7 @@ COLUMNS = (("number", "#", 3), ("task", "Task", 9), ("arm", "Arm", 7), ("status"
            ("cost", "Cost", 6), ("last", "Last action", 13))
 SHORT_STATUS = {"iteration_limit": "iter-limit", "surrendered": "surrender"}
 RIGHT = frozenset({"number", "iteration", "score", "elapsed", "tokens", "cost"})
+FIXED = frozenset({"number", "task"})  # set when the row is added, never changed
 
 
 class TrialsTable(DataTable[Text]):
@@ -28,6 +37,7 @@ class TrialsTable(DataTable[Text]):
         super().__init__(cursor_type="row", zebra_stripes=True, cell_padding=0, **kwargs)  # type: ignore[arg-type]
         self.redact = redact
         self.border_title = "Trials"
+        self._stale: dict[RowKey, set[ColumnKey]] = {}  # cells written since the last repaint
 
     def on_mount(self) -> None:
         for position, (key, label, width) in enumerate(COLUMNS):
@@ -51,19 +61,53 @@ class TrialsTable(DataTable[Text]):
         for trial_id in changes.new_rows:
             self.add_row(*self._cells(live.trials[trial_id], now), key=trial_id)
         self._update((live.trials.get(trial_id) for trial_id in changes.rows if trial_id not in changes.new_rows), now)
+        self._repaint()
 
     def tick(self, live: LiveRun, now: float) -> None:
         """Refresh the elapsed time of the running trials."""
         for trial in live.running():
-            self.update_cell(trial.trial_id, "elapsed", self._cell("elapsed", self._elapsed(trial, now)))
+            self._set(trial.trial_id, "elapsed", self._cell("elapsed", self._elapsed(trial, now)))
+        self._repaint()
 
     def _update(self, trials: Iterable[TrialLive | None], now: float) -> None:
         for trial in trials:
             if trial is None:
                 continue
             for (key, _label, _width), value in zip(COLUMNS, self._cells(trial, now), strict=True):
-                if key not in ("number", "task"):
-                    self.update_cell(trial.trial_id, key, value)
+                if key not in FIXED:
+                    self._set(trial.trial_id, key, value)
+
+    def _set(self, trial_id: str, key: str, value: Text) -> None:
+        """Write one cell if its text changed (drawn by the next `_repaint`)."""
+        row_key, column_key = RowKey(trial_id), ColumnKey(key)
+        row = self._data.get(row_key)
+        if row is None:
+            return
+        old = row.get(column_key)
+        if isinstance(old, Text) and old == value and old.style == value.style:
+            return
+        row[column_key] = value
+        self._stale.setdefault(row_key, set()).add(column_key)
+
+    def _repaint(self) -> None:
+        """Forget the cached renders of the written cells (and their rows' lines) and redraw those rows.
+
+        What `update_cell` does, without making every other cell of the table stale too."""
+        stale, self._stale = self._stale, {}
+        if not stale:
+            return
+        cells, rows = self._cell_render_cache, self._row_render_cache  # LRU caches: not iterable themselves
+        cell_keys, row_keys = cells.keys(), rows.keys()
+        for cell_key in [key for key in cell_keys if key[1] in stale.get(key[0], ())]:
+            cells.discard(cell_key)
+        for row_key in [key for key in row_keys if key[0] in stale]:
+            rows.discard(row_key)
+        self._line_cache.clear()
+        for stale_row in stale:
+            index = self._row_locations.get(stale_row)
+            if index is not None:
+                self._row_renderable_cache.discard((self._update_count, index))
+                self.refresh_row(index)
 
     def _elapsed(self, trial: TrialLive, now: float) -> str:
         return self.redact.duration(trial.elapsed(now))
