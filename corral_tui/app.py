@@ -4,12 +4,15 @@ The app wires the services (corral_tui/services) to the screens. Workers are thi
 pattern): call a service, post a typed message; the `@on` handlers here make every UI change, and
 one `Worker.StateChanged` handler turns worker errors into an error dialog. Screens ask for things
 with typed messages (corral_tui/messages.py) and get what they need in their constructor; the app
-builds them. Engine events arrive through a bounded queue drained on a timer, a batch per tick.
+builds them. Engine events arrive through a bounded queue drained on a timer, a batch per tick;
+a tick that comes too soon after a costly one is skipped, so a flood of events never keeps the UI
+from answering keys (the batch only grows: a row is redrawn once per batch however many events).
 Pending approvals live in the services' approvals inbox only: the app subscribes to its changes.
 """
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Callable
 from functools import partial
@@ -61,6 +64,8 @@ from corral_tui.services.approvals import Decision, Verdict
 from corral_tui.services.session import ActiveRun, RunSummary
 from corral_tui.widgets.status import Info
 
+DRAIN_BACKOFF = 2.0  # after a drain that took t seconds, the next waits at least this many t
+
 LIVE_STATES = ("starting", "running", "paused")
 
 
@@ -92,6 +97,7 @@ class WorkbenchApp(App[int]):
                                                  default_model=config.model,
                                                  default_api_base=config.model_base_url, pane_lines=config.pane_lines)
         self._unsubscribe: Callable[[], None] | None = None
+        self._next_drain = 0.0  # perf_counter time before which a timer tick does not drain
 
     # --- life cycle ---------------------------------------------------------------------------
 
@@ -106,7 +112,7 @@ class WorkbenchApp(App[int]):
         if self.config.keymap:
             self.set_keymap(self.config.keymap)
         self._unsubscribe = self.services.approvals.subscribe(self._inbox_changed)
-        self.set_interval(self.config.drain_interval, self.drain_events)
+        self.set_interval(self.config.drain_interval, partial(self.drain_events, now=False))
         self.set_interval(0.5, self.refresh_info)
         self.set_interval(1.0, self._tick)
         self.refresh_info()
@@ -266,8 +272,16 @@ class WorkbenchApp(App[int]):
 
     # --- the event stream ---------------------------------------------------------------------
 
-    def drain_events(self) -> None:
-        """Apply one batch of queued engine events to the live state and redraw what changed."""
+    def drain_events(self, *, now: bool = True) -> None:
+        """Apply one batch of queued engine events to the live state and redraw what changed.
+
+        The timer calls it with `now=False`: then it waits out a pause of `DRAIN_BACKOFF` times the
+        last drain's cost first, so drawing the batches (and the frames they cause) takes at most
+        about a third of the UI thread however fast events come, and key presses are served between.
+        """
+        started = time.perf_counter()
+        if not now and started < self._next_drain:
+            return
         if not self.workbench_screen.live:
             return
         events = self.services.lifecycle.queue.drain(self.config.drain_batch)
@@ -276,6 +290,8 @@ class WorkbenchApp(App[int]):
         changes = self.live.apply(events)
         if changes:
             self.workbench_screen.apply_changes(self.live, changes)
+        finished = time.perf_counter()
+        self._next_drain = finished + DRAIN_BACKOFF * (finished - started)
         for trial_id, text in changes.undelivered:
             who = self.config.redact.ident(trial_id)
             self.workbench_screen.say(f"Intervention NOT delivered to trial {who}: it ended before its next LLM "

@@ -97,10 +97,12 @@ class WorkbenchScreen(QueryScreen):
         self.selected: TaskRef | None = None
         self.shown_task: tuple[str, str, str] | None = None  # (suite, task, verbosity) on display
         self.suites: dict[str, SuiteView] = {}
+        self._info_bar: InfoBar | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield InfoBar(id="info")
+        self._info_bar = InfoBar(id="info")
+        yield self._info_bar
         with Horizontal(id="top"):
             yield TaskTree(id="tasks")
             with Vertical(id="task-view"):
@@ -119,7 +121,8 @@ class WorkbenchScreen(QueryScreen):
     @property
     def live(self) -> bool:
         """True while the widgets exist (not before compose, not while the app shuts down)."""
-        return self.is_mounted and bool(self.query(InfoBar))
+        info = self._info_bar  # not a DOM query: the drain asks 10 times a second
+        return self.is_mounted and info is not None and info.is_attached
 
     def on_mount(self) -> None:
         self.query_one("#task-view").border_title = "Task"

@@ -3,9 +3,13 @@
 A trial whose events the live buffer has given up (an older finished trial) is shown from the
 store instead: the screen loads its events and hands them over with `show_stored`.
 Only the pane on screen is drawn. A hidden `RichLog` cannot render (its size is unknown) and would
-queue every write without bound, so a tick writes the newest `PER_TICK` items to the visible pane
-only, and switching trials or tabs replays the newest `REPLAY` items of that pane from the trial's
-bounded event buffer. Drawing cost never grows with the run.
+queue every write without bound, so a tick writes to the visible pane only, and switching trials or
+tabs replays the newest `REPLAY` items of that pane from the trial's bounded event buffer. A tick
+writes no more items than the pane has lines (at most `PER_TICK`): the pane follows the newest item,
+so older ones of the same burst would scroll out of sight in the frame they were drawn in, and
+drawing an item is most of the pane's cost (a tool call with a result table is ~30 lines). They stay
+in the buffer: a tab switch or a reselect draws them, and Enter opens the whole timeline. Drawing
+cost never grows with the run or with the rate of events.
 """
 
 from __future__ import annotations
@@ -103,8 +107,10 @@ class TrialPanes(Vertical):
         self._replay(self.active)
 
     def append(self, events: Iterable[Event]) -> None:
-        """Draw new events of the shown trial in the visible pane (its newest `PER_TICK` items)."""
-        self._write(self.active, events, PER_TICK)
+        """Draw new events of the shown trial in the visible pane (as many of the newest as it has lines)."""
+        pane_id = self.active
+        height = self.log_for(pane_id).scrollable_content_region.height
+        self._write(pane_id, events, min(PER_TICK, height) if height > 0 else PER_TICK)
 
     @on(TabbedContent.TabActivated)
     def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
