@@ -98,7 +98,8 @@ class LiveRun:
         self.buffer = buffer
         self.buffered_trials = buffered_trials
         self.trials: dict[str, TrialLive] = {}
-        self._with_events: OrderedDict[str, None] = OrderedDict()
+        self._with_events: OrderedDict[str, None] = OrderedDict()  # trials holding events, least recent first
+        self._finished_with_events: OrderedDict[str, None] = OrderedDict()  # the finished ones: evictable
         self.benchmark_id: str | None = None
         self.total = 0
         self.finished = False
@@ -112,6 +113,7 @@ class LiveRun:
         """Forget the previous run (a new one is starting)."""
         self.trials.clear()
         self._with_events.clear()
+        self._finished_with_events.clear()
         self.benchmark_id = None
         self.total = total
         self.finished = False
@@ -171,19 +173,22 @@ class LiveRun:
             changes.new_rows.append(trial_id)
         self._with_events[trial_id] = None
         self._with_events.move_to_end(trial_id)
-        if len(self._with_events) > self.buffered_trials:
+        if trial.finished:  # (a late event of a finished trial, maybe one that gave its events up)
+            self._finished_with_events[trial_id] = None
+            self._finished_with_events.move_to_end(trial_id)
+        if len(self._with_events) > self.buffered_trials and self._finished_with_events:
             self._evict()
         return trial
 
     def _evict(self) -> None:
-        """Drop the buffered events of the oldest finished trial (its row stays; the store has them)."""
-        for trial_id in self._with_events:
-            trial = self.trials.get(trial_id)
-            if trial is None or trial.finished:
-                del self._with_events[trial_id]
-                if trial is not None:
-                    trial.events.clear()
-                return
+        """Drop the buffered events of the least recently active finished trial (its row stays; the store
+        has them). Running trials keep theirs: with more of them in flight than `buffered_trials`, this
+        is asked on every event, so it must not look at them (it walked them all: O(trials) per event)."""
+        trial_id, _ = self._finished_with_events.popitem(last=False)
+        del self._with_events[trial_id]
+        trial = self.trials.get(trial_id)
+        if trial is not None:
+            trial.events.clear()
 
     def _apply_one(self, event: Event, changes: Changes) -> None:
         kind, data = event.kind, event.data
@@ -214,6 +219,7 @@ class LiveRun:
         if kind == EventKind.TRIAL_FINISHED and not trial.finished:
             self.done += 1
             changes.finished += 1
+            self._finished_with_events[trial.trial_id] = None
         if _update_row(trial, event):
             changes.rows.add(trial.trial_id)
 

@@ -38,6 +38,19 @@ def test_live_run_keeps_a_bounded_buffer_per_trial_and_drops_old_finished_ones()
     assert len(live.trials) == 6 and live.done == 5  # rows stay
 
 
+def test_running_trials_keep_their_events_and_the_least_recently_active_finished_trial_gives_up_first() -> None:
+    live = LiveRun(buffer=50, buffered_trials=3)
+    live.apply(_events("tr_run", 2) + _events("tr_a", 2, finished=True) + _events("tr_b", 2, finished=True))
+    live.apply([Event(EventKind.HOOK_FIRED, "tr_a", "add", {"hook": "late"})])  # tr_a is now the recent one
+    live.apply(_events("tr_c", 1))
+    assert not live.trials["tr_b"].events and live.trials["tr_a"].events and live.trials["tr_run"].events
+    live.apply(_events("tr_d", 1))
+    assert not live.trials["tr_a"].events and live.trials["tr_a"].status == "completed"
+    for index in range(30):  # more running trials than buffered ones: none of them loses anything
+        live.apply(_events(f"tr_many{index}", 2))
+    assert all(len(live.trials[f"tr_many{index}"].events) == 3 for index in range(30)) and live.trials["tr_run"].events
+
+
 def test_control_and_finish_events_update_the_row() -> None:
     live = LiveRun()
     live.apply(_events("tr_1", 2))
