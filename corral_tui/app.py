@@ -275,16 +275,18 @@ class WorkbenchApp(App[int]):
     def drain_events(self, *, now: bool = True) -> None:
         """Apply one batch of queued engine events to the live state and redraw what changed.
 
-        The timer calls it with `now=False`: then it waits out a pause of `DRAIN_BACKOFF` times the
-        last drain's cost first, so drawing the batches (and the frames they cause) takes at most
-        about a third of the UI thread however fast events come, and key presses are served between.
+        The timer calls it with `now=False`: then, unless a full batch is waiting, it waits out a
+        pause of `DRAIN_BACKOFF` times the last drain's cost first, so drawing the batches (and the
+        frames they cause) takes about a third of the UI thread at most, and key presses are served
+        between.
         """
         started = time.perf_counter()
-        if not now and started < self._next_drain:
-            return
+        queue = self.services.lifecycle.queue
+        if not now and started < self._next_drain and len(queue) < self.config.drain_batch:
+            return  # (a full batch waiting is drained at once: the queue drops the oldest when full)
         if not self.workbench_screen.live:
             return
-        events = self.services.lifecycle.queue.drain(self.config.drain_batch)
+        events = queue.drain(self.config.drain_batch)
         if not events:
             return
         changes = self.live.apply(events)
