@@ -1,7 +1,7 @@
 """The workbench under a flood of engine events: key-press latency and memory growth.
 
     python benchmarks/tui_load.py [--rate 1000] [--seconds 10] [--trials 20] [--selected-share 0.25]
-                                  [--profile N]
+                                  [--churn] [--profile N [--profile-out FILE]]
 
 The real app runs headless (`run_test`, 120 x 40) with its embedded servers and store. One thread
 pushes synthetic trial events into the app's event queue at `--rate` events per second (iterations,
@@ -66,6 +66,7 @@ class LoadApp(WorkbenchApp):
         self.latencies: list[float] = []
         self.awaiting_frame: deque[float] = deque()
         self.frame_latencies: list[float] = []
+        self.trials_started = 0
 
     def action_ping(self) -> None:
         if self.sent:
@@ -150,20 +151,39 @@ def p95(sorted_values: list[float]) -> float:
     return sorted_values[max(0, int(len(sorted_values) * 0.95) - 1)]
 
 
-def flood(app: LoadApp, trial_ids: list[str], rate: int, seconds: float, share: float, stop: threading.Event,
+CHURN_EVENTS = 12  # --churn: events of a trial between its start and its end (14 with both, as a scripted trial)
+
+
+def flood(app: LoadApp, trial_ids: list[str], args: argparse.Namespace, stop: threading.Event,
           sent: list[int]) -> None:
-    """Push `rate` events per second for `seconds`, in 10 ms slices."""
+    """Push `--rate` events per second for `--seconds`, in 10 ms slices. With `--churn`, every trial
+    but the selected one ends after CHURN_EVENTS events and a new trial takes its place, so
+    `--trials` stay in flight and the table grows by a row per finished trial."""
     rng = random.Random(0)
-    per_slice = max(1, rate // 100)
+    queue = app.services.lifecycle.queue
+    per_slice = max(1, args.rate // 100)
+    slots, steps = list(trial_ids), [0] * len(trial_ids)
     started = time.perf_counter()
     slice_no = 0
     while not stop.is_set():
         elapsed = time.perf_counter() - started
-        if elapsed >= seconds:
+        if elapsed >= args.seconds:
             break
         for _ in range(per_slice):
-            trial = trial_ids[0] if rng.random() < share else rng.choice(trial_ids[1:])
-            app.services.lifecycle.queue.emit(synthetic(trial, sent[0]))
+            slot = 0 if rng.random() < args.selected_share else rng.randrange(1, len(slots))
+            trial = slots[slot]
+            if args.churn and slot and steps[slot] == CHURN_EVENTS:
+                queue.emit(Event(EventKind.TRIAL_FINISHED, trial, "add", {
+                    "status": "completed", "score": 1.0, "trial_index": int(trial[7:]), "iterations": 2,
+                    "total_tokens": 1800, "duration": 1.0}))
+                slots[slot], steps[slot] = f"tr_load{app.trials_started:05d}", -1
+                queue.emit(Event(EventKind.TRIAL_STARTED, slots[slot], "add",
+                                 {"arm": "full", "trial_index": app.trials_started}))
+                app.trials_started += 1
+                sent[0] += 1
+            else:
+                queue.emit(synthetic(trial, sent[0]))
+            steps[slot] += 1
             sent[0] += 1
         slice_no += 1
         time.sleep(max(0.0, started + slice_no * 0.01 - time.perf_counter()))
@@ -181,7 +201,8 @@ async def measure(args: argparse.Namespace) -> dict[str, float]:
     config = test_config([ROOT / "sample_tasks" / "samplemath.yaml"], db_url=str(folder / "load.db"),
                          work_dir=folder / "work")
     app = LoadApp(config)
-    trial_ids = [f"tr_load{index:04d}" for index in range(args.trials)]
+    trial_ids = [f"tr_load{index:05d}" for index in range(args.trials)]
+    app.trials_started = args.trials
     async with app.run_test(size=(120, 40)) as pilot:
         while not app.ready:
             await pilot.pause(0.05)
@@ -201,8 +222,7 @@ async def measure(args: argparse.Namespace) -> dict[str, float]:
         profile = cProfile.Profile(time.thread_time) if args.profile else None
         stop = threading.Event()
         sent = [0]
-        threads = [threading.Thread(target=flood, args=(app, trial_ids, args.rate, args.seconds,
-                                                        args.selected_share, stop, sent), name="load-flood"),
+        threads = [threading.Thread(target=flood, args=(app, trial_ids, args, stop, sent), name="load-flood"),
                    threading.Thread(target=typist, args=(app, stop), name="load-typist")]
         started, cpu_started = time.perf_counter(), time.thread_time()
         if profile is not None:
@@ -232,7 +252,8 @@ async def measure(args: argparse.Namespace) -> dict[str, float]:
         if args.profile_out:
             profile.dump_stats(args.profile_out)
     return {
-        "events_sent": sent[0], "events_per_second": sent[0] / flood_seconds, "events_applied": seen,
+        "events_sent": sent[0], "trials": len(app.live.trials), "events_per_second": sent[0] / flood_seconds,
+        "events_applied": seen,
         "events_dropped": app.services.lifecycle.queue.dropped, "key_presses": len(latencies_ms),
         "latency_p50_ms": statistics.median(latencies_ms), "latency_p95_ms": p95(latencies_ms),
         "latency_max_ms": latencies_ms[-1], "frame_p50_ms": statistics.median(frames_ms),
@@ -251,6 +272,8 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=20, help="trials the events belong to (default 20)")
     parser.add_argument("--selected-share", type=float, default=0.25,
                         help="share of events for the trial shown in the panes (default 0.25)")
+    parser.add_argument("--churn", action="store_true",
+                        help="trials end after 14 events and new ones start (--trials stay in flight)")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="print the N costliest functions of the main thread during the flood (cProfile)")
     parser.add_argument("--profile-out", metavar="FILE", help="with --profile: also save the pstats to FILE")
@@ -258,7 +281,8 @@ def main() -> int:
     load_before = load_average()
     result = asyncio.run(measure(args))
     print(f"flood: {result['events_sent']} events in {args.seconds:g} s ({result['events_per_second']:.0f}/s) over "
-          f"{args.trials} trials, {args.selected_share:.0%} on the selected trial; applied "
+          f"{args.trials} trials{' in flight' if args.churn else ''} ({result['trials']} in all), "
+          f"{args.selected_share:.0%} on the selected trial; applied "
           f"{result['events_applied']}, dropped {result['events_dropped']}")
     print(f"key press -> handler: p50 {result['latency_p50_ms']:.1f} ms, p95 {result['latency_p95_ms']:.1f} ms, "
           f"max {result['latency_max_ms']:.1f} ms over {result['key_presses']} presses "
