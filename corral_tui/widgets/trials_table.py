@@ -38,6 +38,7 @@ class TrialsTable(DataTable[Text]):
         self.redact = redact
         self.border_title = "Trials"
         self._stale: dict[RowKey, set[ColumnKey]] = {}  # cells written since the last repaint
+        self._said: dict[str, dict[str, str]] = {}  # trial id -> the words each cell shows
 
     def on_mount(self) -> None:
         for position, (key, label, width) in enumerate(COLUMNS):
@@ -47,6 +48,8 @@ class TrialsTable(DataTable[Text]):
 
     def reset(self) -> None:
         self.clear()
+        self._said.clear()
+        self._stale.clear()
 
     def selected_trial(self) -> str | None:
         if self.row_count == 0:
@@ -66,16 +69,22 @@ class TrialsTable(DataTable[Text]):
     def tick(self, live: LiveRun, now: float) -> None:
         """Refresh the elapsed time of the running trials."""
         for trial in live.running():
-            self._set(trial.trial_id, "elapsed", self._cell("elapsed", self._elapsed(trial, now)))
+            self._write(trial, "elapsed", self._elapsed(trial, now))
         self._repaint()
 
     def _update(self, trials: Iterable[TrialLive | None], now: float) -> None:
         for trial in trials:
-            if trial is None:
-                continue
-            for (key, _label, _width), value in zip(COLUMNS, self._cells(trial, now), strict=True):
-                if key not in FIXED:
-                    self._set(trial.trial_id, key, value)
+            if trial is not None:
+                for key, said in self._says(trial, now).items():
+                    if key not in FIXED:
+                        self._write(trial, key, said)
+
+    def _write(self, trial: TrialLive, key: str, said: str) -> None:
+        """Set a cell to say `said`, unless it does already (comparing words is cheaper than making cells)."""
+        row = self._said.setdefault(trial.trial_id, {})
+        if row.get(key) != said:
+            row[key] = said
+            self._set(trial.trial_id, key, self._status(trial) if key == "status" else self._cell(key, said))
 
     def _set(self, trial_id: str, key: str, value: Text) -> None:
         """Write one cell if its text changed (drawn by the next `_repaint`)."""
@@ -112,18 +121,27 @@ class TrialsTable(DataTable[Text]):
     def _elapsed(self, trial: TrialLive, now: float) -> str:
         return self.redact.duration(trial.elapsed(now))
 
-    def _cells(self, trial: TrialLive, now: float) -> list[Text]:
-        status = status_text(trial.status)
-        status.plain = SHORT_STATUS.get(trial.status, trial.status)
-        if trial.assisted:
-            status.append("*", style="magenta")
-        values: dict[str, str | Text] = {
-            "number": str(trial.number), "task": trial.task_id, "arm": trial.arm or "-", "status": status,
+    def _says(self, trial: TrialLive, now: float) -> dict[str, str]:
+        """The words of each cell of the trial's row (the status with its assisted mark)."""
+        return {
+            "number": str(trial.number), "task": trial.task_id, "arm": trial.arm or "-",
+            "status": SHORT_STATUS.get(trial.status, trial.status) + ("*" if trial.assisted else ""),
             "iteration": str(trial.iteration), "score": format_score(trial.score),
             "elapsed": self._elapsed(trial, now),
             "tokens": format_tokens(trial.tokens), "cost": format_cost(trial.cost), "last": trial.last_action,
         }
-        return [self._cell(key, values[key], position == 0) for position, (key, _l, _w) in enumerate(COLUMNS)]
+
+    def _cells(self, trial: TrialLive, now: float) -> list[Text]:
+        said = self._said[trial.trial_id] = self._says(trial, now)
+        return [self._status(trial) if key == "status" else self._cell(key, said[key], position == 0)
+                for position, (key, _l, _w) in enumerate(COLUMNS)]
+
+    def _status(self, trial: TrialLive) -> Text:
+        status = status_text(trial.status)
+        status.plain = SHORT_STATUS.get(trial.status, trial.status)
+        if trial.assisted:
+            status.append("*", style="magenta")
+        return self._cell("status", status)
 
     @staticmethod
     def _cell(key: str, value: str | Text, first: bool = False) -> Text:
