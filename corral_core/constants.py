@@ -1,4 +1,5 @@
-"""Values every layer shares, each defined once: the tool-call statuses, the UTC clock and the in-flight cap.
+"""Values every layer shares, each defined once: the tool-call statuses, the UTC clock, the in-flight cap and
+the executors.
 
 Other shared vocabularies have their home beside the code that owns them and are imported from there:
 event kinds (`corral_core.events.EventKind`), verbosity levels (`corral_core.tools.verbosity.VALID_LEVELS`),
@@ -11,7 +12,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from enum import Enum
 
-__all__ = ["MAX_IN_FLIGHT", "TOOL_STATUSES", "ToolStatus", "utc_now"]
+__all__ = ["EXECUTORS", "EXECUTOR_FIX", "MAX_IN_FLIGHT", "TOOL_STATUSES", "ToolStatus", "is_executor",
+           "utc_now"]
 
 # Trials one process runs at once (a spec's `parallel`); the environment client pools as many
 # connections. Each trial is a thread waiting on its model most of the time: at 256 in flight one
@@ -37,3 +39,13 @@ TOOL_STATUSES = tuple(status.value for status in ToolStatus)
 def utc_now() -> datetime:
     """The current time, timezone-aware UTC (the real clock; stores and tools accept another)."""
     return datetime.now(UTC)
+
+
+EXECUTORS = ("local", "processes")  # and dask://HOST:PORT; they run in corral_core/runner/executors.py
+EXECUTOR_FIX = ("use `local` (threads here), `processes` (a Dask LocalCluster on this machine's cores) or "
+                "`dask://HOST:PORT` (an existing Dask scheduler).")
+
+
+def is_executor(text: str) -> bool:
+    """`local`, `processes` or `dask://HOST:PORT`."""
+    return text in EXECUTORS or (text.startswith("dask://") and ":" in text[len("dask://"):])

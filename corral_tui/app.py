@@ -332,9 +332,13 @@ class WorkbenchApp(App[int]):
         info = Info(server=redact.url(url) if url else "starting…",
                     requests=redact.count(self.services.lifecycle.requests_served()), model=model,
                     done=self.live.done, total=self.live.total, run_state=self.run_state,
-                    approvals=len(self.services.approvals.pending()))
+                    approvals=len(self.services.approvals.pending()), executor=self._executor_label())
         if screen.live:
             screen.show_info(info)
+
+    def _executor_label(self) -> str:
+        executor, workers = self.config.executor, self.config.workers
+        return f"{executor} ({workers} workers)" if workers and executor == "processes" else executor
 
     def _form_model(self, suite: str | None) -> str:
         if self.config.model:

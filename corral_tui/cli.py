@@ -72,8 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="with --batch: run the errored trials of finished benchmark ID (default: the newest "
                              "of this spec) again, into the same benchmark; earlier attempts stay as history")
     parser.add_argument("--executor", metavar="E",
-                        help="with --batch: where trials run: local (threads, the default), processes (a Dask "
-                             "LocalCluster on this machine's cores) or dask://HOST:PORT (an existing Dask scheduler)")
+                        help="where trials run: local (threads, the default), processes (a Dask LocalCluster on "
+                             "this machine's cores) or dask://HOST:PORT (an existing Dask scheduler); in the "
+                             "workbench the workers use its environment server, so approvals are asked there")
     parser.add_argument("--workers", type=_positive_int, metavar="N",
                         help="with --executor processes: worker processes (default: one per core)")
     parser.add_argument("--quiet", action="store_true", help="with --batch: no progress on stderr")

@@ -70,6 +70,8 @@ class WorkbenchConfig:
     model: str | None = None  # default model of the run form (None: the suite's scripted model)
     model_base_url: str | None = None  # default API base of the run form (--model-base-url)
     max_connections: int | None = None  # --max-connections: requests in flight per model id
+    executor: str = "local"  # --executor: where a run's trials run (local | processes | dask://HOST:PORT)
+    workers: int | None = None  # --workers: worker processes of `processes` (None: one per core)
     clock: Callable[[], float] = time.time
     redact: Redactor = field(default_factory=Redactor)
     approval_timeout: float = 120.0  # seconds a confirm-level tool waits for a decision
@@ -87,7 +89,7 @@ class WorkbenchConfig:
 
 
 def config_from_args(args: Any) -> WorkbenchConfig:
-    """The workbench config from the CLI's argparse namespace (suite, db, server, token, model)."""
+    """The workbench config from the CLI's argparse namespace (suite, db, server, token, model, executor)."""
     from corral_core.errors import UserError
 
     suites = [Path(p).expanduser() for p in (getattr(args, "suite", None) or [])] or sample_suite_paths()
@@ -98,6 +100,11 @@ def config_from_args(args: Any) -> WorkbenchConfig:
     if not suites:
         raise UserError("no suites to open: sample_tasks/ has no suite files.", where="--suite",
                         fix="pass --suite FILE.")
+    from corral_core.constants import EXECUTOR_FIX, is_executor
+
+    executor = (getattr(args, "executor", None) or "local").strip()
+    if not is_executor(executor):
+        raise UserError(f"unknown executor {executor!r}.", where="--executor", fix=EXECUTOR_FIX)
     db = getattr(args, "db", None)
     if not db:
         from corral_core.store import default_db_path
@@ -106,4 +113,5 @@ def config_from_args(args: Any) -> WorkbenchConfig:
     return WorkbenchConfig(suite_paths=suites, db_url=str(db), server_url=getattr(args, "server", None),
                            token=getattr(args, "token", None), model=getattr(args, "model", None),
                            model_base_url=getattr(args, "model_base_url", None),
-                           max_connections=getattr(args, "max_connections", None))
+                           max_connections=getattr(args, "max_connections", None), executor=executor,
+                           workers=getattr(args, "workers", None))

@@ -105,10 +105,14 @@ class BenchmarkRunner:
         self.server_telemetry = server_telemetry  # the embedded servers' TELEMETRY_KINDS on the bus (unread)
         # local | processes | dask://HOST:PORT (runner/executors.py); None: the spec's `executor:`
         self.executor = check_executor(executor or spec.executor)
-        if self.executor != "local" and (spec.approval == "ask" or gate is not None):
-            raise UserError("a run on Dask workers cannot ask a person about confirm-level tools (yet).",
-                            file=spec.source, where="executor",
-                            fix="use `approval: approve` or `reject`, or run this spec with --executor local.")
+        # On Dask, each worker's embedded server has nobody to ask; a shared server (server_url: the
+        # workbench's own, or `corral-tui serve --approve ask`) holds the gate and asks as in a local run.
+        if self.executor != "local" and server_url is None and (spec.approval == "ask" or gate is not None):
+            raise UserError("a run on Dask workers with their own environment servers cannot ask a person about "
+                            "confirm-level tools.", file=spec.source, where="executor",
+                            fix="use `approval: approve` or `reject`, run this spec with --executor local, or give "
+                                "the workers a shared server that asks (`corral-tui serve SUITE --approve ask`, "
+                                "then --server URL; the workbench shows its approvals).")
         self.workers = workers
         self.benchmark_id: str | None = None
         self.owner = Owner.current()

@@ -23,10 +23,12 @@ import logging
 import math
 import os
 import queue
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from corral_core.constants import EXECUTOR_FIX, is_executor
 from corral_core.errors import UserError
 from corral_core.events import Event, EventKind, EventSink
 from corral_core.runner.dask_worker import (
@@ -42,7 +44,6 @@ from corral_core.runner.live_trials import ControlRegistry
 
 log = logging.getLogger(__name__)
 
-EXECUTORS = ("local", "processes")
 LOOPBACK = "127.0.0.1"
 BATCHES_PER_WORKER = 4  # a run is cut into about this many Dask tasks per worker ...
 MAX_BATCH = 32  # ... of at most this many trials each (an idle worker waits at most one batch at the end)
@@ -54,13 +55,11 @@ DASK_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
 def check_executor(value: str | None) -> str:
-    """`local`, `processes` or `dask://HOST:PORT`; anything else is a UserError."""
+    """`local`, `processes` or `dask://HOST:PORT` (None: `local`); anything else is a UserError."""
     text = (value or "local").strip()
-    if text in EXECUTORS or (text.startswith("dask://") and ":" in text[len("dask://"):]):
+    if is_executor(text):
         return text
-    raise UserError(f"unknown executor {text!r}.", where="executor",
-                    fix="use `local` (threads here), `processes` (a Dask LocalCluster on this machine's cores) "
-                        "or `dask://HOST:PORT` (an existing Dask scheduler).")
+    raise UserError(f"unknown executor {text!r}.", where="executor", fix=EXECUTOR_FIX)
 
 
 def batch_size(trials: int, workers: int) -> int:
@@ -221,6 +220,26 @@ class EventBridge:
             return self._cond.wait_for(lambda: trial_ids <= self.finished_ids | self.rejected, timeout)
 
 
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker with a real stderr. It is handed `sys.stderr`'s descriptor,
+    which a host that captures output may not have (the workbench: Textual's stderr says -1), and then
+    every worker process of a LocalCluster fails to start ("bad value(s) in fds_to_keep")."""
+    from multiprocessing import resource_tracker
+
+    try:
+        usable = sys.stderr.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        usable = False
+    if usable or sys.__stderr__ is None:
+        resource_tracker.ensure_running()
+        return
+    captured, sys.stderr = sys.stderr, sys.__stderr__
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.stderr = captured
+
+
 class DaskExecutor:
     """A Dask client (and the LocalCluster behind it for `processes`); `run` sends a run's jobs out."""
 
@@ -231,6 +250,7 @@ class DaskExecutor:
         self.cluster: Any = None
         with dask.config.set(DASK_CONFIG):
             if executor == "processes":
+                _start_resource_tracker()
                 # the scheduler's health server on a free loopback port too (not its default :8787)
                 # one worker per core (Dask's own default would be cores / threads per worker)
                 self.cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from corral_core.agents.breakpoints import SYNTAX, Breakpoint
-from corral_core.constants import MAX_IN_FLIGHT
+from corral_core.constants import EXECUTOR_FIX, MAX_IN_FLIGHT, is_executor
 from corral_core.env import Suite, load_suite
 from corral_core.llm.types import DEFAULT_MAX_RETRIES
 from corral_core.metrics.attempt import DIRECTIONS
@@ -429,11 +429,9 @@ def _executor(check: _Checker, value: Any) -> str:
     if value is None:
         return "local"
     text = check.text(("executor",), value)
-    if text in ("local", "processes") or (text.startswith("dask://") and ":" in text[len("dask://"):]):
+    if is_executor(text):
         return text
-    raise check.fail(("executor",), f"unknown executor {text!r}.",
-                     "use `local` (threads here), `processes` (a Dask LocalCluster on this machine's cores) or "
-                     "`dask://HOST:PORT` (an existing Dask scheduler).")
+    raise check.fail(("executor",), f"unknown executor {text!r}.", EXECUTOR_FIX)
 
 
 def _limits(check: _Checker, value: Any) -> Limits:

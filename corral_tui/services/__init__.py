@@ -48,7 +48,8 @@ class WorkbenchServices:
         else:
             approvals = LocalApprovals(config.approval_timeout)
         session = RunSession(catalogue, lifecycle, approvals, approval_timeout=config.approval_timeout,
-                             max_connections=config.max_connections)
+                             max_connections=config.max_connections, executor=config.executor,
+                             workers=config.workers)
         return cls(catalogue, lifecycle, approvals, session, StoreQueries(lifecycle.store, catalogue,
                                                                           config.page_size))
 

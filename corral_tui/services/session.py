@@ -3,6 +3,11 @@
 `run()` blocks until the run ends, so the app calls it from a thread worker; every other method is
 quick and thread-safe. Stopping the run also decides every pending approval at once (`cancelled`),
 so a stop never waits for the approval timeout.
+
+With `--executor processes` or `dask://HOST:PORT` the trials run on Dask workers, which use this
+workbench's environment server (its URL goes to the runner as their shared server): their
+confirm-level calls are asked here, in the approvals inbox, and their events and controls travel
+through the runner's EventBridge as if the trials ran in this process.
 """
 
 from __future__ import annotations
@@ -66,9 +71,12 @@ class RunSession:
     """Runs one benchmark at a time from the run form, and steers it while it runs."""
 
     def __init__(self, catalogue: SuiteCatalogue, services: ServiceLifecycle, approvals: ApprovalInbox, *,
-                 approval_timeout: float, max_connections: int | None = None) -> None:
+                 approval_timeout: float, max_connections: int | None = None, executor: str = "local",
+                 workers: int | None = None) -> None:
         self.catalogue = catalogue
         self.max_connections = max_connections
+        self.executor = executor  # where the trials run; on Dask the workers use this workbench's server
+        self.workers = workers
         self.services = services
         self.approvals = approvals
         self.approval_timeout = approval_timeout
@@ -94,7 +102,7 @@ class RunSession:
         def runner(controls: ControlRegistry) -> BenchmarkRunner:
             return BenchmarkRunner(spec, repository=services.repository, writer_sink=services.writer,
                                    sink=services.ui_sink, server_url=url, token=services.token, controls=controls,
-                                   auto_resume=False)
+                                   auto_resume=False, executor=self.executor, workers=self.workers)
 
         return self._drive(runner, request.approval, request.start_paused, on_started, request)
 

@@ -19,16 +19,23 @@ class Info:
     total: int = 0
     run_state: str = "idle"
     approvals: int = 0
+    executor: str = "local"  # where trials run: shown unless local (e.g. "processes (2 workers)")
 
 
 class InfoBar(Static):
-    """server URL · requests served · model · progress · run state · pending approvals."""
+    """server URL · requests served · model · where trials run (unless local) · progress · run state ·
+    pending approvals."""
 
     def show(self, info: Info) -> None:
         text = Text.assemble(("server ", "dim"), (info.server, "bold"), ("  requests ", "dim"), info.requests,
-                             ("  model ", "dim"), (info.model, "bold"),
-                             ("  progress ", "dim"), f"{info.done}/{info.total}",
-                             ("  run ", "dim"), (info.run_state, "bold cyan"))
+                             ("  model ", "dim"), (info.model, "bold"))
+        if info.executor != "local":
+            text.append("  trials on ", style="dim")
+            text.append(info.executor, style="bold")
+        text.append("  progress ", style="dim")
+        text.append(f"{info.done}/{info.total}")
+        text.append("  run ", style="dim")
+        text.append(info.run_state, style="bold cyan")
         if info.approvals:
             text.append(f"  approvals pending: {info.approvals}", style="bold black on yellow")
         self.update(text)

@@ -76,9 +76,15 @@ def test_the_spec_chooses_the_executor_unless_the_caller_does() -> None:
 
 
 def test_a_run_that_asks_a_person_is_refused_on_dask_before_any_cluster_starts() -> None:
+    """Each worker's own embedded server has nobody to ask; a shared server (the workbench's, or one served with
+    --approve ask) holds the gate, so a run whose workers use it may ask (tests/tui/test_distributed.py)."""
     asking = spec_from_dict({"name": "x", "suite": str(SAMPLEMATH), "approval": "ask"}, SAMPLEMATH.parent)
     with pytest.raises(UserError, match="cannot ask a person"):
         BenchmarkRunner(asking, executor="dask://127.0.0.1:9")
+    with pytest.raises(UserError, match="cannot ask a person"):
+        BenchmarkRunner(spec(), executor="processes", gate=object())
+    shared = BenchmarkRunner(asking, executor="dask://127.0.0.1:9", server_url="http://127.0.0.1:9")
+    assert shared.executor == "dask://127.0.0.1:9" and shared.server_url == "http://127.0.0.1:9"
 
 
 @pytest.fixture

@@ -104,3 +104,17 @@ def test_the_stable_redactor_names_ids_in_order_of_appearance() -> None:
     assert [redact.ident(i) for i in ("tr_9f", "bm_x", "tr_11", "tr_9f")] == ["tr_0001", "bm_0001", "tr_0002",
                                                                              "tr_0001"]
     assert redact.url("http://127.0.0.1:41234") == "http://127.0.0.1:PORT"
+
+
+def test_the_workbench_takes_executor_and_workers_from_the_command_line() -> None:
+    from corral_core.errors import UserError
+    from corral_tui.cli import build_parser
+    from corral_tui.config import config_from_args
+
+    config = config_from_args(build_parser().parse_args(["--executor", "processes", "--workers", "2"]))
+    assert (config.executor, config.workers) == ("processes", 2)
+    assert config_from_args(build_parser().parse_args([])).executor == "local"
+    assert config_from_args(build_parser().parse_args(["--executor", "dask://10.0.0.5:8786"])).executor == \
+        "dask://10.0.0.5:8786"
+    with pytest.raises(UserError, match="unknown executor 'threads'"):
+        config_from_args(build_parser().parse_args(["--executor", "threads"]))
