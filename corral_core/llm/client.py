@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import importlib
 import logging
 import os
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
@@ -86,11 +87,14 @@ def _pool_connections(litellm: ModuleType) -> None:
         verify=verify, follow_redirects=True)
 
 
-def preload() -> None:
+def preload(models: Iterable[str] = ()) -> None:
     """Import litellm now (it takes seconds), so that cost does not land inside the first trial.
 
     litellm 1.106 also defers two imports to its first completion (~0.5 s): its proxy types and
     its default tokenizer. Touch them too; if a later litellm moves them, only speed is lost.
+    When `models` names a provider model (not scripted/ or replay/), the OpenAI SDK's client is
+    warmed as well: its first use imports ~450 modules (~0.45 s CPU, seconds of wall time when
+    hundreds of trials wait on the import lock at once).
     """
     litellm = _litellm()
     try:
@@ -101,6 +105,21 @@ def preload() -> None:
         litellm.main.encoding  # noqa: B018 - the attribute access loads the tokenizer
     except Exception:  # pragma: no cover - depends on litellm internals
         log.debug("litellm warm-up skipped", exc_info=True)
+    if any(not model.startswith(OFFLINE_PREFIXES) for model in models):
+        _warm_provider_client()
+
+
+def _warm_provider_client() -> None:
+    """What litellm's first call to an OpenAI-compatible provider imports, without calling anyone."""
+    try:
+        import openai
+
+        openai.OpenAI(api_key="warm-up", base_url="http://127.0.0.1:9/v1").chat.completions.with_raw_response  # noqa: B018
+        for module in ("litellm._service_logger", "litellm.llms.litellm_proxy.chat.transformation",
+                       "litellm.llms.openai.chat.gpt_audio_transformation", "litellm.llms.openai_like.dynamic_config"):
+            importlib.import_module(module)
+    except Exception:  # pragma: no cover - depends on openai and litellm internals
+        log.debug("provider client warm-up skipped", exc_info=True)
 
 
 def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,

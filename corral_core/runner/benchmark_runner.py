@@ -179,7 +179,8 @@ class BenchmarkRunner:
                              approval=approval, fork=self.fork, breakpoints=self.breakpoints)
             self._emit_started(bus, opened, done, jobs)
             if jobs:
-                preload_llm()  # the import takes seconds: keep it out of the first trial's duration
+                # the imports take seconds: keep them out of the first trials' durations
+                preload_llm(arm.model.id for arm in spec.arms)
             finished = self._execute(ctx, jobs, cancel_event)
             status = "finished" if finished else "interrupted"
         except BaseException:
