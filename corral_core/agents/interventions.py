@@ -26,6 +26,7 @@ from .hooks import AgentHooks, CriticalHookError, HookContext, HookPoint
 from .react_parsing import parse_react, strip_actions
 
 INBOX_PREFIX = "Intervention from the operator: "
+INBOX_SOURCE = "inbox"  # INTERVENTION_APPLIED/UNDELIVERED `source` of what a person sent
 _ACTION_BLOCK = re.compile(r"<action>.*?</action>\s*(?:<action_input>.*?</action_input>)?", re.DOTALL | re.IGNORECASE)
 _hook_ids = itertools.count()
 
@@ -154,7 +155,7 @@ class InterventionInbox:
             mark = getattr(ctx.agent, "mark_assisted", None)
             if mark is not None:
                 mark()
-            _emit_applied(ctx, text, "inbox")
+            _emit_applied(ctx, text, INBOX_SOURCE)
             self.delivered.append(text)
 
     hook.hook_name = "intervention_inbox"  # type: ignore[attr-defined]
@@ -164,7 +165,7 @@ class InterventionInbox:
         emit = getattr(ctx.agent, "emit", None)
         for text in self.close():
             if emit is not None:
-                emit(EventKind.INTERVENTION_UNDELIVERED, text=text, source="inbox", iteration=ctx.iteration,
+                emit(EventKind.INTERVENTION_UNDELIVERED, text=text, source=INBOX_SOURCE, iteration=ctx.iteration,
                      reason=UNDELIVERED_REASON)
 
     _on_task_end.hook_name = "intervention_inbox"  # type: ignore[attr-defined]

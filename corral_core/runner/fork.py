@@ -5,9 +5,11 @@ A fork is a benchmark of one trial with its parent's arm, task and trial index, 
 Its tool calls run again on a fresh trial of the environment server, which rebuilds the environment's
 state; a tool that answers differently than it did changes the next request, and replay then ends the
 fork with a `replay_divergence` error naming the turn, so a fork never silently drifts from its parent.
-At the fork point a hook gives the agent back the arm's own model and posts the operator's
-intervention (if any) to the trial's inbox, which delivers it before the first live LLM call. The
-fork is stored with its parent trial and fork point, and is always assisted.
+Interventions an operator sent the parent before the fork point are posted again at their
+iterations, so the replayed requests match the recorded ones. At the fork point a hook gives the
+agent back the arm's own model and posts the new intervention (if any) to the trial's inbox, which
+delivers it before the first live LLM call. The fork is stored with its parent trial and fork
+point, and is always assisted.
 
     runner = ForkRunner(repository, writer, "tr_...", iteration=2, intervention="Check the units.")
     result = runner.run()           # runner.fork_trial_id is the new trial
@@ -23,7 +25,9 @@ from typing import Any
 import yaml
 
 from corral_core.agents import AgentHooks, HookContext, HookPoint, InterventionInbox
+from corral_core.agents.interventions import INBOX_SOURCE
 from corral_core.errors import UserError
+from corral_core.events import EventKind
 from corral_core.runner.benchmark_runner import BenchmarkRunner
 from corral_core.runner.plan import Job, TrialKey
 from corral_core.spec import ArmSpec, BenchmarkSpec, spec_from_dict
@@ -41,6 +45,7 @@ class ForkPoint:
     parent_benchmark_id: str
     iteration: int
     intervention: str | None = None
+    replayed: tuple[tuple[int, str], ...] = ()  # (iteration, text): the parent's own operator interventions
 
     def started_data(self) -> dict[str, Any]:
         """What TRIAL_STARTED carries for a fork (the store keeps the parent and the fork point)."""
@@ -57,6 +62,9 @@ class ForkPoint:
             ctx.agent.mark_assisted()  # a person chose where it goes live: never an unassisted result
 
         def go_live(ctx: HookContext) -> None:
+            for iteration, text in self.replayed:  # the parent's requests held them: so must the fork's
+                if iteration == ctx.iteration:
+                    inbox.post(text)
             if ctx.iteration != self.iteration:
                 return
             ctx.agent.settings = live.pop()
@@ -133,7 +141,10 @@ def plan_fork(repository: Any, trial_id: str, iteration: int, intervention: str 
     fork_spec = dataclasses.replace(spec, name=f"{spec.name} ({where})", arms=(arm,), model=arm.model,
                                     tasks=(trial.task_id,),
                                     trials_per_task=1, executor="local", text=header + spec.text)
-    point = ForkPoint(trial_id, benchmark.id, iteration, (intervention or "").strip() or None)
+    replayed = tuple((int(e.data["iteration"]), str(e.data.get("text"))) for e in repository.timeline(trial_id)
+                     if e.kind == EventKind.INTERVENTION_APPLIED.value and e.data.get("source") == INBOX_SOURCE
+                     and isinstance(e.data.get("iteration"), int) and e.data["iteration"] < iteration)
+    point = ForkPoint(trial_id, benchmark.id, iteration, (intervention or "").strip() or None, replayed)
     return fork_spec, arm, trial.trial_index, point
 
 

@@ -104,6 +104,17 @@ def test_a_fork_without_an_intervention_goes_on_as_its_deterministic_parent_did_
     assert [(e.data.get("hook"), e.data.get("iteration")) for e in fork_point] == [("fork", 1)]
 
 
+def test_a_fork_of_an_assisted_trial_gets_the_interventions_it_was_sent_again_at_their_iterations(
+        store: Any) -> None:
+    repository, writer, db = store
+    parent_id = record_parent(repository, writer)
+    steered = fork(repository, writer, parent_id, 1, "Keep counting.")  # read at iteration 2; the run goes on
+    again = fork(repository, writer, steered, 4)  # a fork of that fork, past its intervention
+    assert messages(db, again) == messages(db, steered)
+    assert messages(db, steered)[4] == ("user", "Intervention from the operator: Keep counting.", None)
+    assert (repository.trial(again).status, repository.trial(again).parent_trial_id) == ("completed", steered)
+
+
 def test_a_trial_cannot_be_forked_where_it_never_was(store: Any) -> None:
     repository, writer, _ = store
     parent_id = record_parent(repository, writer)
