@@ -1,13 +1,23 @@
-"""Store numbers the README quotes: writer throughput and history paging on 100,000 trials.
+"""Store numbers the README quotes: writer throughput, history paging, and the whole-benchmark reads
+(end-of-run metrics, export, the compare screen) on a large benchmark.
 
-    /work/venv/bin/python benchmarks/store_history.py [--trials 100000] [--events 100000]
+    .venv/bin/python benchmarks/store_history.py [--trials 100000] [--events 100000]
+    .venv/bin/python benchmarks/store_history.py --trials 1000000 --events 0 --tasks 1000
 
-Uses a temporary SQLite file; prints one line per measurement.
+Uses a temporary SQLite file; prints one line per measurement. The trials (two arms, --tasks tasks,
+one tool call each) are bulk-inserted with executemany in one transaction, not run. Each whole-benchmark
+read runs in a fresh interpreter on that store and reports its wall time, its CPU time and the peak
+RSS of that interpreter (ru_maxrss) next to its RSS before the call (imports, an open engine).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
@@ -15,9 +25,15 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from corral_core.events import Event, EventKind
-from corral_core.store import Repository, StoreWriter, init_db, make_engine
-from corral_core.store.tables import trial_table
+from corral_core.store import ArmInfo, Repository, StoreWriter, init_db, make_engine
+from corral_core.store.tables import tool_call_table, trial_table
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_tasks"
+ARMS = ("brief", "full")
+CHUNK = 20_000  # rows per executemany, all in one transaction
 
 
 def writer_throughput(db: Path, n_events: int) -> float:
@@ -62,53 +78,156 @@ def writer_throughput(db: Path, n_events: int) -> float:
     return len(events) / elapsed
 
 
-def bulk_trials(repo: Repository, engine, benchmark_id: str, n: int) -> None:
+def bulk_trials(repo: Repository, engine, benchmark_id: str, n: int, tasks: int = 50, tool_calls: int = 0) -> None:
+    """`n` trials of two arms over `tasks` tasks (trial index = round), inserted in one transaction."""
     base = datetime(2025, 1, 1, tzinfo=UTC)
-    rows = [
-        {
-            "id": f"tr_{i:07d}", "benchmark_id": benchmark_id, "arm": ("brief", "full")[(i // 50) % 2],
-            "task_id": f"task_{i % 50}", "trial_index": i // 100, "episode_id": None, "agent": "react",
-            "model": "m", "verbosity": None, "status": ("completed", "error", "surrendered")[i % 3],
-            "score": float(i % 2), "answer": "42", "explanation": None, "surrendered": i % 3 == 2,
-            "error": None, "prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110, "cost": 0.0,
-            "duration": 1.0, "tool_duration": 0.1, "iterations": 3, "assisted": False,
-            "started_at": base + timedelta(seconds=i), "finished_at": base + timedelta(seconds=i + 1),
-        }
-        for i in range(n)
-    ]
+    per_round = len(ARMS) * tasks
     with engine.begin() as conn:
-        conn.execute(insert(trial_table), rows)
+        for start in range(0, n, CHUNK):
+            rows = [
+                {
+                    "id": f"tr_{i:07d}", "benchmark_id": benchmark_id, "arm": ARMS[(i // tasks) % 2],
+                    "task_id": f"task_{i % tasks}", "trial_index": i // per_round, "episode_id": None,
+                    "agent": "react", "model": "m", "verbosity": None,
+                    "status": ("completed", "error", "surrendered")[i % 3],
+                    "score": float(i % 2), "answer": "42", "explanation": None, "surrendered": i % 3 == 2,
+                    "error": None, "prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110, "cost": 0.0,
+                    "duration": 1.0, "tool_duration": 0.1, "iterations": 3, "assisted": False,
+                    "started_at": base + timedelta(seconds=i), "finished_at": base + timedelta(seconds=i + 1),
+                }
+                for i in range(start, min(n, start + CHUNK))
+            ]
+            conn.execute(insert(trial_table), rows)
+            if tool_calls:
+                calls = [{"trial_id": row["id"], "seq": seq, "tool_name": "calculator", "status": "success",
+                          "arguments_json": '{"a": 1}', "result": "2", "duration": 0.001, "iteration": 1,
+                          "ts": row["started_at"]}
+                         for row in rows for seq in range(tool_calls)]
+                conn.execute(insert(tool_call_table), calls)
+
+
+def whole_benchmark_spec(tasks: int, trials_per_task: int):
+    from corral_core.spec import spec_from_dict
+
+    return spec_from_dict({"name": "store_history", "suite": str(SAMPLES / "samplemath.yaml"),
+                           "model": "scripted/samplemath", "trials_per_task": trials_per_task,
+                           "k_values": [1, 10], "arms": [{"name": arm, "verbosity": arm} for arm in ARMS]}, SAMPLES)
+
+
+class _Flushed:
+    """The runner's writer sink, already flushed (the trials were bulk-inserted)."""
+
+    def emit(self, event: Event) -> None:
+        pass
+
+    def flush(self, timeout: float) -> bool:
+        return True
+
+
+def measure(what: str, db: str, benchmark_id: str, tasks: int, trials_per_task: int, folder: str) -> dict:
+    """One whole-benchmark read, as the product does it (in this fresh interpreter)."""
+    engine = make_engine(db)
+    repo = Repository(engine)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    wall, cpu = time.perf_counter(), time.process_time()
+    note = ""
+    if what == "end_of_run":  # the runner's own end of a run: streamed metrics, stored with the benchmark
+        from corral_core.runner import BenchmarkRunner
+
+        runner = BenchmarkRunner(whole_benchmark_spec(tasks, trials_per_task), repository=repo,
+                                 writer_sink=_Flushed())  # type: ignore[arg-type]
+        result = runner._results(benchmark_id, "finished", False, 0.0)
+        first = result.comparisons[0]
+        note = (f"{result.trials_total:,} trials, {first.n_tasks:,} paired tasks, McNemar over "
+                f"{first.mcnemar.n_pairs:,} pairs, headline {result.headline_score:.3f}")
+    elif what.startswith("compare"):  # what the compare screen's worker calls (StoreQueries.compare)
+        from corral_tui.analysis import compare_view
+
+        view = compare_view(repo, benchmark_id)
+        note = f"{'stored metrics' if view.stored else 'computed from the trials'}, {len(view.tasks):,} task rows"
+    elif what.startswith("export_"):  # `corral-tui export ID --format F --output FILE`
+        from corral_core.batch import export_main
+
+        fmt = what.removeprefix("export_")
+        target = Path(folder) / f"export.{fmt}"
+        assert export_main([benchmark_id, "--format", fmt, "--db", db, "--output", str(target)]) == 0
+        note = f"{target.stat().st_size / 2**20:,.0f} MiB written"
+    elif what == "offset_rows":  # the old way: OFFSET pages of 1,000 (quadratic); for comparison only
+        offset, rows = 0, 0
+        while True:
+            page = repo.trials(benchmark_id, offset=offset, limit=1000)
+            rows += len(page.items)
+            if not page.has_more:
+                break
+            offset += 1000
+        note = f"{rows:,} rows"
+    else:
+        raise ValueError(what)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    engine.dispose()
+    return {"what": what, "wall": wall, "cpu": cpu, "rss_before": before / 1024, "rss_peak": peak / 1024,
+            "note": note}
+
+
+def run_measure(what: str, db: Path, args: argparse.Namespace, folder: str) -> dict:
+    command = [sys.executable, __file__, "--measure", what, "--db", str(db), "--tasks", str(args.tasks),
+               "--trials", str(args.trials), "--folder", folder]
+    out = subprocess.run(command, check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=100_000)
-    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--events", type=int, default=100_000, help="writer events (0: skip)")
+    parser.add_argument("--tasks", type=int, default=50, help="tasks per arm")
+    parser.add_argument("--tool-calls", type=int, default=1, help="tool calls per trial")
+    parser.add_argument("--offset", action="store_true", help="also time the old OFFSET read of every row")
+    parser.add_argument("--measure", help=argparse.SUPPRESS)
+    parser.add_argument("--db", help=argparse.SUPPRESS)
+    parser.add_argument("--folder", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    trials_per_task = max(1, args.trials // (len(ARMS) * args.tasks))
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.db, "bm_h", args.tasks, trials_per_task, args.folder)))
+        return
+    print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
+          f"({os.cpu_count()} CPUs)")
     with tempfile.TemporaryDirectory() as folder:
-        rate = writer_throughput(Path(folder) / "w.db", args.events)
-        print(f"writer: {rate:,.0f} events/s (emit -> commit, batched)")
+        if args.events:
+            rate = writer_throughput(Path(folder) / "w.db", args.events)
+            print(f"writer: {rate:,.0f} events/s (emit -> commit, batched)")
 
-        engine = make_engine(Path(folder) / "h.db")
+        db = Path(folder) / "h.db"
+        engine = make_engine(db)
         init_db(engine)
         repo = Repository(engine, id_factory=lambda: "bm_h")
-        repo.create_benchmark(spec_name="h", spec_digest="h")
+        repo.create_benchmark(spec_name="store_history", spec_digest="h", arms=[ArmInfo(arm) for arm in ARMS],
+                              trials_per_task=trials_per_task, suites=[str(SAMPLES / "samplemath.yaml")])
         start = time.perf_counter()
-        bulk_trials(repo, engine, "bm_h", args.trials)
-        print(f"bulk insert: {args.trials:,} trials in {time.perf_counter() - start:.2f}s")
+        bulk_trials(repo, engine, "bm_h", args.trials, args.tasks, args.tool_calls)
+        print(f"bulk insert: {args.trials:,} trials ({args.tasks:,} tasks x {len(ARMS)} arms, "
+              f"{args.tool_calls} tool call(s) each) in {time.perf_counter() - start:.2f}s, "
+              f"store {db.stat().st_size / 2**20:,.0f} MiB")
         for label, call in [
             ("list_benchmarks (with trial counts)", lambda: repo.list_benchmarks(0, 50)),
             ("first page of trials", lambda: repo.trials("bm_h", limit=100)),
-            ("page at offset 50,000", lambda: repo.trials("bm_h", offset=50_000, limit=100)),
+            (f"page at offset {args.trials // 2:,}", lambda: repo.trials("bm_h", offset=args.trials // 2, limit=100)),
             ("count_trials", lambda: repo.count_trials("bm_h")),
             ("count_trials status=error", lambda: repo.count_trials("bm_h", status="error")),
             ("trials task=task_7 (first page)", lambda: repo.trials("bm_h", task="task_7", limit=100)),
-            ("trial_records (all, for metrics)", lambda: repo.trial_records("bm_h")),
         ]:
             start = time.perf_counter()
             call()
             print(f"{label}: {(time.perf_counter() - start) * 1000:.1f} ms")
         engine.dispose()
+        steps = ["compare_unfinished", "end_of_run", "compare_finished", "export_json", "export_csv"]
+        for what in steps + (["offset_rows"] if args.offset else []):
+            m = run_measure(what, db, args, folder)
+            print(f"{what}: {m['wall']:.2f} s wall, {m['cpu']:.2f} s CPU, peak RSS {m['rss_peak']:,.0f} MiB "
+                  f"({m['rss_before']:,.0f} MiB before the call); {m['note']}", flush=True)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

@@ -359,7 +359,7 @@ def export_main(argv: list[str]) -> int:
                         spec_digest=info.spec_digest, headline_score=info.headline_score,
                         attempt_status=info.attempt_status, created_at=info.created_at.isoformat(),
                         finished_at=info.finished_at.isoformat() if info.finished_at else None,
-                        spec_yaml=info.spec_yaml, trials=report.JsonStream(_jsonable(r) for r in rows))
+                        spec_yaml=info.spec_yaml, trials=report.JsonStream(rows, flat=True))
         if not info.metrics:
             document["note"] = "the benchmark never finished, so it has no metrics; resume it to compute them."
         report.write_json(args.output, document)
@@ -367,6 +367,3 @@ def export_main(argv: list[str]) -> int:
     finally:
         engine.dispose()
 
-
-def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in row.items()}

@@ -59,22 +59,29 @@ def to_json(document: dict[str, Any]) -> str:
 
 
 class JsonStream:
-    """A list in a document that `write_json` writes item by item, never holding it whole."""
+    """A list in a document that `write_json` writes item by item, never holding it whole. Its items
+    are encoded as `to_json` would, except that dates and datetimes are written in ISO 8601 (as the
+    export's rows always were). `flat`: every item is a dict of plain values, encoded faster."""
 
-    def __init__(self, items: Iterable[Any]) -> None:
+    def __init__(self, items: Iterable[Any], *, flat: bool = False) -> None:
         self.items = items
+        self.flat = flat
+
+
+def _iso(value: Any) -> Any:
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
 def write_json(path: str, document: dict[str, Any]) -> None:
     """`write_text(path, to_json(document))`, the same bytes, with each `JsonStream` value written as its
     items come: a million trial rows take the memory of one. A file is written whole or not at all."""
     marker = f"\u0000stream-{uuid.uuid4().hex}-"
-    streams: dict[str, Iterable[Any]] = {}
+    streams: dict[str, JsonStream] = {}
 
     def mark(value: Any) -> Any:
         if isinstance(value, JsonStream):
             key = f"{marker}{len(streams)}"
-            streams[key] = value.items
+            streams[key] = value
             return key
         if isinstance(value, dict):
             return {k: mark(v) for k, v in value.items()}
@@ -91,7 +98,7 @@ def write_json(path: str, document: dict[str, Any]) -> None:
             out.write("\n")  # as print() in write_text
 
 
-def _split_marks(text: str, streams: dict[str, Iterable[Any]]) -> Iterator[str | tuple[Iterable[Any], str]]:
+def _split_marks(text: str, streams: dict[str, JsonStream]) -> Iterator[str | tuple[JsonStream, str]]:
     """The document's text around each stream's mark, and (items, the mark's line indent) for each."""
     while streams:
         at, key = min((text.index(json.dumps(key)), key) for key in streams)
@@ -102,34 +109,38 @@ def _split_marks(text: str, streams: dict[str, Iterable[Any]]) -> Iterator[str |
     yield text
 
 
-def _write_items(out: TextIO, items: Iterable[Any], indent: str) -> None:
+def _write_items(out: TextIO, stream: JsonStream, indent: str) -> None:
     """A JSON list as json.dumps(indent=2) prints it at `indent`, one item at a time."""
     inner = indent + "  "
-    flat = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=str, separators=(",\n" + inner + "  ", ": "))
+    flat = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=_iso, separators=(",\n" + inner + "  ", ": "))
     first = True
-    for item in items:
+    for item in stream.items:
         out.write("[\n" + inner if first else ",\n" + inner)
         first = False
-        if isinstance(item, dict) and item and not any(isinstance(v, dict | list | tuple) for v in item.values()):
-            body = flat.encode(item)  # a flat row: the C encoder, laid out as indent=2 would
-            out.write("{\n" + inner + "  " + body[1:-1] + "\n" + inner + "}")
+        if stream.flat and item:  # a dict of plain values: the C encoder, laid out as indent=2 would
+            out.write("{\n" + inner + "  " + flat.encode(item)[1:-1] + "\n" + inner + "}")
         else:
-            out.write(to_json(item).replace("\n", "\n" + inner))
+            text = json.dumps(item, indent=2, ensure_ascii=False, allow_nan=False, default=_iso)
+            out.write(text.replace("\n", "\n" + inner))
     out.write("[]" if first else "\n" + indent + "]")
 
 
 def write_csv(path: str, rows: Iterable[dict[str, Any]]) -> None:
-    """`write_text(path, trials_csv(rows).rstrip("\\n"))`, the same bytes, written row by row."""
-    line = io.StringIO()
-    writer = csv.DictWriter(line, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    """`write_text(path, trials_csv(rows).rstrip("\\n"))`, the same bytes, written a block of rows at a time."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    ended = ""  # the newline of the block before, written once another line follows it
     with _output(path) as out:
-        writer.writeheader()
-        for row in rows:  # each line is written when the next one comes: the last keeps no newline
-            out.write(line.getvalue())
-            line.seek(0)
-            line.truncate()
-            writer.writerow({key: _csv_value(row.get(key)) for key in CSV_COLUMNS})
-        out.write(line.getvalue()[:-1])
+        for count, row in enumerate(rows, 1):
+            writer.writerow([_csv_value(row.get(key)) for key in CSV_COLUMNS])
+            if count % 1000 == 0:
+                out.write(ended + buffer.getvalue()[:-1])
+                ended = "\n"
+                buffer.seek(0)
+                buffer.truncate()
+        if buffer.tell():
+            out.write(ended + buffer.getvalue()[:-1])
         if path == "-":
             out.write("\n")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol
 
 from corral_core.constants import TOOL_STATUSES as TOOL_STATUSES  # re-exported by corral_core.metrics
 
@@ -123,7 +123,20 @@ def is_errored(record: TrialRecord) -> bool:
     return record.status == "timeout" or has_error(record)
 
 
-def success(record: TrialRecord, pass_threshold: float = 0.0) -> bool:
+class Outcome(Protocol):
+    """What `success` reads of a trial: a TrialRecord, or a stored trial (corral_core.store.TrialInfo)."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def score(self) -> float | None: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def surrendered(self) -> bool: ...
+
+
+def success(record: Outcome, pass_threshold: float = 0.0) -> bool:
     """A trial succeeds when status is completed, score > pass_threshold, no error, no surrender.
 
     The default threshold 0 keeps Corral's rule (any positive partial score passes); raise it to

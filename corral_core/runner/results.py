@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,6 +34,7 @@ from corral_core.metrics import (
 from corral_core.metrics.records import RETIRED_STATUS
 from corral_core.runner.plan import chained_tasks
 from corral_core.spec import BenchmarkSpec
+from corral_core.store.models import TrialInfo
 
 log = logging.getLogger(__name__)
 
@@ -244,8 +246,18 @@ def analyse_stored(spec: BenchmarkSpec, repository: Any, benchmark_id: str) -> S
     return StoredAnalysis(arms, comparisons, chains, headline, StoredTrials(records, total), rows)
 
 
+_INFO_FIELDS = tuple(f.name for f in dataclasses.fields(TrialInfo))
+_info_values = operator.attrgetter(*_INFO_FIELDS)
+
+
 def trial_row(trial: Any, pass_threshold: float) -> dict[str, Any]:
-    """One per-trial row for reports, from a store TrialInfo (or any object with its fields)."""
+    """One per-trial row for reports, from a store TrialInfo (or any object with its fields): its fields
+    in order, `id` renamed `trial_id` (last), then `success`."""
+    if isinstance(trial, TrialInfo):  # the stored trial, field by field (asdict would deep-copy each)
+        row = dict(zip(_INFO_FIELDS, _info_values(trial), strict=True))
+        row["trial_id"] = row.pop("id")
+        row["success"] = success(trial, pass_threshold)
+        return row
     is_instance = dataclasses.is_dataclass(trial) and not isinstance(trial, type)
     row = dataclasses.asdict(trial) if is_instance else dict(trial)
     row["trial_id"] = row.pop("id", row.get("trial_id"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -97,11 +97,32 @@ def trial_from_row(row: StoredRow) -> TrialInfo:
     return TrialInfo(**values)
 
 
+TRIAL_COLUMNS = _TRIAL_FIELDS  # select these, in this order, for trial_from_values
+_SURRENDERED, _ASSISTED = _TRIAL_FIELDS.index("surrendered"), _TRIAL_FIELDS.index("assisted")
+
+
+def trial_from_values(values: Sequence[Any]) -> TrialInfo:
+    """`trial_from_row` for a row of TRIAL_COLUMNS in order (by position: no lookup by name)."""
+    info = TrialInfo(*values)
+    info.surrendered = bool(values[_SURRENDERED])
+    info.assisted = bool(values[_ASSISTED])
+    return info
+
+
 TRIAL_RECORD_COLUMNS = (
     "id", "task_id", "arm", "trial_index", "episode_id", "status", "score", "surrendered", "error",
     "assisted", "prompt_tokens", "completion_tokens", "total_tokens", "cost", "duration",
     "tool_duration", "iterations", "fault",
 )
+
+
+def trial_record_from_values(values: Sequence[Any]) -> TrialRecord:
+    """`trial_record_from_row` for a row of TRIAL_RECORD_COLUMNS in order (by position)."""
+    (trial_id, task_id, arm, trial_index, episode_id, status, score, surrendered, error, assisted, prompt_tokens,
+     completion_tokens, total_tokens, cost, duration, tool_duration, iterations, fault) = values
+    return TrialRecord(trial_id, task_id, arm, trial_index, episode_id, status, score, bool(surrendered), error,
+                       bool(assisted), prompt_tokens, completion_tokens, total_tokens, cost, duration, tool_duration,
+                       iterations, [], fault)
 
 
 def trial_record_from_row(row: StoredRow) -> TrialRecord:

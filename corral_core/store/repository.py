@@ -405,7 +405,7 @@ class Repository:
         t, tc = trial_table, tool_call_table
         query = select(*(t.c[name] for name in convert.TRIAL_RECORD_COLUMNS)).where(t.c.benchmark_id == benchmark_id)
         for rows in self._keyset(query, (t.c.arm, t.c.task_id, t.c.trial_index), page_size):
-            records = [convert.trial_record_from_row(row._mapping) for row in rows]
+            records = list(map(convert.trial_record_from_values, rows))
             by_id = {record.trial_id: record for record in records}
             with self._read() as conn:
                 calls = conn.execute(
@@ -423,13 +423,13 @@ class Repository:
         time (a finish whose start was never recorded) come by id where the database sorts NULL, as in
         the history's pages (`trials`): first on SQLite, last on PostgreSQL."""
         t = trial_table
-        query = select(t).where(t.c.benchmark_id == benchmark_id)
+        query = select(*(t.c[name] for name in convert.TRIAL_COLUMNS)).where(t.c.benchmark_id == benchmark_id)
         unstarted = (query.where(t.c.started_at.is_(None)), (t.c.id,))
         started = (query.where(t.c.started_at.is_not(None)), (t.c.started_at, t.c.id))
         parts = (started, unstarted) if self._engine.dialect.name in NULLS_LAST else (unstarted, started)
         for part, keys in parts:
             for rows in self._keyset(part, keys, page_size):
-                yield from (convert.trial_from_row(row._mapping) for row in rows)
+                yield from map(convert.trial_from_values, rows)
 
     def _keyset(self, query: Select[Any], keys: Sequence[Any], page_size: int) -> Iterator[Sequence[Row[Any]]]:
         """`query`'s rows in `keys` order (a unique key), page by page: each page is its own short
