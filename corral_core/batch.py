@@ -194,7 +194,7 @@ def batch_main(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.stop()
         writer.close()
-        engine.dispose()
+        engine.dispose()  # closes the pooled connections; the result's trials below read with fresh ones
         stop.restore()
     document = result.to_dict(include_trials=False)
     report.print_results(document, report.plain_console(sys.stdout))

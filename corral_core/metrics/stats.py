@@ -270,35 +270,46 @@ class StreamSum:
     replaced by the few floats whose exact sum is the exact sum so far, so `total()` is exactly
     `math.fsum` of every value added, in memory that does not grow with the stream."""
 
-    __slots__ = ("_chunk", "_limit", "_partials", "_special", "count")
+    __slots__ = ("_chunk", "_compacted", "_limit", "_partials", "_special")
     CHUNK = 4096
 
     def __init__(self) -> None:
-        self._partials: list[float] = []  # exact: their sum is the exact sum of the compacted values
+        self._partials: list[float] = []  # exact: their sum is the exact sum of the compacted finite values
         self._chunk: list[float] = []
         self._special: list[float] = []  # inf, -inf, nan: one of each kind met decides fsum's answer
+        self._compacted = 0
         self._limit = self.CHUNK
-        self.count = 0
+
+    @property
+    def count(self) -> int:
+        return self._compacted + len(self._chunk)
 
     def add(self, value: float) -> None:
-        self.count += 1
-        if not math.isfinite(value):
-            if not any(_same_special(value, seen) for seen in self._special):
-                self._special.append(value)
-            return
-        self._chunk.append(value)
-        if len(self._chunk) >= self._limit:
+        chunk = self._chunk
+        chunk.append(value)
+        if len(chunk) >= self._limit:
             self._compact()
 
     def _compact(self) -> None:
-        values = self._partials + self._chunk
+        chunk = self._chunk
+        try:
+            plain = math.isfinite(math.fsum(chunk))
+        except (OverflowError, ValueError):  # an overflow, or inf and -inf
+            plain = False
+        if not plain:  # set an inf or nan apart
+            for value in chunk:
+                if not math.isfinite(value) and not any(_same_special(value, seen) for seen in self._special):
+                    self._special.append(value)
+            chunk = [value for value in chunk if math.isfinite(value)]
+        values = self._partials + chunk
         rest: list[float] = []
         try:
             while (part := math.fsum(values + [-p for p in rest])) != 0.0:  # the exact remainder, 53 bits a step
                 rest.append(part)
         except OverflowError:  # past the float range: keep every value, so total() fails as fsum would
-            self._limit = 2 * len(values)
+            self._limit = 2 * len(self._chunk)
             return
+        self._compacted += len(self._chunk)
         self._partials = rest
         self._chunk = []
 

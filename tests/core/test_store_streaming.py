@@ -75,9 +75,14 @@ def test_stream_sum_is_fsum_of_every_value() -> None:
         special.add(value)
     assert special.total() == math.inf
     nan = StreamSum()
-    for value in (math.inf, math.nan, 1.0):
+    for value in (math.inf, math.nan, *[1.0] * StreamSum.CHUNK, math.inf, math.nan):
         nan.add(value)
-    assert math.isnan(nan.total())
+    assert math.isnan(nan.total()) and nan.count == StreamSum.CHUNK + 4
+    both = StreamSum()
+    for value in [math.inf] + [1.0] * StreamSum.CHUNK + [-math.inf]:
+        both.add(value)
+    with pytest.raises(ValueError):  # as math.fsum says of inf + -inf
+        both.total()
 
 
 def test_compare_of_an_unfinished_benchmark_streams_the_metrics_it_computed_before(db) -> None:
