@@ -403,18 +403,23 @@ class Repository:
         """Every trial of a benchmark with its tool call stats, in (arm, task, index) order: the input of
         corral_core.metrics, streamed by keyset pages on the trial key (memory of one page)."""
         t, tc = trial_table, tool_call_table
+        key = (t.c.arm, t.c.task_id, t.c.trial_index)
         query = select(*(t.c[name] for name in convert.TRIAL_RECORD_COLUMNS)).where(t.c.benchmark_id == benchmark_id)
-        for rows in self._keyset(query, (t.c.arm, t.c.task_id, t.c.trial_index), page_size):
+        for rows, after in self._keyset(query, key, page_size):
             records = list(map(convert.trial_record_from_values, rows))
             by_id = {record.trial_id: record for record in records}
+            last = records[-1]
+            calls = (  # the page's tool calls: the same key range, joined (no list of ids to bind)
+                select(tc.c.trial_id, tc.c.tool_name, tc.c.status, tc.c.duration)
+                .join(t, t.c.id == tc.c.trial_id)
+                .where(t.c.benchmark_id == benchmark_id, tuple_(*key) <= (last.arm, last.task_id, last.trial_index))
+                .order_by(*key, tc.c.seq)
+            )
+            if after is not None:
+                calls = calls.where(tuple_(*key) > after)
             with self._read() as conn:
-                calls = conn.execute(
-                    select(tc.c.trial_id, tc.c.tool_name, tc.c.status, tc.c.duration)
-                    .where(tc.c.trial_id.in_(list(by_id)))
-                    .order_by(tc.c.trial_id, tc.c.seq)
-                ).all()
-            for call in calls:
-                by_id[call.trial_id].tool_calls.append(ToolCallStat(call.tool_name, call.status, call.duration))
+                for call in conn.execute(calls):
+                    by_id[call.trial_id].tool_calls.append(ToolCallStat(call.tool_name, call.status, call.duration))
             yield from records
 
     def iter_trials(self, benchmark_id: str, *, page_size: int = KEYSET_PAGE) -> Iterator[TrialInfo]:
@@ -428,12 +433,14 @@ class Repository:
         started = (query.where(t.c.started_at.is_not(None)), (t.c.started_at, t.c.id))
         parts = (started, unstarted) if self._engine.dialect.name in NULLS_LAST else (unstarted, started)
         for part, keys in parts:
-            for rows in self._keyset(part, keys, page_size):
+            for rows, _ in self._keyset(part, keys, page_size):
                 yield from map(convert.trial_from_values, rows)
 
-    def _keyset(self, query: Select[Any], keys: Sequence[Any], page_size: int) -> Iterator[Sequence[Row[Any]]]:
+    def _keyset(self, query: Select[Any], keys: Sequence[Any], page_size: int
+                ) -> Iterator[tuple[Sequence[Row[Any]], tuple[Any, ...] | None]]:
         """`query`'s rows in `keys` order (a unique key), page by page: each page is its own short
-        read of the rows after the last key of the page before (`(k1, k2) > (v1, v2)`, on an index)."""
+        read of the rows after the last key of the page before (`(k1, k2) > (v1, v2)`, on an index).
+        Yields (rows, the key they follow: None for the first page)."""
         if page_size < 1:
             raise ValueError(f"page_size must be at least 1, not {page_size}")
         names = [key.name for key in keys]
@@ -444,7 +451,7 @@ class Repository:
             with self._read() as conn:
                 rows = conn.execute(page.order_by(*keys).limit(page_size)).all()
             if rows:
-                yield rows
+                yield rows, after
             if len(rows) < page_size:
                 return
             last = rows[-1]._mapping
