@@ -71,6 +71,7 @@ class TimelineScreen(QueryScreen):
         timeline = message.timeline
         trial, redact = timeline.trial, self.redact
         self.trial = trial
+        self.refresh_bindings()
         if trial is not None:
             self.query_one("#timeline-title", Label).update(Text.assemble(
                 ("Trial ", "bold"), (redact.ident(trial.id), "bold cyan"),
@@ -89,6 +90,12 @@ class TimelineScreen(QueryScreen):
             log.write(entry_renderable(entry, redact))
         self.query_one("#page-info", Label).update(f"{len(entries)} entries")
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """`v` is offered only on a fork's timeline."""
+        if action == "beside_parent":
+            return self.trial is not None and self.trial.parent_trial_id is not None
+        return True
+
     def action_fork(self) -> None:
         trial = self.trial
         if trial is None or not trial.iterations:
@@ -97,11 +104,8 @@ class TimelineScreen(QueryScreen):
         self.post_message(ForkRequested(trial.id, trial.iterations))
 
     def action_beside_parent(self) -> None:
-        trial = self.trial
-        if trial is None or trial.parent_trial_id is None:
-            self.notify("This trial is not a fork (f forks it).", severity="warning")
-            return
-        self.post_message(ForkViewRequested(trial.id))
+        if self.trial is not None:
+            self.post_message(ForkViewRequested(self.trial.id))
 
 
 def entry_renderable(entry: TimelineEntry, redact: Redactor) -> Group:

@@ -126,3 +126,27 @@ def test_a_remote_server_that_does_not_answer_is_a_user_error(tmp_path: Path) ->
         assert lifecycle.ready.is_set()
     finally:
         lifecycle.close()
+
+
+def test_a_fork_runs_through_the_session_and_is_refused_where_its_suite_is_not_open(
+        services: WorkbenchServices, tmp_path: Path) -> None:
+    parent = services.session.run(RunRequest(suite="tuitest", tasks=["count"], approval="approve"))
+    trial_id = services.queries.trials(parent.benchmark_id, TrialFilter(), 0).items[0].id
+    started: list[ActiveRun] = []
+    summary = services.session.fork(trial_id, 2, "Skip the remaining steps.", on_started=started.append)
+    assert (summary.status, summary.fork_of, summary.trials_run) == ("finished", trial_id, 1)
+    assert started[0].total == 1 and started[0].request is None and services.session.active is None
+    view = services.queries.fork_view(services.queries.trials(summary.benchmark_id, TrialFilter(), 0).items[0].id)
+    assert view is not None and view.parent is not None and view.parent.id == trial_id
+    assert (view.iteration, view.intervention) == (2, "Skip the remaining steps.")
+    assert services.queries.fork_view(trial_id) is None  # the parent is no fork
+
+    config = test_config([SAMPLEMATH], db_url=str(tmp_path / "corral.db"), work_dir=tmp_path / "other")
+    elsewhere = WorkbenchServices.build(config)  # a workbench on the same store without tuitest open
+    elsewhere.load_suites()
+    elsewhere.start()
+    try:
+        with pytest.raises(UserError, match="suite 'tuitest'"):
+            elsewhere.session.fork(trial_id, 2, None)
+    finally:
+        elsewhere.close()
