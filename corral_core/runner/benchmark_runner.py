@@ -20,6 +20,7 @@ the store committed before stays, and a resume runs the rest.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import logging
 import os
@@ -83,13 +84,15 @@ class BenchmarkRunner:
     gate: the approval gate for confirm-level tools (default from the spec's `approval`).
     controls: the registry the TUI uses to reach running trials (one is made if None).
     auto_resume: continue the newest unfinished benchmark of the same spec digest, if any.
+    executor / workers: where trials run (runner/executors.py). cluster: a started DaskExecutor for it,
+    kept by the caller across runs (the workbench); without one a Dask run starts and closes its own.
     """
 
     def __init__(self, spec: BenchmarkSpec, *, repository: Any = None, writer_sink: EventSink | None = None,
                  sink: EventSink | Iterable[EventSink] | None = None, server_url: str | None = None,
                  gate: Any = None, token: str | None = None, controls: ControlRegistry | None = None,
                  auto_resume: bool = True, server_telemetry: bool = False, executor: str | None = None,
-                 workers: int | None = None) -> None:
+                 workers: int | None = None, cluster: Any = None) -> None:
         if (repository is None) != (writer_sink is None):
             raise ValueError("pass both repository and writer_sink (a started StoreWriter on the same engine), "
                              "or neither")
@@ -114,6 +117,7 @@ class BenchmarkRunner:
                                 "the workers a shared server that asks (`corral-tui serve SUITE --approve ask`, "
                                 "then --server URL; the workbench shows its approvals).")
         self.workers = workers
+        self.cluster = cluster
         self.benchmark_id: str | None = None
         self.owner = Owner.current()
         self._no_person = NoPersonGate() if gate is None and spec.approval == "ask" else None
@@ -455,7 +459,8 @@ class BenchmarkRunner:
                     trial_id, data = fail_trial(ctx, job.arm, task_id, trial_index, job.episode_id, error)
                     self._keep(trial_id, task_id, data)
 
-        with DaskExecutor(self.executor, self.workers) as dask:
+        with contextlib.nullcontext(self.cluster) if self.cluster is not None else \
+                DaskExecutor(self.executor, self.workers) as dask:
             send = functools.partial(dask.send_command, ctx.benchmark_id)
             bridge = EventBridge(ctx.benchmark_id, ctx.sink, self.controls, send)
             self.controls.forward = send

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from corral_core.agents.breakpoints import Breakpoint
 from corral_core.errors import UserError
@@ -77,6 +77,7 @@ class RunSession:
         self.max_connections = max_connections
         self.executor = executor  # where the trials run; on Dask the workers use this workbench's server
         self.workers = workers
+        self.cluster: Any = None  # the DaskExecutor of every run (started by the first), closed with the session
         self.services = services
         self.approvals = approvals
         self.approval_timeout = approval_timeout
@@ -102,7 +103,8 @@ class RunSession:
         def runner(controls: ControlRegistry) -> BenchmarkRunner:
             return BenchmarkRunner(spec, repository=services.repository, writer_sink=services.writer,
                                    sink=services.ui_sink, server_url=url, token=services.token, controls=controls,
-                                   auto_resume=False, executor=self.executor, workers=self.workers)
+                                   auto_resume=False, executor=self.executor, workers=self.workers,
+                                   cluster=self._cluster())
 
         return self._drive(runner, request.approval, request.start_paused, on_started, request)
 
@@ -128,6 +130,19 @@ class RunSession:
 
         summary = self._drive(runner, spec.approval, False, on_started, None)
         return replace(summary, fork_of=trial_id)
+
+    def _cluster(self) -> Any:
+        """The Dask cluster (or client of `dask://`) all runs share, so its workers and their litellm
+        import outlive a run; started by the first run (seconds), None for `local`."""
+        if self.executor == "local":
+            return None
+        if self._closed:
+            raise UserError("the workbench is closing.")
+        if self.cluster is None:
+            from corral_core.runner.executors import DaskExecutor
+
+            self.cluster = DaskExecutor(self.executor, self.workers)
+        return self.cluster
 
     def _server_for(self, suite: str) -> str:
         url = self.services.url_for(suite)
@@ -234,3 +249,6 @@ class RunSession:
             if active.thread.is_alive() and runner is not None and runner.benchmark_id and repository is not None:
                 # the process is about to end under the run: record it interrupted (resumable) now
                 repository.finish_benchmark(runner.benchmark_id, status="interrupted")
+        if wait and self.cluster is not None:  # its worker processes must not outlive the workbench
+            cluster, self.cluster = self.cluster, None
+            cluster.close()

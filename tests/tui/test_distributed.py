@@ -1,9 +1,11 @@
 """The workbench with its trials on Dask workers (`--executor processes`, a real LocalCluster of 2 worker
 processes on loopback): the trials show live in the table, pause and continue reach them, each is stored
-once, and a confirm-level call from a worker's trial is asked in the workbench's approval dialog."""
+once, a confirm-level call from a worker's trial is asked in the workbench's approval dialog, and the
+runs of one workbench share its workers."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -97,6 +99,7 @@ async def test_a_confirm_level_call_on_a_worker_is_asked_in_the_workbench(tmp_pa
     app = make_app(tmp_path, suites=[TUITEST], executor="processes", workers=2)
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot)
+        workers: list[Any] = []  # the worker processes of each run: the same for both
         for key, approved in (("y", True), ("n", False)):
             finished_before = bridged["trial_finished"]
             await start_run(pilot, "tuitest", tasks="mark", approval="ask")
@@ -120,3 +123,6 @@ async def test_a_confirm_level_call_on_a_worker_is_asked_in_the_workbench(tmp_pa
             kinds = [entry.kind for entry in app.services.lifecycle.repository.timeline(trial_id)]
             assert "approval_asked" in kinds and "approval_decided" in kinds
             marker.unlink(missing_ok=True)
+            workers.append(sorted(app.services.session.cluster.client.run(os.getpid).values()))
+        assert len(workers[0]) == 2 and workers[1] == workers[0], "the second run started other workers"
+    assert app.services.session.cluster is None  # closed with the workbench
