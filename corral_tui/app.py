@@ -505,6 +505,7 @@ class WorkbenchApp(App[int]):
                 self.notify("No approvals pending.")
             return
         request = pending[0]
+        self.drain_events()  # the asking trial's latest events (its thought) may still wait in the queue
         trial = self.live.trials.get(request.trial_id or "")
         asking = AskingTrial(trial.iteration or None, trial.last_thought) if trial is not None else None
         screen = ApprovalScreen(request, clock=self.config.clock, redact=self.config.redact, pending=len(pending),

@@ -40,6 +40,8 @@ class TrialLive:
     tokens: int = 0
     cost: float | None = None
     started: float | None = None  # event time of TRIAL_STARTED
+    paused_since: float | None = None  # event time of the CONTROL_STATE `paused` it waits at, if any
+    paused_for: float = 0.0  # seconds spent paused before that (left out of its time, as from its duration)
     duration: float | None = None  # the trial's duration once finished (paused time left out)
     last_action: str = ""
     last_thought: str = ""
@@ -57,10 +59,13 @@ class TrialLive:
         return self.result is not None
 
     def elapsed(self, now: float) -> float | None:
-        """Seconds the trial has run (its duration once finished)."""
+        """Seconds the trial has run, paused time left out (its duration once finished)."""
         if self.duration is not None:
             return self.duration
-        return None if self.started is None else max(0.0, now - self.started)
+        if self.started is None:
+            return None
+        until = now if self.paused_since is None else min(now, self.paused_since)
+        return max(0.0, until - self.started - self.paused_for)
 
 
 @dataclass(frozen=True)
@@ -253,6 +258,7 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
         trial.control = str(data.get("state") or trial.control)
         if trial.control != "paused":
             trial.held_by = ""
+        _count_pause(trial, event.ts)
         return True
     if kind == EventKind.BREAKPOINT_HIT:
         trial.last_action = f"breakpoint {data.get('breakpoint')}"
@@ -292,6 +298,16 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
                                                  "arm": trial.arm, "tool_calls": []})
         return True
     return False
+
+
+def _count_pause(trial: TrialLive, ts: float) -> None:
+    """Start or end the pause the trial's control state says it is in (paused time is not trial time)."""
+    if trial.control == "paused":
+        if trial.paused_since is None:
+            trial.paused_since = ts
+    elif trial.paused_since is not None:
+        trial.paused_for += max(0.0, ts - trial.paused_since)
+        trial.paused_since = None
 
 
 def _record_fields(data: dict[str, Any]) -> dict[str, Any]:

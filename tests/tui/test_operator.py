@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input, RichLog
 
-from corral_core.events import EventKind
+from corral_core.env.approval import ApprovalRequest
+from corral_core.events import Event, EventKind
 from corral_core.store import Repository, make_engine
+from corral_tui.config import Redactor
 from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.dialogs import ConfirmScreen, InterventionScreen
 from corral_tui.screens.timeline import TimelineScreen
@@ -24,6 +26,7 @@ from tests.tui.helpers import (
     SAMPLEMATH,
     SIZE,
     TUITEST,
+    asking_trial_events,
     make_app,
     only_trial,
     pane_text,
@@ -252,3 +255,48 @@ async def test_k_ends_the_selected_trial_as_cancelled_and_the_run_goes_on(tmp_pa
         await wait_for(pilot, lambda: run_done(app), "the run to finish")
         assert (first.status, second.status, app.run_state) == ("cancelled", "completed", "finished")
         assert store_of(app).trial(first.trial_id).status == "cancelled"
+
+
+async def test_the_approval_dialog_shows_the_asking_trials_iteration_and_thought_still_queued(tmp_path: Path) -> None:
+    """A request reaches the dialog before the next drain of the event queue (a tenth of a second): the
+    asking trial's iteration and last thought, already queued, are in the dialog all the same."""
+    app = make_app(tmp_path, approval_timeout=NEVER, drain_interval=NEVER)  # no drain but the dialog's own
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        for event in asking_trial_events("tr_asking", "add"):
+            app.services.lifecycle.queue.emit(event)
+        request = ApprovalRequest(task_id="add", trial_id="tr_asking", tool_name="delete_file",
+                                  arguments={"path": "scratch.tmp"}, timeout=NEVER, id="ap_asking")
+        threading.Thread(target=app.services.approvals.request, args=(request,), daemon=True).start()
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the approval dialog")
+        asking = app.screen.asking
+        assert asking.iteration == 3
+        assert asking.last_thought.startswith("The scratch file is left over from the build")
+
+
+async def test_a_paused_trials_time_stands_still_in_the_trials_table(tmp_path: Path) -> None:
+    """Paused time is not trial time: the Time column stops while the trial is paused and goes on from
+    there, as the trial's stored duration does (it jumped back when the trial ended)."""
+    now = [1_000.0]
+    app = make_app(tmp_path, clock=lambda: now[0], redact=Redactor())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        table = app.workbench_screen.query_one(TrialsTable)
+
+        def shown() -> str:
+            return table.get_cell("tr_paused", "elapsed").plain.strip() if table.row_count else ""
+
+        def emit(kind: EventKind, ts: float, **data: object) -> None:
+            app.services.lifecycle.queue.emit(Event(kind, "tr_paused", "add", dict(data), ts=ts))
+
+        emit(EventKind.TRIAL_STARTED, 1_000.0, arm="full", trial_index=0)
+        emit(EventKind.CONTROL_STATE, 1_002.0, state="running", iteration=0)
+        now[0] = 1_100.0
+        emit(EventKind.CONTROL_STATE, 1_003.0, state="paused", iteration=1)  # 3 s run, then 97 s paused
+        await wait_for(pilot, lambda: shown() == "3.0 s", f"3 s of trial time (shown: {shown()!r})")
+        now[0] = 1_200.0
+        emit(EventKind.CONTROL_STATE, 1_195.0, state="running", iteration=1)  # 192 s paused, 5 s running
+        await wait_for(pilot, lambda: shown() == "8.0 s", f"8 s of trial time (shown: {shown()!r})")
+        emit(EventKind.TRIAL_FINISHED, 1_200.0, status="completed", score=1.0, duration=8.0)
+        await wait_for(pilot, lambda: app.live.trials["tr_paused"].finished, "the trial to finish")
+        assert shown() == "8.0 s"
