@@ -236,6 +236,9 @@ class WorkbenchApp(App[int]):
         if summary.headline_score is None:
             if finished and all(trial.assisted for trial in finished):
                 return "no headline score (every trial was assisted, and assisted trials are reported apart)"
+            scored = [trial for trial in finished if trial.score is not None]
+            if scored and all(trial.assisted for trial in scored):
+                return "no headline score (only assisted trials were scored, and assisted trials are reported apart)"
             return "no headline score (no trial was scored)"
         score = f"headline score {summary.headline_score:.2f}"
         if summary.status != "finished":

@@ -300,3 +300,28 @@ async def test_a_paused_trials_time_stands_still_in_the_trials_table(tmp_path: P
         emit(EventKind.TRIAL_FINISHED, 1_200.0, status="completed", score=1.0, duration=8.0)
         await wait_for(pilot, lambda: app.live.trials["tr_paused"].finished, "the trial to finish")
         assert shown() == "8.0 s"
+
+
+async def test_a_run_whose_only_scored_trial_was_assisted_says_so(tmp_path: Path) -> None:
+    """One trial told something and scored, the other ended by the stop: there is no headline score
+    because the scored trial was assisted, not because no trial was scored."""
+    app = make_app(tmp_path, suites=[TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "tuitest", tasks="count", trials="2", parallel="2", paused=True)
+        await wait_for(pilot, lambda: len(app.live.trials) == 2 and all(
+            t.control == "paused" for t in app.live.trials.values()), "two paused trials")
+        app.workbench_screen.query_one(TrialsTable).focus()
+        first, second = app.live.ordered()
+        await wait_for(pilot, lambda: app.workbench_screen.selected_trial() == first.trial_id, "the first trial")
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, InterventionScreen), "the intervention dialog")
+        await pilot.press(*"Count carefully", "ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, InterventionScreen), "the dialog to close")
+        await pilot.press("c")
+        await wait_for(pilot, lambda: first.finished, "the told trial to finish")
+        await pilot.press("x")
+        await wait_for(pilot, lambda: run_done(app), "the stopped run")
+        assert (first.status, first.assisted, first.score, second.status) == ("completed", True, 1.0, "cancelled")
+        status = str(screen_status(app))
+        assert "only assisted trials were scored" in status and "no trial was scored" not in status
