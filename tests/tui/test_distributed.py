@@ -29,6 +29,7 @@ from tests.tui.helpers import (
     wait_for,
     wait_ready,
 )
+from tests.tui.test_remote import remote_url  # noqa: F401 (a fixture: `corral-tui serve --approve ask`)
 
 pytestmark = pytest.mark.anyio
 
@@ -126,3 +127,24 @@ async def test_a_confirm_level_call_on_a_worker_is_asked_in_the_workbench(tmp_pa
             workers.append(sorted(app.services.session.cluster.client.run(os.getpid).values()))
         assert len(workers[0]) == 2 and workers[1] == workers[0], "the second run started other workers"
     assert app.services.session.cluster is None  # closed with the workbench
+
+
+async def test_workers_using_a_remote_server_that_asks_are_answered_from_the_workbench(
+        tmp_path: Path, tui_env: Path, request: pytest.FixtureRequest, bridged: Counter[str]) -> None:
+    """The route for workers on other nodes: `corral-tui serve --approve ask` holds the question, the workbench
+    started with --server shows it (polled) and answers it, and the trial on the worker goes on."""
+    marker = tui_env / "marker.txt"
+    app = make_app(tmp_path, suites=[TUITEST], server_url=request.getfixturevalue("remote_url"), approval_poll=0.2,
+                   executor="processes", workers=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "tuitest", tasks="mark", approval="ask")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the polled approval dialog")
+        assert app.screen.request.tool_name == "write_marker" and not marker.exists()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: run_done(app), "the run to finish")
+        (trial_id,) = app.live.trials
+        assert marker.exists(), "the approved tool did not run on the remote server"
+        (call,) = trial_events(app, trial_id, EventKind.TOOL_CALL)
+        assert call.data["status"] == "success" and app.live.trials[trial_id].status == "completed"
+        assert bridged["trial_finished"] == 1  # the trial ran on a worker
