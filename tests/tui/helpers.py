@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import sys
+import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -36,8 +39,28 @@ async def wait_for(pilot: Pilot, predicate: Callable[[], Any], what: str, timeou
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for: {what}")
+            raise AssertionError(f"timed out after {timeout:g} s waiting for: {what}\n{_state(pilot.app)}")
         await pilot.pause(0.05)
+
+
+def _state(app: Any) -> str:
+    """What a timed-out wait saw: the app's run state and status line, and every thread's stack (a
+    test that fails only in a loaded full run can then be diagnosed from its log)."""
+    lines = [f"run_state={getattr(app, 'run_state', '?')} ready={getattr(app, 'ready', '?')} "
+             f"screen={type(app.screen).__name__}"]
+    try:
+        from corral_tui.widgets.status import StatusLine
+        lines.append(f"status line: {app.workbench_screen.query_one(StatusLine).render()}")
+        writer = app.services.lifecycle.writer
+        lines.append(f"store writer: written={getattr(writer, 'written', '?')} failed={getattr(writer, 'failed', '?')} "
+                     f"failure={getattr(writer, 'failure', '?')!r}")
+    except Exception as exc:  # the screen may be gone
+        lines.append(f"status line: ({exc!r})")
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    for ident, frame in sys._current_frames().items():
+        lines.append(f"--- thread {names.get(ident, ident)}")
+        lines.extend(line.rstrip() for line in traceback.format_stack(frame)[-12:])
+    return "\n".join(lines)
 
 
 async def wait_ready(pilot: Pilot) -> None:
