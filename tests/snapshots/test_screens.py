@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 from textual.pilot import Pilot
-from textual.widgets import DataTable, RichLog
+from textual.widgets import DataTable, RichLog, TextArea
 
 from corral_core.env.approval import ApprovalRequest
 from corral_tui.messages import ForkViewRequested
@@ -184,8 +184,12 @@ def test_intervention_dialog(snap_compare, tmp_path: Path) -> None:
         await wait_for(pilot, lambda: app.live.trials, "the trial row")
         app.workbench_screen.query_one("#trials").focus()
         await pilot.press("i")
-        await wait_for(pilot, lambda: isinstance(app.screen, InterventionScreen), "the intervention dialog")
-        await pilot.press(*"Round to two digits before answering.")
+        # typing starts once the text area has the focus (given on mount: late on a loaded machine)
+        await wait_for(pilot, lambda: isinstance(app.screen, InterventionScreen)
+                       and isinstance(app.focused, TextArea), "the intervention dialog's text area")
+        message = "Round to two digits before answering."
+        await pilot.press(*message)
+        await wait_for(pilot, lambda: app.screen.query_one(TextArea).text == message, "the typed message")
 
     assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH]), terminal_size=SIZE, run_before=intervene)
 
