@@ -183,7 +183,8 @@ def _process_cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime of every thread
 
 
-def run_measured(command: list[str], env: dict[str, str], log: Path) -> tuple[float, list[tuple[float, float]], Any]:
+def run_measured(command: list[str], env: dict[str, str], log: Path, ok_codes: tuple[int, ...] = (0,)
+                 ) -> tuple[float, list[tuple[float, float]], Any]:
     """Run `command`; returns (wall seconds, [(epoch time, process CPU seconds)], rusage)."""
     with log.open("w") as out:
         started = time.time()
@@ -199,7 +200,7 @@ def run_measured(command: list[str], env: dict[str, str], log: Path) -> tuple[fl
             time.sleep(0.05)
         process.returncode = os.waitstatus_to_exitcode(status)
     wall = time.time() - started
-    if process.returncode:
+    if process.returncode not in ok_codes:
         raise SystemExit(f"{command[0]} failed (exit {process.returncode}); see {log}:\n{log.read_text()[-2000:]}")
     return wall, samples, usage
 
@@ -246,9 +247,13 @@ def run_corral(folder: Path, trials: int, parallel: int, model: dict[str, Any] |
            "LITELLM_LOG": "ERROR", **(extra_env or {})}
     command = [str(Path(sys.executable).parent / "corral-tui"), "--batch", str(spec), "--db",
                str(store / "corral.db")]
-    wall, samples, usage = run_measured(command, env, work / "output.log")
+    # exit 1: some trials errored; they are counted below and their errors printed
+    wall, samples, usage = run_measured(command, env, work / "output.log", ok_codes=(0, 1))
     with sqlite3.connect(store / "corral.db") as db:
         rows = db.execute("SELECT finished_at, score FROM trial").fetchall()
+        errors = db.execute("SELECT error, COUNT(*) FROM trial WHERE status != 'completed' GROUP BY error").fetchall()
+    for error, count in errors:
+        print(f"  corral-tui p{parallel}: {count} trials not completed: {error}", flush=True)
     finished = [_epoch(row[0]) for row in rows if row[0] is not None]
     rate, cpu = steady(finished, samples)
     total_cpu, rss = _usage_numbers(usage, len(rows))
