@@ -5,11 +5,12 @@ store instead: the screen loads its events and hands them over with `show_stored
 Only the pane on screen is drawn. A hidden `RichLog` cannot render (its size is unknown) and would
 queue every write without bound, so a tick writes to the visible pane only, and switching trials or
 tabs replays the newest `REPLAY` items of that pane from the trial's bounded event buffer. A tick
-writes no more items than the pane has lines (at most `PER_TICK`): the pane follows the newest item,
-so older ones of the same burst would scroll out of sight in the frame they were drawn in, and
-drawing an item is most of the pane's cost (a tool call with a result table is ~30 lines). They stay
-in the buffer: a tab switch or a reselect draws them, and Enter opens the whole timeline. Drawing
-cost never grows with the run or with the rate of events.
+with more new items than the pane has lines (a burst) writes only the newest that fill the pane
+(`min_lines` counts an item's lines without drawing it): the pane follows the newest item, so older
+ones of the burst would scroll out of sight in the frame they were drawn in, and drawing an item is
+most of the pane's cost (a tool call with a result table is ~15 lines). They stay in the buffer: a
+tab switch or a reselect draws them, and Enter opens the whole timeline. Drawing cost never grows
+with the run or with the rate of events.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
+from rich.json import JSON
+from rich.syntax import Syntax
+from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -107,10 +111,10 @@ class TrialPanes(Vertical):
         self._replay(self.active)
 
     def append(self, events: Iterable[Event]) -> None:
-        """Draw new events of the shown trial in the visible pane (as many of the newest as it has lines)."""
+        """Draw new events of the shown trial in the visible pane (the newest, as many as fill it)."""
         pane_id = self.active
         height = self.log_for(pane_id).scrollable_content_region.height
-        self._write(pane_id, events, min(PER_TICK, height) if height > 0 else PER_TICK)
+        self._write(pane_id, events, PER_TICK, lines=height if height > 0 else None)
 
     @on(TabbedContent.TabActivated)
     def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
@@ -130,14 +134,42 @@ class TrialPanes(Vertical):
         events = self.stored if self.stored is not None and not self.trial.events else self.trial.events
         self._write(pane_id, events, REPLAY, note="(Enter opens the whole timeline)")
 
-    def _write(self, pane_id: str, events: Iterable[Event], limit: int, note: str = "in this burst") -> None:
+    def _write(self, pane_id: str, events: Iterable[Event], limit: int, note: str = "in this burst",
+               lines: int | None = None) -> None:
+        """Draw the newest `limit` items of `events` in the pane; when there are more than `lines`, only
+        the newest that fill `lines` lines (a burst: the older ones would scroll out unseen)."""
         pane = PANES[pane_id]
         wanted = [event for event in events if event.kind in pane.kinds]
-        if len(wanted) > limit:
-            self.log_for(pane_id).write(Text(f"… {len(wanted) - limit} earlier items not drawn {note}", style="dim"))
-            wanted = wanted[-limit:]
-        log = self.log_for(pane_id)
-        for event in wanted:
+        if lines is not None and len(wanted) <= lines:
+            lines = None  # a few items (most ticks): all of them, so the pane's scrollback stays whole
+        items: list[RenderableType] = []
+        taken = 0
+        for event in reversed(wanted):
+            if taken == limit or (lines is not None and lines <= 0):
+                break
+            taken += 1
             item = pane.render(event, self.redact)
             if item is not None:
-                log.write(item)
+                items.append(item)
+                if lines is not None:
+                    lines -= min_lines(item)
+        log = self.log_for(pane_id)
+        if taken < len(wanted):
+            log.write(Text(f"… {len(wanted) - taken} earlier items not drawn {note}", style="dim"))
+        for item in reversed(items):
+            log.write(item)
+
+
+def min_lines(item: RenderableType) -> int:
+    """The fewest lines `item` takes in a pane (wrapping only adds lines), without drawing it."""
+    if isinstance(item, Text):
+        return item.plain.count("\n") + 1
+    if isinstance(item, Group):
+        return sum(min_lines(part) for part in item.renderables)
+    if isinstance(item, JSON):
+        return min_lines(item.text)
+    if isinstance(item, Table):
+        return item.row_count + (1 if item.show_header else 0)
+    if isinstance(item, Syntax):
+        return item.code.count("\n") + 1
+    return 1

@@ -118,3 +118,31 @@ def test_the_workbench_takes_executor_and_workers_from_the_command_line() -> Non
         "dask://10.0.0.5:8786"
     with pytest.raises(UserError, match="unknown executor 'threads'"):
         config_from_args(build_parser().parse_args(["--executor", "threads"]))
+
+
+def test_a_pane_item_takes_at_least_the_lines_min_lines_counts() -> None:
+    from rich.console import Console
+
+    from corral_tui.render import hook_line, iteration_item, tool_call_block
+    from corral_tui.widgets.trial_panes import min_lines
+
+    rows = '{"rows": [{"material": "steel", "density": 7.8}, {"material": "oak", "density": 0.7}]}'
+    items = [
+        tool_call_block({"tool_name": "lookup", "arguments": {"a": 1, "b": [1, 2]}, "result": rows, "render": "table",
+                         "status": "success"}, StableRedactor()),
+        tool_call_block({"tool_name": "run", "arguments": {}, "result": "print(1)\nprint(2)", "render": "code",
+                         "status": "success"}, StableRedactor()),
+        iteration_item(Event(EventKind.MESSAGE, "tr_1", "add", {"role": "assistant", "content":
+                             '<thought>a long thought that wraps</thought><action>lookup</action>'
+                             '<action_input>{"material": "steel"}</action_input>'}), StableRedactor()),
+        iteration_item(Event(EventKind.MESSAGE, "tr_1", "add", {"role": "user", "content": f"Observation: {rows}"}),
+                       StableRedactor()),
+        iteration_item(Event(EventKind.ITERATION_STARTED, "tr_1", "add", {"iteration": 0}), StableRedactor()),
+        hook_line(Event(EventKind.HOOK_FIRED, "tr_1", "add", {"hook": "h", "point": "before_iteration"})),
+    ]
+    console = Console(width=40, color_system=None)
+    for item in items:
+        assert item is not None
+        drawn = len(console.render_lines(item, console.options, pad=False))
+        assert 1 <= min_lines(item) <= drawn, (item, drawn)
+    assert min_lines(items[0]) >= 8  # header, 4 lines of arguments' JSON, table header and two rows
