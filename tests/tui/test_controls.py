@@ -96,7 +96,9 @@ async def test_pending_approvals_queue_with_a_visible_count(tmp_path: Path) -> N
         await start_run(pilot, "tuitest", tasks="mark", trials="3", parallel="3", approval="ask")
         await wait_for(pilot, lambda: len(pending(app)) == 3, "three pending approvals")
         assert isinstance(app.screen, ApprovalScreen)
-        assert "2 more pending" in str(app.screen.query_one("#approval-countdown").render())
+        # the dialog's count line is drawn by its timer or the inbox's next change: wait for it, not the clock
+        await wait_for(pilot, lambda: "2 more pending" in str(app.screen.query_one("#approval-countdown").render()),
+                       "the dialog's count of pending approvals")
         assert "approvals pending: 3" in str(app.workbench_screen.query_one("#info").render())
         await pilot.press("w")  # this tool for the whole run: the other two go through too
         await wait_for(pilot, lambda: run_done(app), "the run to finish")
