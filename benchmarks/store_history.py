@@ -184,6 +184,8 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=50, help="tasks per arm")
     parser.add_argument("--tool-calls", type=int, default=1, help="tool calls per trial")
     parser.add_argument("--offset", action="store_true", help="also time the old OFFSET read of every row")
+    parser.add_argument("--steps", default="compare_unfinished,end_of_run,compare_finished,export_json,export_csv",
+                        help="whole-benchmark reads to time, in order (comma-separated)")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
@@ -222,7 +224,7 @@ def main() -> None:
             call()
             print(f"{label}: {(time.perf_counter() - start) * 1000:.1f} ms")
         engine.dispose()
-        steps = ["compare_unfinished", "end_of_run", "compare_finished", "export_json", "export_csv"]
+        steps = [step for step in args.steps.split(",") if step]
         for what in steps + (["offset_rows"] if args.offset else []):
             m = run_measure(what, db, args, folder)
             print(f"{what}: {m['wall']:.2f} s wall, {m['cpu']:.2f} s CPU, peak RSS {m['rss_peak']:,.0f} MiB "

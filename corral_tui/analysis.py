@@ -165,12 +165,13 @@ def arm_records(repository: Any, benchmark: Any) -> dict[str, list[TrialRecord]]
 def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: float
               ) -> tuple[list[ArmColumn], list[tuple[str, str, str]]]:
     """Metrics of an unfinished benchmark in one streamed pass over its stored trials (keyset pages):
-    each arm's tally keeps per-task sums, never the records; every other arm is compared with the first."""
+    each arm's tally keeps per-task sums, never the records; every other arm is compared with the first.
+    Tool calls are not read: the screen shows no tool statistics."""
     from corral_core.metrics import ArmTally, compare_tallies
     from corral_core.runner import stored_benchmark_records
 
     tallies: dict[str, ArmTally] = {arm.name: ArmTally(arm.name, threshold) for arm in benchmark.arms}
-    for record in stored_benchmark_records(repository, benchmark):
+    for record in stored_benchmark_records(repository, benchmark, tool_calls=False):
         tally = tallies.get(record.arm)
         if tally is None:
             tally = tallies[record.arm] = ArmTally(record.arm, threshold)

@@ -197,11 +197,11 @@ def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialRec
     return records_from_store(stored, task_facts(spec.suites, spec.task_ids))
 
 
-def stored_benchmark_records(repository: Any, benchmark: Any) -> Iterator[TrialRecord]:
+def stored_benchmark_records(repository: Any, benchmark: Any, *, tool_calls: bool = True) -> Iterator[TrialRecord]:
     """A stored benchmark's trials as metrics records, streamed from the store (keyset pages), its task
     facts read from the suites it ran (the paths kept with it) and the `tasks:` of its stored spec. A
     suite that no longer loads leaves its tasks' solvability and chain position unknown (logged), as
-    metrics treat undeclared tasks."""
+    metrics treat undeclared tasks. `tool_calls=False`: without them (no tool-call statistics)."""
     suites: list[Suite] = []
     for path in benchmark.suites:
         try:
@@ -217,7 +217,8 @@ def stored_benchmark_records(repository: Any, benchmark: Any) -> Iterator[TrialR
         chosen = None
     task_ids = [t for suite in suites for t in suite.ordered_task_ids()
                 if chosen is None or t in {str(c) for c in chosen}]
-    return iter_records_from_store(repository.iter_trial_records(benchmark.id), task_facts(suites, task_ids))
+    return iter_records_from_store(repository.iter_trial_records(benchmark.id, tool_calls=tool_calls),
+                                   task_facts(suites, task_ids))
 
 
 @dataclass

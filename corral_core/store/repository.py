@@ -399,14 +399,19 @@ class Repository:
         """Every trial of a benchmark with its tool call stats, as one list (see iter_trial_records)."""
         return list(self.iter_trial_records(benchmark_id))
 
-    def iter_trial_records(self, benchmark_id: str, *, page_size: int = KEYSET_PAGE) -> Iterator[TrialRecord]:
+    def iter_trial_records(self, benchmark_id: str, *, page_size: int = KEYSET_PAGE,
+                           tool_calls: bool = True) -> Iterator[TrialRecord]:
         """Every trial of a benchmark with its tool call stats, in (arm, task, index) order: the input of
-        corral_core.metrics, streamed by keyset pages on the trial key (memory of one page)."""
+        corral_core.metrics, streamed by keyset pages on the trial key (memory of one page).
+        `tool_calls=False` leaves them out (each trial's lookup is most of the read's cost)."""
         t, tc = trial_table, tool_call_table
         key = (t.c.arm, t.c.task_id, t.c.trial_index)
         query = select(*(t.c[name] for name in convert.TRIAL_RECORD_COLUMNS)).where(t.c.benchmark_id == benchmark_id)
         for rows, after in self._keyset(query, key, page_size):
             records = list(map(convert.trial_record_from_values, rows))
+            if not tool_calls:
+                yield from records
+                continue
             by_id = {record.trial_id: record for record in records}
             last = records[-1]
             calls = (  # the page's tool calls: the same key range, joined (no list of ids to bind)

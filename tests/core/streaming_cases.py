@@ -79,6 +79,8 @@ def check_keyset_pages(engine: Engine) -> None:
                 if position[record.trial_id] % 3 == 0 else []
             assert [(c.tool_name, c.status) for c in record.tool_calls] == want
     assert repo.trial_records(BM) == list(repo.iter_trial_records(BM, page_size=3))
+    bare = list(repo.iter_trial_records(BM, page_size=4, tool_calls=False))
+    assert [r.trial_id for r in bare] == [r["id"] for r in by_key] and not any(r.tool_calls for r in bare)
     assert list(repo.iter_trials("bm_none")) == []
     paged = [t.id for offset in range(0, len(rows), 9) for t in repo.trials(BM, offset=offset, limit=9).items]
     assert paged == expected  # the history's OFFSET pages list them alike
