@@ -259,6 +259,10 @@ class WorkbenchApp(App[int]):
             return
         if event.worker.group == "run":
             self.run_state = "failed"
+            if self.workbench_screen.live:  # the form, locked for the run, can be corrected and run again
+                self.workbench_screen.lock_form(False)
+                self.workbench_screen.say("The run did not go through (see the message): correct the form and "
+                                          "press r.", "bold red")
             self.refresh_info()
         self._show_error(event.worker.error)
 

@@ -10,9 +10,10 @@ from textual.widgets import Input
 
 from corral_tui.cli import build_parser
 from corral_tui.config import config_from_args
+from corral_tui.screens.dialogs import ErrorScreen
 from corral_tui.widgets.run_form import RunForm
 from corral_tui.widgets.task_tree import TaskTree
-from tests.tui.helpers import SAMPLEMATH, SIZE, TUITEST, make_app, wait_for, wait_ready
+from tests.tui.helpers import SAMPLEMATH, SIZE, TUITEST, make_app, run_done, start_run, wait_for, wait_ready
 
 pytestmark = pytest.mark.anyio
 
@@ -76,3 +77,24 @@ async def test_a_task_text_that_arrives_after_quitting_is_dropped(tmp_path: Path
         selected = app.workbench_screen.selected
     assert selected is not None and not app.workbench_screen.live
     app._task_text(TaskTextLoaded(selected.suite, selected.task_id or "", "full", "prompt", "guide"))
+
+
+async def test_a_refused_model_leaves_the_form_open_to_correct_it(tmp_path: Path) -> None:
+    """A model litellm cannot route is refused before anything runs; the form, locked for the run, is
+    unlocked again so the model can be corrected and the run started (it stayed locked, 'Starting ...')."""
+    app = make_app(tmp_path, suites=[SAMPLEMATH])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "samplemath", tasks="add", model="opnai/gpt-4o")
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen), "the refusal")
+        assert "'opnai' is not a provider litellm knows" in app.screen.message
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ErrorScreen), "the message to close")
+        model = app.workbench_screen.query_one("#form-model", Input)
+        assert app.run_state == "failed" and not model.disabled
+        assert "correct the form" in str(app.workbench_screen.query_one("#status").render())
+        model.value = ""  # back to the suite's scripted model
+        app.workbench_screen.query_one("#tasks").focus()
+        await pilot.press("r")
+        await wait_for(pilot, lambda: run_done(app), "the corrected run")
+        assert app.run_state == "finished"
