@@ -202,8 +202,14 @@ async def test_reject_with_a_reason_and_end_the_asking_trial_from_the_dialog(tmp
         await start_run(pilot, "tuitest", tasks="mark", trials="2", parallel="2", approval="ask")
         await wait_for(pilot, lambda: len(pending(app)) == 2 and isinstance(app.screen, ApprovalScreen)
                        and app.screen.armed, "two pending approvals")
-        first = app.screen.request
-        app.screen.query_one("#approval-reason", Input).focus()
+        first, dialog = app.screen.request, app.screen
+        # the dialog focuses Reject once mounted (later than it is the screen on a loaded machine): type
+        # the reason only once the field has the focus, or `n` rejects at once and the rest goes behind
+        await wait_for(pilot, lambda: dialog.focused is not None and dialog.focused.id == "reject",
+                       "the dialog's default focus")
+        reason = dialog.query_one("#approval-reason", Input)
+        reason.focus()
+        await wait_for(pilot, lambda: dialog.focused is reason, "the reason field's focus")
         await pilot.press(*"not on a shared disk", "enter")  # y and n are typed here, Enter rejects
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.request.id != first.id
                        and app.screen.armed,
