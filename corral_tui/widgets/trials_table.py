@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rich.text import Text
+from rich.text import Text, TextType
 from textual.geometry import Size
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
@@ -121,6 +121,17 @@ class TrialsTable(DataTable[Text]):
                 self._row_renderable_cache.discard((self._update_count, index))
                 if top <= index <= bottom:  # rows out of sight are drawn afresh when scrolled to
                     self.refresh_row(index)  # (it sums the heights of the rows above: not for all)
+
+    def add_row(self, *cells: Text, height: int | None = 1, key: str | None = None,
+                label: TextType | None = None) -> RowKey:
+        """Append a row, keeping the other rows' cached renders: DataTable's add makes every cell of
+        the table stale, so with trials starting every tick the whole visible table was drawn again
+        each frame. An appended row moves no other row; only the row positions are recomputed."""
+        count = self._update_count
+        row_key = super().add_row(*cells, height=height, key=key, label=label)
+        self._update_count = count
+        self._offset_cache.clear()  # row positions, cached by update count
+        return row_key
 
     def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
         """The table's size after rows were added. Every column has a fixed width and every row one
