@@ -153,11 +153,12 @@ async def test_step_advances_exactly_one_iteration_per_key_press(tmp_path: Path)
         assert iterations() == 0
         for expected in (1, 2, 3):
             await pilot.press("s")
-            await wait_for(pilot, lambda expected=expected: iterations() == expected and controller.blocked,
+            # the agent blocks before the UI has drained its "paused" event: wait for that event too
+            await wait_for(pilot, lambda expected=expected: iterations() == expected and controller.blocked
+                           and app.live.trials[trial_id].status == "paused",
                            f"iteration {expected} to run and the agent to pause again")
             # blocked again at exactly `expected`: a press that ran two iterations fails the wait above
             assert iterations() == expected, "one key press ran more than one iteration"
-            assert app.live.trials[trial_id].status == "paused"
         assert "paused" in str(app.workbench_screen.query_one("#status").render())
         await pilot.press("C")  # shift+c: continue every trial
         await wait_for(pilot, lambda: run_done(app), "the run to finish")
