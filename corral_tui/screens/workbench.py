@@ -157,9 +157,10 @@ class WorkbenchScreen(QueryScreen):
         self.show_run_bar()
 
     def lock_form(self, locked: bool) -> None:
-        """Lock the run form while a run is live (its keys must reach the run, not a field)."""
+        """Lock the run form while a run is live (its keys must reach the run, not a field). The run's
+        trials table takes the focus, so the arrows pick a trial and Enter opens its timeline."""
         form = self.query_one(RunForm)
-        if locked and self.focused is not None and form in self.focused.ancestors_with_self:
+        if locked:
             self.query_one(TrialsTable).focus()
         form.set_locked(locked)
 

@@ -9,6 +9,7 @@ from textual.message import Message
 
 from corral_core.events import EventKind
 from corral_tui.messages import RunFinished, RunStarted, ServicesReady, SuitesLoaded
+from corral_tui.screens.timeline import TimelineScreen
 from tests.tui.helpers import (
     SIZE,
     make_app,
@@ -57,3 +58,17 @@ async def test_a_bad_form_value_is_explained_and_nothing_runs(tmp_path: Path) ->
         await wait_for(pilot, lambda: "unknown verbosity level loud" in
                        str(app.workbench_screen.query_one("#status").render()), "the form's error in the status line")
         assert app.run_state == "idle"
+
+
+async def test_enter_after_starting_a_run_from_the_task_tree_opens_the_trials_timeline(tmp_path: Path) -> None:
+    """r from the task tree (where the workbench opens) gives the focus to the run's trials, so Enter
+    opens the selected trial's timeline, as the status line says of a selected trial (it went to the
+    task tree)."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "samplemath", tasks="add")  # focus on the task tree, then r
+        await wait_for(pilot, lambda: run_done(app), "the run to finish")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, TimelineScreen), "the trial's timeline")
+        assert app.screen.trial_id == only_trial(app)
