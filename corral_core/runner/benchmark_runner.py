@@ -566,6 +566,11 @@ class BenchmarkRunner:
             flush = getattr(self.writer, "flush", None)
             if flush is not None and not flush(30.0):
                 log.warning("the store writer did not flush within 30 s; metrics may miss trials")
+            # a writer that lagged behind the trials meets a refusal only in that flush, after the run
+            # stopped listening (the listener is removed in run()'s finally): ask the writer itself
+            late = getattr(self.writer, "failure", None)
+            if late is not None and self._store_failure is None:
+                self._store_failed(late)
             if self._store_failure is not None:
                 self._raise_store_failure(benchmark_id, self._store_failure)
             stored = analyse_stored(spec, repo, benchmark_id)  # streamed from the store, never held whole

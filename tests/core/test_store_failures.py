@@ -9,6 +9,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from corral_core.events import Event, EventKind, ListSink
 from corral_core.runner import BenchmarkRunner
 from corral_core.spec import spec_from_dict
 from corral_core.store import Repository, StoreWriter, init_db, make_engine
+from tests.timeouts import HANG
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_tasks"
@@ -190,3 +192,40 @@ def test_a_full_disk_stops_the_run_with_one_clear_message(tmp_path: Path) -> Non
     assert "free disk space" in str(info.value)
     assert 1 <= len(sink.of_kind(EventKind.TRIAL_STARTED)) < len(ARMS) * TASKS * TRIALS  # ran, then stopped
     assert sink.of_kind(EventKind.BENCHMARK_FINISHED) == []
+
+
+def test_a_write_refused_only_when_the_run_flushes_at_its_end_still_fails_the_run(tmp_path: Path) -> None:
+    """A writer that lags behind the trials (a loaded machine) meets the refusal only when the run
+    flushes it at the end: the run must still fail and say so, never report `finished` for trials its
+    store lost. (It did: the runner stopped listening for the writer's failure before that flush.)"""
+    path = refusing_store(tmp_path / "lagging.db", after=0)
+    spec = spec_from_dict({"name": "lagging", "suite": str(SAMPLES / "samplemath.yaml"),
+                           "model": "scripted/samplemath", "tasks": ["add"], "trials_per_task": 2}, SAMPLES)
+    engine, repository, writer = open_store(str(path))
+    flushed = threading.Event()
+    write, flush = writer._write, writer.flush
+
+    def lagging_write(batch: Any) -> None:  # the writer thread holds its first batch until the run's end
+        flushed.wait(HANG)
+        write(batch)
+
+    def flush_at_the_end(timeout: float = 10.0) -> bool:
+        flushed.set()
+        return flush(timeout)
+
+    writer._write = lagging_write  # type: ignore[method-assign]
+    writer.flush = flush_at_the_end  # type: ignore[method-assign]
+    sink = ListSink()
+    try:
+        with pytest.raises(StoreError) as info:
+            BenchmarkRunner(spec, repository=repository, writer_sink=writer, sink=[sink]).run()
+    finally:
+        flushed.set()
+        writer.close()
+        engine.dispose()
+    assert flushed.is_set() and writer.failure is not None
+    assert "quota exceeded (test trigger)" in str(info.value)
+    assert len(sink.of_kind(EventKind.STORE_FAILED)) == 1  # the workbench is told, as for an early failure
+    assert len(sink.of_kind(EventKind.BENCHMARK_FINISHED)) == 0
+    assert rows(path, "select status from benchmark") == [("store_failed",)]
+    assert rows(path, "select count(*) from trial") == [(0,)]
