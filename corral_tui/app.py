@@ -127,7 +127,9 @@ class WorkbenchApp(App[int]):
             return
         self.push_screen(ConfirmScreen("Quit during a run?", "The run is stopped: running trials are cancelled, "
                                        "pending approvals decided `cancelled`, and the benchmark is recorded "
-                                       "interrupted (resumable with `corral-tui --batch SPEC --resume ID`).",
+                                       "interrupted: its trials are kept, and it can be finished headless with "
+                                       "`corral-tui --batch SPEC --resume ID`, SPEC being its spec_yaml saved "
+                                       "from `corral-tui export ID --format json`.",
                                        yes="Quit (y)", no="Stay (n)"),
                          callback=lambda yes: self.action_quit_now() if yes else None)
 
