@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Input, RichLog
 
 from corral_core.env.approval import ApprovalRequest
@@ -243,13 +244,18 @@ async def test_a_new_dialog_takes_no_keys_during_its_grace_period(tmp_path: Path
         assert app.live.trials[only_trial(app)].status == "completed"
 
 
+async def start_two_paused_trials(pilot: Pilot) -> None:
+    """Start two trials of tuitest's `count` at once, paused, and wait until both are."""
+    app = pilot.app
+    await start_run(pilot, "tuitest", tasks="count", trials="2", parallel="2", paused=True)
+    await wait_for(pilot, lambda: len(app.live.trials) == 2 and all(
+        t.control == "paused" for t in app.live.trials.values()), "two paused trials")
+
 async def test_k_ends_the_selected_trial_as_cancelled_and_the_run_goes_on(tmp_path: Path) -> None:
     app = make_app(tmp_path, suites=[TUITEST])
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot)
-        await start_run(pilot, "tuitest", tasks="count", trials="2", parallel="2", paused=True)
-        await wait_for(pilot, lambda: len(app.live.trials) == 2 and all(
-            t.control == "paused" for t in app.live.trials.values()), "two paused trials")
+        await start_two_paused_trials(pilot)
         table = app.workbench_screen.query_one(TrialsTable)
         table.focus()
         first, second = app.live.ordered()
@@ -314,9 +320,7 @@ async def test_a_run_whose_only_scored_trial_was_assisted_says_so(tmp_path: Path
     app = make_app(tmp_path, suites=[TUITEST])
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot)
-        await start_run(pilot, "tuitest", tasks="count", trials="2", parallel="2", paused=True)
-        await wait_for(pilot, lambda: len(app.live.trials) == 2 and all(
-            t.control == "paused" for t in app.live.trials.values()), "two paused trials")
+        await start_two_paused_trials(pilot)
         app.workbench_screen.query_one(TrialsTable).focus()
         first, second = app.live.ordered()
         await wait_for(pilot, lambda: app.workbench_screen.selected_trial() == first.trial_id, "the first trial")
