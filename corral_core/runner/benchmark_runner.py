@@ -467,7 +467,8 @@ class BenchmarkRunner:
             try:
                 if self._stop.is_set():
                     send("cancel_all")
-                dask.run(template, remote, bridge, stopped=stopped, on_trial=on_trial, on_failed=on_failed)
+                dask.run(template, remote, bridge, stopped=stopped, on_trial=on_trial, on_failed=on_failed,
+                         parallel=spec.parallel)
             finally:
                 self.controls.forward = None
         return not self._stop.is_set()

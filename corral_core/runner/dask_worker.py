@@ -17,6 +17,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,7 @@ class RemoteBatch:
     jobs: list[RemoteJob]
     server_url: str | None = None  # a shared environment server (--server); else one embedded per worker
     token: str | None = None
+    threads: int = 1  # jobs of this batch run at once on the worker (the spec's `parallel` over the cluster)
 
 
 @dataclass
@@ -291,8 +293,11 @@ def worker_plugin() -> Any:
 
 
 def run_batch(batch: RemoteBatch) -> list[RemoteTrial]:
-    """Run one batch on a Dask worker (the task function); its events are flushed before it returns."""
-    from corral_core.runner.trial import RunContext, build_agent, execute_trial
+    """Run one batch on a Dask worker (the task function); its events are flushed before it returns.
+
+    `batch.threads` jobs run at once (their own threads), so a spec's `parallel` holds across the
+    cluster even when it is larger than the cluster's Dask threads (trials that wait on a provider)."""
+    from corral_core.runner.trial import RunContext
 
     state = _worker_state()
     spec, router_for = state.spec_for(batch)
@@ -300,22 +305,35 @@ def run_batch(batch: RemoteBatch) -> list[RemoteTrial]:
     ctx = RunContext(spec, batch.benchmark_id, state.publisher, controls, router_for, controls.stopped,
                      approval=batch.approval)
     arms = {arm.name: arm for arm in spec.arms}
-    finished: list[RemoteTrial] = []
+    results: list[list[RemoteTrial]] = [[] for _ in batch.jobs]
     try:
-        for job in batch.jobs:
-            arm = arms[job.arm]
-            if job.kind == "episode":
-                _run_episode(ctx, arm, job, finished)
-                continue
-            agent = build_agent(arm, spec, None, ctx.sink) if job.kind == "series" else None
-            for task_id, index in job.links:
-                if controls.stopped.is_set():
-                    return finished
-                trial_id, data = execute_trial(ctx, arm, task_id, index, agent=agent)
-                finished.append(RemoteTrial(trial_id, task_id, _plain(data)))
+        threads = min(batch.threads, len(batch.jobs))
+        if threads <= 1:
+            for job, finished in zip(batch.jobs, results, strict=True):
+                _run_job(ctx, arms[job.arm], job, finished)
+        else:
+            with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="corral-trial") as pool:
+                for future in [pool.submit(_run_job, ctx, arms[job.arm], job, finished)
+                               for job, finished in zip(batch.jobs, results, strict=True)]:
+                    future.result()
     finally:
         state.publisher.flush()
-    return finished
+    return [trial for finished in results for trial in finished]
+
+
+def _run_job(ctx: Any, arm: Any, job: RemoteJob, finished: list[RemoteTrial]) -> None:
+    """One job's trials in order: a single trial, a reflection series or a chain round."""
+    from corral_core.runner.trial import build_agent, execute_trial
+
+    if job.kind == "episode":
+        _run_episode(ctx, arm, job, finished)
+        return
+    agent = build_agent(arm, ctx.spec, None, ctx.sink) if job.kind == "series" else None
+    for task_id, index in job.links:
+        if ctx.stop.is_set():
+            return
+        trial_id, data = execute_trial(ctx, arm, task_id, index, agent=agent)
+        finished.append(RemoteTrial(trial_id, task_id, _plain(data)))
 
 
 def _run_episode(ctx: Any, arm: Any, job: RemoteJob, finished: list[RemoteTrial]) -> None:

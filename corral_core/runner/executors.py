@@ -277,18 +277,26 @@ class DaskExecutor:
     def workers(self) -> int:
         return len(self.client.scheduler_info().get("workers", {}))
 
+    def threads(self) -> int:
+        """Tasks the cluster runs at once: the sum of its workers' Dask threads."""
+        workers = self.client.scheduler_info().get("workers", {}).values()
+        return sum(int(worker.get("nthreads") or 1) for worker in workers) or 1
+
     def send_command(self, benchmark_id: str, op: str, **fields: Any) -> None:
         """Log a control command for the workers running this benchmark's trials."""
         self.client.log_event(CONTROL_TOPIC, {"benchmark_id": benchmark_id, "op": op, **fields})
 
     def run(self, template: RemoteBatch, remote: list[RemoteJob], bridge: EventBridge, *,
             stopped: Callable[[], bool], on_trial: Callable[[int, RemoteTrial], None],
-            on_failed: Callable[[int, str], None]) -> None:
-        """Run the jobs; `on_trial(job index, trial)` per finished trial, `on_failed(job index, error)` for a
-        job whose batch failed (the trials it did not finish are the caller's to report)."""
+            on_failed: Callable[[int, str], None], parallel: int = 1) -> None:
+        """Run the jobs, about `parallel` at once across the cluster (at least one per Dask thread);
+        `on_trial(job index, trial)` per finished trial, `on_failed(job index, error)` for a job whose
+        batch failed (the trials it did not finish are the caller's to report)."""
         self.client.subscribe_topic(EVENT_TOPIC, bridge.on_message)
         try:
-            size = batch_size(sum(len(job.links) for job in remote), self.workers())
+            threads = max(1, math.ceil(parallel / self.threads()))  # jobs at once within one batch
+            template = RemoteBatch(**{**template.__dict__, "threads": threads})
+            size = max(threads, batch_size(sum(len(job.links) for job in remote), self.workers()))
             done: queue.Queue[Any] = queue.Queue()
             owners = {}
             for group in batches(remote, size):

@@ -175,6 +175,34 @@ def test_max_connections_holds_across_workers(tmp_path: Path, scheduler: str, mo
     assert peak == 1
 
 
+def test_parallel_holds_across_a_cluster_with_fewer_dask_threads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                   ) -> None:
+    """`parallel: 6` on one worker with 2 Dask threads: 6 provider requests are in flight at once (trials
+    that wait on a provider are not limited to the cluster's threads), then every trial is stored once."""
+    from tests.fakes.fake_openai import FakeOpenAI, FakeReply
+
+    monkeypatch.setenv(FAKE_KEY, "sk-fake")
+    with FakeOpenAI([FakeReply.text("Final Answer: 3")], repeat_last=True, hold=True) as fake:
+        wide = spec_from_dict({"name": "wide", "suite": str(SAMPLEMATH), "tasks": ["add"], "trials_per_task": 6,
+                               "parallel": 6, "agent": {"type": "tool_calling"},
+                               "model": {"id": "openai/fake-model", "api_base": fake.base_url,
+                                         "api_key_env": FAKE_KEY}}, SAMPLEMATH.parent)
+        results: list[Any] = []
+        thread = threading.Thread(target=lambda: results.append(
+            run(tmp_path / "wide.db", wide, executor="processes", workers=1)))
+        thread.start()
+        try:
+            all_in_flight = fake.wait_until(lambda f: f.in_flight == 6, WAIT)
+        finally:
+            fake.release(100)
+            thread.join(WAIT)
+        peak = fake.max_in_flight
+    assert all_in_flight, f"at most {peak} requests were in flight at once"
+    result, _ = results[0]
+    assert sorted(row["trial_index"] for row in result.rows) == list(range(6))
+    assert {row["status"] for row in result.rows} == {"completed"}
+
+
 def wait_for_pending_lease(client: Any) -> bool:
     """Until some corral max_connections semaphore has a waiting acquire (bounded: a failing test's limit)."""
     from corral_core.runner.dask_worker import LIMIT_PREFIX
