@@ -2,12 +2,14 @@
 (end-of-run metrics, export, the compare screen) on a large benchmark.
 
     .venv/bin/python benchmarks/store_history.py [--trials 100000] [--events 100000]
-    .venv/bin/python benchmarks/store_history.py --trials 1000000 --events 0 --tasks 1000
+    .venv/bin/python benchmarks/store_history.py --trials 1000000 --events 0 --tasks 1000 --store /work/store1m.db
 
-Uses a temporary SQLite file; prints one line per measurement. The trials (two arms, --tasks tasks,
-one tool call each) are bulk-inserted with executemany in one transaction, not run. Each whole-benchmark
-read runs in a fresh interpreter on that store and reports its wall time, its CPU time and the peak
-RSS of that interpreter (ru_maxrss) next to its RSS before the call (imports, an open engine).
+Uses a temporary SQLite file, or --store FILE: built there once and reused by later runs of the same
+--trials/--tasks/--tool-calls (upgraded to the current schema first). Prints one line per measurement.
+The trials (two arms, --tasks tasks, one tool call each) are bulk-inserted with executemany in one
+transaction, not run. Each whole-benchmark read runs in a fresh interpreter on that store and reports
+its wall time, its CPU time and the peak RSS of that interpreter (ru_maxrss) next to its RSS before
+the call (imports, an open engine).
 """
 
 from __future__ import annotations
@@ -23,13 +25,13 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import insert
+from sqlalchemy import distinct, func, insert, select, update
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from corral_core.events import Event, EventKind
 from corral_core.store import ArmInfo, Repository, StoreWriter, init_db, make_engine
-from corral_core.store.tables import tool_call_table, trial_table
+from corral_core.store.tables import benchmark_table, tool_call_table, trial_table
 
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_tasks"
 ARMS = ("brief", "full")
@@ -106,6 +108,19 @@ def bulk_trials(repo: Repository, engine, benchmark_id: str, n: int, tasks: int 
                 conn.execute(insert(tool_call_table), calls)
 
 
+def stored_shape(repo: Repository, engine) -> tuple[int, int, int] | None:
+    """(trials, tasks, tool calls per trial) of the stored benchmark bm_h, or None when there is none."""
+    if repo.get_benchmark("bm_h") is None:
+        return None
+    with engine.connect() as conn:
+        trials = conn.execute(select(func.count()).select_from(trial_table)
+                              .where(trial_table.c.benchmark_id == "bm_h")).scalar_one()
+        tasks = conn.execute(select(func.count(distinct(trial_table.c.task_id)))
+                             .where(trial_table.c.benchmark_id == "bm_h")).scalar_one()
+        calls = conn.execute(select(func.count()).select_from(tool_call_table)).scalar_one()
+    return trials, tasks, calls // trials if trials else 0
+
+
 def whole_benchmark_spec(tasks: int, trials_per_task: int):
     from corral_core.spec import spec_from_dict
 
@@ -128,6 +143,10 @@ def measure(what: str, db: str, benchmark_id: str, tasks: int, trials_per_task: 
     """One whole-benchmark read, as the product does it (in this fresh interpreter)."""
     engine = make_engine(db)
     repo = Repository(engine)
+    if what == "compare_unfinished":  # a reused store's benchmark may have finished in an earlier run
+        with engine.begin() as conn:
+            conn.execute(update(benchmark_table).where(benchmark_table.c.id == benchmark_id)
+                         .values(status="running", metrics_json=None))
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     wall, cpu = time.perf_counter(), time.process_time()
     note = ""
@@ -186,6 +205,7 @@ def main() -> None:
     parser.add_argument("--offset", action="store_true", help="also time the old OFFSET read of every row")
     parser.add_argument("--steps", default="compare_unfinished,end_of_run,compare_finished,export_json,export_csv",
                         help="whole-benchmark reads to time, in order (comma-separated)")
+    parser.add_argument("--store", type=Path, help="keep the trials' store in this file and reuse it")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
     parser.add_argument("--folder", help=argparse.SUPPRESS)
@@ -201,17 +221,22 @@ def main() -> None:
             rate = writer_throughput(Path(folder) / "w.db", args.events)
             print(f"writer: {rate:,.0f} events/s (emit -> commit, batched)")
 
-        db = Path(folder) / "h.db"
+        db = args.store or Path(folder) / "h.db"
         engine = make_engine(db)
-        init_db(engine)
+        init_db(engine)  # an older store is upgraded to the current schema (new indexes included)
         repo = Repository(engine, id_factory=lambda: "bm_h")
-        repo.create_benchmark(spec_name="store_history", spec_digest="h", arms=[ArmInfo(arm) for arm in ARMS],
-                              trials_per_task=trials_per_task, suites=[str(SAMPLES / "samplemath.yaml")])
-        start = time.perf_counter()
-        bulk_trials(repo, engine, "bm_h", args.trials, args.tasks, args.tool_calls)
-        print(f"bulk insert: {args.trials:,} trials ({args.tasks:,} tasks x {len(ARMS)} arms, "
-              f"{args.tool_calls} tool call(s) each) in {time.perf_counter() - start:.2f}s, "
-              f"store {db.stat().st_size / 2**20:,.0f} MiB")
+        shape = f"{args.trials:,} trials ({args.tasks:,} tasks x {len(ARMS)} arms, {args.tool_calls} tool call(s) each)"
+        if stored_shape(repo, engine) == (args.trials, args.tasks, args.tool_calls):
+            print(f"reused store {db}: {shape}, {db.stat().st_size / 2**20:,.0f} MiB")
+        else:
+            if repo.get_benchmark("bm_h") is not None:
+                raise SystemExit(f"{db} holds another shape of benchmark bm_h: delete it or choose another --store")
+            repo.create_benchmark(spec_name="store_history", spec_digest="h", arms=[ArmInfo(arm) for arm in ARMS],
+                                  trials_per_task=trials_per_task, suites=[str(SAMPLES / "samplemath.yaml")])
+            start = time.perf_counter()
+            bulk_trials(repo, engine, "bm_h", args.trials, args.tasks, args.tool_calls)
+            print(f"bulk insert: {shape} in {time.perf_counter() - start:.2f}s, "
+                  f"store {db.stat().st_size / 2**20:,.0f} MiB")
         for label, call in [
             ("list_benchmarks (with trial counts)", lambda: repo.list_benchmarks(0, 50)),
             ("first page of trials", lambda: repo.trials("bm_h", limit=100)),

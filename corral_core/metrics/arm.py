@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from .chain import ChainDef, ChainMetrics, chain_metrics
 from .intervals import Cluster, clustered_mean, clustered_proportion, task_mean_interval
-from .records import TrialRecord, effective_score, has_error, is_attempted, is_errored, success
+from .records import ATTEMPTED_STATUSES, TrialRecord, has_error, is_errored
 from .stats import Estimate, PassK, StreamSum, pass_k_over_tasks, wilson_interval
 
 FAILED, SUCCEEDED = 1, 2  # a unit's outcome byte per trial index (0: no analysed trial there)
@@ -146,30 +146,37 @@ def _status(call_status: object) -> str:
 
 class _ToolTally:
     def __init__(self) -> None:
-        self.by_status: Counter[str] = Counter()
-        self.by_tool: dict[str, Counter[str]] = defaultdict(Counter)
+        self.calls: Counter[tuple[str, str]] = Counter()  # (tool, status) -> calls
         self.durations = StreamSum()
+        self._names: dict[object, str] = {}  # a raw status (str or enum) -> its _status
 
     def add(self, record: TrialRecord) -> None:
+        names, calls = self._names, self.calls
         for call in record.tool_calls:
-            status = _status(call.get("status"))
-            name = str(call.get("tool_name") or call.get("name") or "unknown")
-            self.by_status[status] += 1
-            self.by_tool[name]["total"] += 1
-            self.by_tool[name]["successful" if status == "success" else "failed"] += 1
+            raw = call.get("status")
+            status = names.get(raw)
+            if status is None:
+                status = names[raw] = _status(raw)
+            calls[(str(call.get("tool_name") or call.get("name") or "unknown"), status)] += 1
             duration = call.get("duration")
-            if isinstance(duration, int | float) and math.isfinite(duration):
+            if isinstance(duration, (int, float)) and math.isfinite(duration):
                 self.durations.add(float(duration))
 
     def result(self) -> ToolCallStats:
-        total = sum(self.by_status.values())
-        successful = self.by_status.get("success", 0)
+        by_status: Counter[str] = Counter()
+        by_tool: dict[str, Counter[str]] = defaultdict(Counter)
+        for (name, status), count in self.calls.items():
+            by_status[status] += count
+            by_tool[name]["total"] += count
+            by_tool[name]["successful" if status == "success" else "failed"] += count
+        total = sum(by_status.values())
+        successful = by_status.get("success", 0)
         return ToolCallStats(
             total=total, successful=successful, failed=total - successful,
             failure_rate=(total - successful) / total if total else None,
-            by_status=dict(sorted(self.by_status.items())),
+            by_status=dict(sorted(by_status.items())),
             by_tool={name: {key: counts.get(key, 0) for key in ("total", "successful", "failed")}
-                     for name, counts in sorted(self.by_tool.items())},
+                     for name, counts in sorted(by_tool.items())},
             total_duration=self.durations.total(),
             mean_duration=self.durations.total() / self.durations.count if self.durations.count else None,
         )
@@ -306,53 +313,66 @@ class ArmTally:
         self.chain_metrics: list[ChainMetrics] = []
 
     def add(self, record: TrialRecord) -> None:
-        if self.arm is None:
-            self.arm = record.arm
-        elif record.arm != self.arm:
-            raise ValueError(f"arm metrics of {self.arm!r} got a record of arm {record.arm!r}; "
-                             "pass the records of one arm at a time.")
+        # One call per trial of a whole benchmark (a million at the end of a big run): the rules of
+        # records.py (is_attempted, success, effective_score, is_errored) and fault_of are spelled out
+        # inline here, and must say the same (tests/core/test_metrics_arm.py checks they agree).
+        arm = record.arm
+        if arm != self.arm:
+            if self.arm is not None:
+                raise ValueError(f"arm metrics of {self.arm!r} got a record of arm {arm!r}; "
+                                 "pass the records of one arm at a time.")
+            self.arm = arm
         self.n_records += 1
-        self._status[record.status] += 1
-        self._tokens[0] += record.prompt_tokens
-        self._tokens[1] += record.completion_tokens
-        self._tokens[2] += record.total_tokens
+        status = record.status
+        self._status[status] += 1
+        tokens = self._tokens
+        tokens[0] += record.prompt_tokens
+        tokens[1] += record.completion_tokens
+        tokens[2] += record.total_tokens
         if record.cost is not None:
             self._costs.add(record.cost)
         if record.duration is not None:
             self._durations.add(record.duration)
-        chain = self._link_of.get(record.task_id)
+        task_id = record.task_id
+        chain = self._link_of.get(task_id) if self._link_of else None
         if chain is not None and record.episode_id is not None:
             self._chain_records[chain.chain_id].append(dataclasses.replace(record, tool_calls=[]))
-        if not is_attempted(record):
+        if status not in ATTEMPTED_STATUSES:
             self.n_not_attempted += 1
             return
-        ok = success(record, self.pass_threshold)
-        score = effective_score(record)
+        score, error, surrendered = record.score, record.error, record.surrendered
+        ok = (status == "completed" and score is not None and score > self.pass_threshold and not error
+              and not surrendered)
+        value = 0.0 if score is None else float(score)
         if record.assisted:
             self.n_assisted += 1
-            _add_cluster(self._assisted_success, record.task_id, float(ok), float(ok))
-            _add_cluster(self._assisted_score, record.task_id, score, score * score)
+            _add_cluster(self._assisted_success, task_id, float(ok), float(ok))
+            _add_cluster(self._assisted_score, task_id, value, value * value)
             if not self.include_assisted:
                 return
         else:
             self.n_unassisted += 1
         self.n_trials += 1
-        task = self._tasks.get(record.task_id)
+        task = self._tasks.get(task_id)
         if task is None:
-            task = self._tasks[record.task_id] = _Sums()
-        task.add(score, ok)
-        task.n_surrendered += record.surrendered
-        task.n_errors += is_errored(record)
-        fault = fault_of(record)
-        if fault is not None:
-            self._faults[fault] += 1
-        self._tools.add(record)
-        self._calibration.add(record)
+            task = self._tasks[task_id] = _Sums()
+        task.n += 1
+        task.c += ok
+        task.score_sum += value
+        task.score_sq += value * value
+        task.n_surrendered += surrendered
+        if status == "timeout" or status == "error" or error:
+            task.n_errors += 1
+            self._faults[record.fault or ("timeout" if status == "timeout" else "unknown")] += 1
+        if record.tool_calls:
+            self._tools.add(record)
+        if record.solvable is not None:
+            self._calibration.add(record)
         if chain is None:
-            unit = self.units.get(record.task_id)
+            unit = self.units.get(task_id)
             if unit is None:
-                unit = self.units[record.task_id] = UnitTally(record.task_id)
-            unit.add(record.trial_index, score, ok)
+                unit = self.units[task_id] = UnitTally(task_id)
+            unit.add(record.trial_index, value, ok)
 
     def add_all(self, records: Iterable[TrialRecord]) -> ArmTally:
         for record in records:

@@ -423,8 +423,9 @@ class Repository:
             if after is not None:
                 calls = calls.where(tuple_(*key) > after)
             with self._read() as conn:
-                for call in conn.execute(calls):
-                    by_id[call.trial_id].tool_calls.append(ToolCallStat(call.tool_name, call.status, call.duration))
+                found = conn.execute(calls).all()
+            for trial_id, tool_name, status, duration in found:
+                by_id[trial_id].tool_calls.append(ToolCallStat(tool_name, status, duration))
             yield from records
 
     def iter_trials(self, benchmark_id: str, *, page_size: int = KEYSET_PAGE) -> Iterator[TrialInfo]:

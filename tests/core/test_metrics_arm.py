@@ -249,3 +249,42 @@ def wilson(c: int, n: int) -> tuple[float, float]:
     interval = wilson_interval(c, n)
     assert interval is not None
     return interval
+
+
+def test_the_tally_applies_the_record_rules_of_records_py() -> None:
+    """ArmTally.add spells out is_attempted, success, effective_score, is_errored and fault_of for speed;
+    over every combination of what they read, its sums agree with those functions."""
+    from itertools import product
+
+    from corral_core.metrics import ArmTally
+    from corral_core.metrics.arm import fault_of
+    from corral_core.metrics.records import effective_score, is_attempted, is_errored
+
+    statuses = ["completed", "surrendered", "iteration_limit", "error", "timeout", "stopped", "skipped", "running"]
+    combos = list(product(statuses, [None, 0.0, 0.4, 1.0, 2], [None, "", "boom"], [False, True], [False, True],
+                          [None, "agent", "infra"], [0.0, 0.5]))
+    for include_assisted in (False, True):
+        tallies = {limit: ArmTally("full", limit, include_assisted=include_assisted) for limit in (0.0, 0.5)}
+        expected: dict[float, dict[str, list[float]]] = {0.0: {}, 0.5: {}}
+        faults: dict[float, dict[str, int]] = {0.0: {}, 0.5: {}}
+        for i, (status, score, error, surrendered, assisted, fault, threshold) in enumerate(combos):
+            record = TrialRecord(task_id=f"t{i % 7}", arm="full", trial_index=i, status=status, score=score,
+                                 error=error, surrendered=surrendered, assisted=assisted, fault=fault)
+            tallies[threshold].add(record)
+            if not is_attempted(record) or (assisted and not include_assisted):
+                continue
+            sums = expected[threshold].setdefault(record.task_id, [0, 0, 0.0, 0, 0])
+            value = effective_score(record)
+            sums[0] += 1
+            sums[1] += success(record, threshold)
+            sums[2] += value
+            sums[3] += surrendered
+            sums[4] += is_errored(record)
+            if (who := fault_of(record)) is not None:
+                faults[threshold][who] = faults[threshold].get(who, 0) + 1
+        for threshold, tally in tallies.items():
+            got = {task: [s.n, s.c, s.score_sum, s.n_surrendered, s.n_errors] for task, s in tally._tasks.items()}
+            assert got == expected[threshold]
+            assert dict(tally._faults) == faults[threshold]
+            units = {task: (u.n, u.sums.c, u.sums.score_sum) for task, u in tally.units.items()}
+            assert units == {task: (s[0], s[1], s[2]) for task, s in expected[threshold].items()}
