@@ -1,7 +1,7 @@
 """corral-tui against Inspect AI on the same tool-calling workload, side by side; and a latency-bound mode.
 
     python benchmarks/vs_inspect.py [--trials 1000] [--parallel 1 4 16] [--repeats 2]
-    python benchmarks/vs_inspect.py --latency [--trials 2000] [--in-flight 64 256] [--delay 0.5]
+    python benchmarks/vs_inspect.py --latency [--trials 2000] [--in-flight 64 256] [--delay 0.5] [--executor processes]
 
 The workload: ten arithmetic questions, each trial one `calculator` call and then the answer, from
 a deterministic offline model, everything recorded. corral-tui runs it as `corral-tui --batch` with
@@ -19,14 +19,15 @@ a shared machine's load falls on both. Reported per run, median over repeats:
 - wall: the process, start to exit (imports and start-up included);
 - steady/s: trials finished between the 10th and the 90th percentile finish times, per second
   (corral: the store's `finished_at`; Inspect: the log's `completed_at`);
-- CPU ms/trial: the process's CPU (all threads, from /proc/PID/stat, polled) over that same
+- CPU ms/trial: the process's CPU (all threads, with its live child processes, from /proc, polled) over that same
   window, per trial; `total`: the whole process's CPU (getrusage) per trial;
 - peak RSS (ru_maxrss), and store bytes per trial (SQLite files; Inspect's log directory).
 
 `--latency`: a fake OpenAI-compatible provider (benchmarks/fake_provider.py, its own process) answers
 every call after `--delay` seconds; corral-tui runs `--trials` trials at each `--in-flight` with
-`parallel` = in-flight, on litellm's `openai/` path. The ideal rate is in-flight / (2 calls x delay);
-memory per in-flight trial is the peak RSS difference between the two in-flight levels divided by
+`parallel` = in-flight, on litellm's `openai/` path, with `--executor` (default local; `processes`
+spreads the in-flight trials over a Dask worker per core). The ideal rate is in-flight / (2 calls x
+delay); memory per in-flight trial is the peak RSS difference between the two in-flight levels divided by
 their difference. Everything stays on 127.0.0.1.
 """
 
@@ -175,12 +176,30 @@ class Run:
     store_bytes: float
 
 
-def _process_cpu(pid: int) -> float | None:
+def _stat(pid: int | str) -> list[str] | None:
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime of every thread
+
+
+def _process_cpu(pid: int) -> float | None:
+    """CPU seconds of the process and its live descendants (a `processes` run's Dask workers), every thread."""
+    own = _stat(pid)
+    if own is None:
+        return None
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (fields := _stat(entry.name)) is not None:
+            parents.setdefault(int(fields[1]), []).append(int(entry.name))
+    ticks, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        fields = own if current == pid else _stat(current)
+        if fields is not None:
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+            todo += parents.get(current, [])
+    return ticks / CLOCK_TICKS
 
 
 def run_measured(command: list[str], env: dict[str, str], log: Path, ok_codes: tuple[int, ...] = (0,)
@@ -238,7 +257,7 @@ def _usage_numbers(usage: Any, trials: int) -> tuple[float, float]:
 
 
 def run_corral(folder: Path, trials: int, parallel: int, model: dict[str, Any] | None = None,
-               extra_env: dict[str, str] | None = None) -> Run:
+               extra_env: dict[str, str] | None = None, executor: str = "local") -> Run:
     work = Path(tempfile.mkdtemp(prefix=f"corral-p{parallel}-", dir=folder))
     spec = write_corral_workload(work, trials, parallel, model)
     store = work / "store"
@@ -246,7 +265,7 @@ def run_corral(folder: Path, trials: int, parallel: int, model: dict[str, Any] |
     env = {**os.environ, "CORRAL_TUI_SCRIPTS": str(work), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
            "LITELLM_LOG": "ERROR", **(extra_env or {})}
     command = [str(Path(sys.executable).parent / "corral-tui"), "--batch", str(spec), "--db",
-               str(store / "corral.db")]
+               str(store / "corral.db"), "--executor", executor]
     # exit 1: some trials errored; they are counted below and their errors printed
     wall, samples, usage = run_measured(command, env, work / "output.log", ok_codes=(0, 1))
     with sqlite3.connect(store / "corral.db") as db:
@@ -337,10 +356,11 @@ def latency_bound(args: argparse.Namespace, folder: Path) -> None:
         model = {"id": "openai/fake-model", "api_base": f"http://127.0.0.1:{port}/v1",
                  "api_key_env": "FAKE_PROVIDER_KEY", "timeout": 120, "max_retries": 0}
         print(f"latency-bound: {args.trials} trials, 2 provider calls per trial, {args.delay:g} s each; "
-              f"{os.cpu_count()} cores; load average {loadavg()}", flush=True)
+              f"executor {args.executor}; {os.cpu_count()} cores; load average {loadavg()}", flush=True)
         runs = []
         for in_flight in args.in_flight:
-            run = run_corral(folder, args.trials, in_flight, model, {"FAKE_PROVIDER_KEY": "not-a-secret"})
+            run = run_corral(folder, args.trials, in_flight, model, {"FAKE_PROVIDER_KEY": "not-a-secret"},
+                             args.executor)
             ideal = in_flight / (2 * args.delay)
             runs.append(run)
             _print_run(run)
@@ -365,6 +385,7 @@ def main() -> int:
     parser.add_argument("--latency", action="store_true", help="the latency-bound mode (corral-tui only)")
     parser.add_argument("--in-flight", type=int, nargs="+", default=[64, 256])
     parser.add_argument("--delay", type=float, default=0.5, help="--latency: the provider's seconds per call")
+    parser.add_argument("--executor", default="local", help="--latency: corral-tui's executor (local, processes)")
     parser.add_argument("--keep", action="store_true", help="keep the runs' folders (stores, logs) and say where")
     args = parser.parse_args()
     args.trials = args.trials or (2000 if args.latency else 1000)
