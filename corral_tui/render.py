@@ -19,6 +19,7 @@ from rich.text import Text
 
 from corral_core import safetext
 from corral_core.events import Event, EventKind
+from corral_core.llm.types import shown_turn
 from corral_tui.config import Redactor
 
 MAX_TEXT = 4_000  # characters of one message or result shown
@@ -236,8 +237,8 @@ def iteration_item(event: Event, redact: Redactor) -> RenderableType | None:
         return breakpoint_line(data)
     if kind == EventKind.LLM_RESPONSE:
         usage = data.get("usage") or {}
-        return Text(f"llm {data.get('role', '')} turn {data.get('turn')}: {usage.get('total_tokens', 0)} tokens, "
-                    f"{redact.duration(data.get('duration'))}", style="dim")
+        return Text(f"llm {data.get('role', '')} turn {shown_turn(data.get('turn'))}: "
+                    f"{usage.get('total_tokens', 0)} tokens, {redact.duration(data.get('duration'))}", style="dim")
     if kind == EventKind.AGENT_FINISHED:
         return Text.assemble(("finished: ", "bold"), status_text(str(data.get("status"))),
                              f"  answer {clip(data.get('answer'), 200)!r}" if data.get("answer") else "",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from corral_core.errors import UserError
-from corral_core.llm.types import CallContext, LLMError, LLMToolCall, Usage
+from corral_core.llm.types import CallContext, LLMError, LLMToolCall, Usage, shown_turn
 
 _REQUEST, _RESPONSE = "llm_request", "llm_response"
 
@@ -142,7 +142,7 @@ def replay_turn(benchmark_id: str, context: CallContext, digest: str | None,
     """The recorded answer for this call, or LLMError("replay_divergence") saying what differs."""
     source = get_replay_source()
     where = (f"task '{context.task_id}', arm '{context.arm}', trial {context.trial_index}, "
-             f"{context.role} turn {context.turn}")
+             f"{context.role} turn {shown_turn(context.turn)}")
     if source is None:
         raise LLMError("replay_divergence", f"replay/{benchmark_id}: no replay source is installed, so {where} "
                                             "cannot be replayed. Fix: call set_replay_source(...) (e.g. a "

@@ -164,6 +164,11 @@ def _rebuild_error(kind: ErrorKind, message: str, status_code: int | None, error
     return LLMError(kind, message, status_code=status_code, error_type=error_type)
 
 
+def shown_turn(turn: object) -> int:
+    """An LLM turn as people read it: stored from 0 (replay's key), shown from 1 like iterations."""
+    return int(turn or 0) + 1  # type: ignore[call-overload]
+
+
 @dataclass
 class CallContext:
     """Who is calling: lets scripted and replay models pick the right turn for a trial."""

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import RowMapping
 
 from corral_core import safetext
+from corral_core.llm.types import shown_turn
 from corral_core.store.models import (
     ArmInfo,
     BenchmarkInfo,
@@ -261,7 +262,7 @@ def _hook_summary(kind: str, row: StoredRow, data: dict[str, Any]) -> str:
 
 
 def llm_call_entry(row: StoredRow) -> TimelineEntry:
-    summary = f"LLM {row['role']} turn {row['turn']}: {row['total_tokens']} tokens"
+    summary = f"LLM {row['role']} turn {shown_turn(row['turn'])}: {row['total_tokens']} tokens"
     if row["model"]:
         summary += f" ({row['model']})"
     data = {

@@ -95,9 +95,9 @@ def test_replay_returns_the_recorded_turns(recorded: JsonlReplaySource) -> None:
 
 def test_a_different_request_is_a_divergence_naming_the_turn(recorded: JsonlReplaySource) -> None:
     with pytest.raises(LLMError) as info:
-        replay(1, conversation(2))  # one exchange too many at turn 1
+        replay(1, conversation(2))  # one exchange too many at the second turn (shown as turn 2)
     assert info.value.kind == "replay_divergence"
-    assert "agent turn 1" in info.value.message and "5 messages now vs 3 recorded" in info.value.message
+    assert "agent turn 2" in info.value.message and "5 messages now vs 3 recorded" in info.value.message
     changed = conversation(1)
     changed[0] = {"role": "user", "content": "What is (3 + 4) * 6?"}
     with pytest.raises(LLMError, match="same message count \\(3\\) but different"):
@@ -110,7 +110,7 @@ def test_missing_recording_is_a_divergence(recorded: JsonlReplaySource) -> None:
         with pytest.raises(LLMError) as info:
             replay(messages=conversation(0), **context)
         assert info.value.kind == "replay_divergence"
-        assert f"turn {context['turn']}" in info.value.message and "nothing recorded" in info.value.message
+        assert f"turn {context['turn'] + 1}" in info.value.message and "nothing recorded" in info.value.message
 
 
 def test_without_a_source_replay_says_how_to_install_one() -> None:
