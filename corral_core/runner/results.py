@@ -34,6 +34,7 @@ from corral_core.metrics import (
 from corral_core.metrics.records import RETIRED_STATUS
 from corral_core.runner.plan import chained_tasks
 from corral_core.spec import BenchmarkSpec
+from corral_core.store.convert import TRIAL_RECORD_COLUMNS
 from corral_core.store.models import TrialInfo
 
 log = logging.getLogger(__name__)
@@ -176,19 +177,27 @@ def records_from_store(stored: Iterable[Any], facts: TaskFacts) -> list[TrialRec
 
 def iter_records_from_store(stored: Iterable[Any], facts: TaskFacts) -> Iterator[TrialRecord]:
     """`records_from_store` one record at a time (a store stream in, a metrics stream out)."""
-    solvable, position = facts.solvable, facts.chain_position
-    for row in stored:
-        if row.status == RETIRED_STATUS:  # an attempt --retry-errors replaced: history, not a measurement
+    values = operator.attrgetter("trial_id", *TRIAL_RECORD_COLUMNS[1:])
+    return iter_records_from_values(
+        ((values(row), [(c.tool_name, c.status, c.duration) for c in row.tool_calls]) for row in stored), facts)
+
+
+def iter_records_from_values(rows: Iterable[tuple[Sequence[Any], Sequence[tuple[Any, Any, Any]]]], facts: TaskFacts
+                             ) -> Iterator[TrialRecord]:
+    """The one converter from stored trials to metrics records: each trial's TRIAL_RECORD_COLUMNS values
+    and its tool calls as (tool_name, status, duration), as Repository.iter_trial_record_values gives them.
+    The record is built by position (a million of them at the end of a big run): its fields' order is
+    checked in tests/core/test_store_to_metrics.py."""
+    solvable, position = facts.solvable.get, facts.chain_position.get
+    for (_id, task_id, arm, trial_index, episode_id, status, score, surrendered, error, assisted, prompt_tokens,
+         completion_tokens, total_tokens, cost, duration, _tool_duration, _iterations, fault), calls in rows:
+        if status == RETIRED_STATUS:  # an attempt --retry-errors replaced: history, not a measurement
             continue
         yield TrialRecord(
-            task_id=row.task_id, arm=row.arm, trial_index=row.trial_index, status=row.status, score=row.score,
-            surrendered=bool(row.surrendered), error=row.error, fault=row.fault, assisted=bool(row.assisted),
-            solvable=solvable.get(row.task_id), prompt_tokens=row.prompt_tokens or 0,
-            completion_tokens=row.completion_tokens or 0, total_tokens=row.total_tokens or 0, cost=row.cost,
-            duration=row.duration,
-            tool_calls=[{"tool_name": c.tool_name, "status": c.status, "duration": c.duration}
-                        for c in row.tool_calls],
-            episode_id=row.episode_id, chain_position=position.get(row.task_id),
+            task_id, arm, trial_index, status, score, bool(surrendered), error, fault, bool(assisted),
+            solvable(task_id), prompt_tokens or 0, completion_tokens or 0, total_tokens or 0, cost, duration,
+            [{"tool_name": name, "status": state, "duration": took} for name, state, took in calls] if calls else [],
+            episode_id, position(task_id),
         )
 
 
@@ -217,8 +226,8 @@ def stored_benchmark_records(repository: Any, benchmark: Any, *, tool_calls: boo
         chosen = None
     task_ids = [t for suite in suites for t in suite.ordered_task_ids()
                 if chosen is None or t in {str(c) for c in chosen}]
-    return iter_records_from_store(repository.iter_trial_records(benchmark.id, tool_calls=tool_calls),
-                                   task_facts(suites, task_ids))
+    return iter_records_from_values(repository.iter_trial_record_values(benchmark.id, tool_calls=tool_calls),
+                                    task_facts(suites, task_ids))
 
 
 @dataclass
@@ -239,7 +248,7 @@ def analyse_stored(spec: BenchmarkSpec, repository: Any, benchmark_id: str) -> S
     facts = task_facts(spec.suites, spec.task_ids)
 
     def records() -> Iterator[TrialRecord]:
-        return iter_records_from_store(repository.iter_trial_records(benchmark_id), facts)
+        return iter_records_from_values(repository.iter_trial_record_values(benchmark_id), facts)
 
     arms, comparisons, chains, headline = compute_metrics(spec, records())
     total = sum(m.n_records for m in arms.values())

@@ -418,16 +418,28 @@ class Repository:
         """Every trial of a benchmark with its tool call stats, in (arm, task, index) order: the input of
         corral_core.metrics, streamed by keyset pages on the trial key (memory of one page).
         `tool_calls=False` leaves them out (each trial's lookup is most of the read's cost)."""
+        for values, calls in self.iter_trial_record_values(benchmark_id, page_size=page_size, tool_calls=tool_calls):
+            record = convert.trial_record_from_values(values)
+            if calls:
+                record.tool_calls = [ToolCallStat(*call) for call in calls]
+            yield record
+
+    def iter_trial_record_values(self, benchmark_id: str, *, page_size: int = KEYSET_PAGE, tool_calls: bool = True
+                                 ) -> Iterator[tuple[Sequence[Any], Sequence[tuple[str, str, float | None]]]]:
+        """`iter_trial_records` before its records are built, for a reader that builds its own (the metrics'
+        converter, corral_core.runner.results): each trial's convert.TRIAL_RECORD_COLUMNS values, and its
+        tool calls as (tool_name, status, duration) in call order (empty without `tool_calls`)."""
         t, tc = trial_table, tool_call_table
         key = (t.c.arm, t.c.task_id, t.c.trial_index)
         query = select(*(t.c[name] for name in convert.TRIAL_RECORD_COLUMNS)).where(t.c.benchmark_id == benchmark_id)
         calls = select(tc.c.trial_id, tc.c.tool_name, tc.c.status, tc.c.duration)
+        none: tuple[tuple[str, str, float | None], ...] = ()
         for rows, _ in self._keyset(query, key, page_size):
-            records = list(map(convert.trial_record_from_values, rows))
             if not tool_calls:
-                yield from records
+                for values in rows:
+                    yield values, none
                 continue
-            by_id = {record.trial_id: record for record in records}
+            by_id: dict[str, list[tuple[str, str, float | None]]] = {values[0]: [] for values in rows}
             ids = list(by_id)
             found: list[Row[Any]] = []
             with self._read() as conn:  # the page's tool calls by its trial ids (not a join: that reads
@@ -436,8 +448,9 @@ class Repository:
                     chunk = ids[start:start + ID_CHUNK]
                     found += conn.execute(calls.where(tc.c.trial_id.in_(chunk)).order_by(tc.c.trial_id, tc.c.seq)).all()
             for trial_id, tool_name, status, duration in found:
-                by_id[trial_id].tool_calls.append(ToolCallStat(tool_name, status, duration))
-            yield from records
+                by_id[trial_id].append((tool_name, status, duration))
+            for values in rows:
+                yield values, by_id[values[0]]
 
     def iter_trials(self, benchmark_id: str, *, page_size: int = KEYSET_PAGE) -> Iterator[TrialInfo]:
         """Every trial of a benchmark in start order, streamed by keyset pages on the start index

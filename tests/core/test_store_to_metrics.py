@@ -48,3 +48,31 @@ def test_the_compare_screen_reads_the_records_the_runner_computed_metrics_from(r
         seen_unsolvable |= any(key[6] is False for key in screen_side)
         seen_chain |= any(key[7] is not None for key in screen_side)
     assert seen_unsolvable and seen_chain  # the fields the old TUI converter dropped are really exercised
+
+
+def test_the_converter_builds_each_field_of_a_metrics_record_from_its_stored_column() -> None:
+    """iter_records_from_values builds records by position (speed): every field gets its own column."""
+    import dataclasses
+
+    from corral_core.metrics import TrialRecord
+    from corral_core.metrics.records import RETIRED_STATUS
+    from corral_core.runner.results import TaskFacts, iter_records_from_values
+    from corral_core.store.convert import TRIAL_RECORD_COLUMNS
+
+    stored = {"id": "tr_1", "task_id": "t7", "arm": "full", "trial_index": 3, "episode_id": "ep", "status": "error",
+              "score": 0.25, "surrendered": 1, "error": "boom", "assisted": 1, "prompt_tokens": 11,
+              "completion_tokens": 12, "total_tokens": 23, "cost": 0.5, "duration": 2.5, "tool_duration": 1.5,
+              "iterations": 4, "fault": "infra"}
+    assert set(stored) == set(TRIAL_RECORD_COLUMNS)
+    calls = [("calc", "success", 0.1), ("cli", "timeout", None)]
+    facts = TaskFacts(solvable={"t7": False}, chain_position={"t7": 2})
+    [record] = iter_records_from_values([(tuple(stored[c] for c in TRIAL_RECORD_COLUMNS), calls)], facts)
+    expected = TrialRecord(task_id="t7", arm="full", trial_index=3, status="error", score=0.25, surrendered=True,
+                           error="boom", fault="infra", assisted=True, solvable=False, prompt_tokens=11,
+                           completion_tokens=12, total_tokens=23, cost=0.5, duration=2.5,
+                           tool_calls=[{"tool_name": "calc", "status": "success", "duration": 0.1},
+                                       {"tool_name": "cli", "status": "timeout", "duration": None}],
+                           episode_id="ep", chain_position=2)
+    assert dataclasses.asdict(record) == dataclasses.asdict(expected)
+    assert list(iter_records_from_values([(tuple({**stored, "status": RETIRED_STATUS}[c] for c in TRIAL_RECORD_COLUMNS),
+                                           [])], facts)) == []
