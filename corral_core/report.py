@@ -463,14 +463,31 @@ def print_results(document: dict[str, Any], console: Console) -> None:
         + (f"; cost {cost:.4f}" if cost is not None else ""))
 
 
+def planned_trials(benchmark: Any) -> int | None:
+    """Trials the benchmark's spec plans (arms x tasks x trials per task), when the store knows its
+    task list (recorded with the metrics at the end of a run, finished or interrupted)."""
+    spec = (benchmark.metrics or {}).get("spec") or {}
+    tasks = spec.get("tasks")
+    if not isinstance(tasks, list) or not tasks:
+        return None
+    return max(1, len(benchmark.arms)) * len(tasks) * max(1, int(benchmark.trials_per_task or 1))
+
+
+def trials_done_text(benchmark: Any) -> str:
+    """Finished of planned trials ("6/8"); "6/7+" (what the store holds) while the plan is unknown."""
+    planned = planned_trials(benchmark)
+    if planned is None:
+        return f"{benchmark.finished_count}/{benchmark.trial_count}+"
+    return f"{benchmark.finished_count}/{planned}"
+
+
 def history_table(benchmarks: Sequence[Any]) -> Table:
     table = Table(title="benchmarks (newest first)")
-    for column in ("id", "name", "status", "attempt", "headline", "trials", "created (UTC)", "digest"):
+    for column in ("id", "name", "status", "attempt", "headline", "trials done/planned", "created (UTC)", "digest"):
         table.add_column(column)
     for b in benchmarks:
         table.add_row(b.id, Text(b.spec_name), b.status, b.attempt_status or "-", _num(b.headline_score, 3),
-                      f"{b.finished_count}/{b.trial_count}", b.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-                      b.spec_digest[:10])
+                      trials_done_text(b), b.created_at.strftime("%Y-%m-%d %H:%M:%S"), b.spec_digest[:10])
     return table
 
 

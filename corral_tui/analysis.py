@@ -185,16 +185,6 @@ def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: f
     return arms, comparisons
 
 
-def planned_trials(benchmark: BenchmarkInfo) -> int | None:
-    """Trials the benchmark's spec plans (arms x tasks x trials per task), when the store knows its
-    task list (recorded with the metrics at the end of a run, finished or interrupted)."""
-    spec = (benchmark.metrics or {}).get("spec") or {}
-    tasks = spec.get("tasks")
-    if not isinstance(tasks, list) or not tasks:
-        return None
-    return max(1, len(benchmark.arms)) * len(tasks) * max(1, int(benchmark.trials_per_task or 1))
-
-
 def arm_label(benchmark: Any) -> str:
     """The arms of a benchmark in a few words: 'minimal, brief, full'."""
     names = [arm.name for arm in benchmark.arms]

@@ -20,7 +20,8 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Label, Select
 
-from corral_tui.analysis import TRIAL_FILTER_STATUSES, Item, Page, TrialFilter, arm_label, planned_trials
+from corral_core.report import planned_trials, trials_done_text
+from corral_tui.analysis import TRIAL_FILTER_STATUSES, Item, Page, TrialFilter, arm_label
 from corral_tui.config import Redactor
 from corral_tui.messages import CompareRequested, TimelineRequested, TrialsRequested
 from corral_tui.render import clip, format_score, status_text
@@ -114,10 +115,10 @@ class PagedScreen(QueryScreen, Generic[Item]):
 def _trial_counts(benchmark: BenchmarkInfo) -> Text:
     """Finished of planned trials ("6/8"), with what the store holds when the plan is unknown."""
     planned = planned_trials(benchmark)
-    done = benchmark.finished_count
+    text = trials_done_text(benchmark)
     if planned is None:
-        return Text(f"{done}/{benchmark.trial_count}+", style="dim")
-    return Text(f"{done}/{planned}", style="" if done >= planned else "yellow")
+        return Text(text, style="dim")
+    return Text(text, style="" if benchmark.finished_count >= planned else "yellow")
 
 
 class HistoryScreen(PagedScreen["BenchmarkInfo"]):

@@ -128,7 +128,7 @@ def test_a_fork_whose_replayed_request_differs_from_the_recording_ends_as_an_err
         store: Any) -> None:
     repository, writer, db = store
     parent_id = record_parent(repository, writer)
-    with sqlite3.connect(db) as conn:  # as if a tool had answered differently: the second turn's request no longer matches
+    with sqlite3.connect(db) as conn:  # as if a tool had answered differently: turn 2's request differs
         conn.execute("update llm_call set digest = ? where trial_id = ? and turn = 1", ("0" * 64, parent_id))
     fork_id = fork(repository, writer, parent_id, 3)
     child = repository.trial(fork_id)
