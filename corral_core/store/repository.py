@@ -441,7 +441,7 @@ class Repository:
                 continue
             by_id: dict[str, list[tuple[str, str, float | None]]] = {values[0]: [] for values in rows}
             ids = list(by_id)
-            found: list[Row[Any]] = []
+            found: list[Any] = []  # rows of (trial_id, tool_name, status, duration)
             with self._read() as conn:  # the page's tool calls by its trial ids (not a join: that reads
                 _bulk_cache(conn)  # every trial row again), bound a chunk at a time (old SQLite: 999)
                 for start in range(0, len(ids), ID_CHUNK):

@@ -80,6 +80,7 @@ class WorkbenchScreen(QueryScreen):
         _key("a", "approvals", "Approvals", "workbench.approvals", show=False),
         _key("m", "compare_last", "Compare", "workbench.compare"),
         _key("b", "breakpoints", "Breakpoints (form / live run)", "workbench.breakpoints", show=False),
+        _key("t", "next_pane", "Next pane tab", "workbench.next_pane", show=False),
         Binding("escape", "leave_field", "Leave field", show=False, id="workbench.leave_field"),
     ]
 
@@ -292,6 +293,9 @@ class WorkbenchScreen(QueryScreen):
         if focused is not None and self.query_one(RunForm) in focused.ancestors_with_self:
             table = self.query_one(TrialsTable)
             (table if table.row_count else self.query_one(TaskTree)).focus()
+
+    def action_next_pane(self) -> None:
+        self.query_one(TrialPanes).next_pane()
 
     def action_breakpoints(self) -> None:
         """Before a run: the run form's Breakpoints field. During one (the form is locked): the dialog

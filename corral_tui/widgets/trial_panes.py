@@ -86,6 +86,11 @@ class TrialPanes(Vertical):
     def active(self) -> str:
         return self.query_one(TabbedContent).active or "pane-iterations"
 
+    def next_pane(self) -> None:
+        """Show the next tab (Iterations, Tool calls, Hooks, then Iterations again)."""
+        order = list(PANES)
+        self.query_one(TabbedContent).active = order[(order.index(self.active) + 1) % len(order)]
+
     def log_for(self, pane_id: str) -> RichLog:
         return self.query_one(f"#{pane_id}-log", RichLog)
 

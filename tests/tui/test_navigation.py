@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from textual.binding import Binding
 from textual.command import CommandPalette
+from textual.widgets import TabbedContent
 
 from corral_tui.app import WorkbenchApp
 from corral_tui.commands import all_binding_owners
@@ -41,6 +42,18 @@ async def test_help_lists_the_bindings_and_the_palette_runs_actions(tmp_path: Pa
         await wait_for(pilot, lambda: _palette_highlights(app, "History"), "the palette to offer History")
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen), "the history screen from the palette")
+
+
+@pytest.mark.anyio
+async def test_t_cycles_the_selected_trials_panes_from_the_keyboard(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        tabs = app.screen.query_one("#pane-tabs", TabbedContent)
+        assert tabs.active == "pane-iterations"
+        for expected in ("pane-tools", "pane-hooks", "pane-iterations"):
+            await pilot.press("t")
+            await wait_for(pilot, lambda expected=expected: tabs.active == expected, f"the {expected} tab")
 
 
 def _palette_highlights(app, text: str) -> bool:
