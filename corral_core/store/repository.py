@@ -457,6 +457,11 @@ class Repository:
         (started_at, id): linear in the benchmark, memory of one page. Trials stored without a start
         time (a finish whose start was never recorded) come by id where the database sorts NULL, as in
         the history's pages (`trials`): first on SQLite, last on PostgreSQL."""
+        return map(convert.trial_from_values, self.iter_trial_values(benchmark_id, page_size=page_size))
+
+    def iter_trial_values(self, benchmark_id: str, *, page_size: int = KEYSET_PAGE) -> Iterator[Sequence[Any]]:
+        """`iter_trials` before its TrialInfo are built, for a reader that builds its own rows (the export):
+        each trial's convert.TRIAL_COLUMNS values, booleans as the database gives them."""
         t = trial_table
         query = select(*(t.c[name] for name in convert.TRIAL_COLUMNS)).where(t.c.benchmark_id == benchmark_id)
         unstarted = (query.where(t.c.started_at.is_(None)), (t.c.id,))
@@ -464,7 +469,7 @@ class Repository:
         parts = (started, unstarted) if self._engine.dialect.name in NULLS_LAST else (unstarted, started)
         for part, keys in parts:
             for rows, _ in self._keyset(part, keys, page_size):
-                yield from map(convert.trial_from_values, rows)
+                yield from rows
 
     def _keyset(self, query: Select[Any], keys: Sequence[Any], page_size: int
                 ) -> Iterator[tuple[Sequence[Row[Any]], tuple[Any, ...] | None]]:

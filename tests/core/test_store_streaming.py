@@ -96,3 +96,34 @@ def test_compare_of_an_unfinished_benchmark_streams_the_metrics_it_computed_befo
     want = [ArmColumn.from_metrics(arm_metrics(by_arm[arm], view.k_values, 0.0)) for arm in ("a", "b")]
     assert not view.stored and view.arms == want
     assert view.comparisons == [("a", "b", compare_arms(by_arm["a"], by_arm["b"], 0.0).summary)]
+
+
+def test_export_rows_are_the_rows_trial_row_makes_of_each_stored_trial(db) -> None:
+    """stored_trial_rows builds each row from the stored values (speed): the same row, key order included,
+    as trial_row makes of the TrialInfo, at every pass threshold."""
+    from corral_core.metrics.records import RETIRED_STATUS
+    from corral_core.runner.results import stored_trial_rows, trial_row
+
+    fill(db[0])
+    repo = Repository(db[0])
+    for threshold in (0.0, 0.4, 0.5, 1.0):
+        want = [trial_row(t, threshold) for t in repo.iter_trials(BM) if t.status != RETIRED_STATUS]
+        got = list(stored_trial_rows(repo, BM, threshold))
+        assert [list(row.items()) for row in got] == [list(row.items()) for row in want]
+        if threshold == 0.0:
+            assert {row["success"] for row in got} == {True, False}
+
+
+def test_the_flat_json_encoder_writes_what_json_dumps_writes() -> None:
+    import json
+    from datetime import UTC, datetime
+
+    from corral_core import report
+
+    row = {"a": 'say "hi",\nthen ünïcode ✓', "b": None, "c": 1.5, "d": True, "e": 3,
+           "at": datetime(2025, 1, 1, tzinfo=UTC)}
+    encode = report._flat_encoder(",\n    ")
+    assert encode(row) == json.dumps(row, ensure_ascii=False, allow_nan=False, default=report._iso,
+                                     separators=(",\n    ", ": "))
+    with pytest.raises(ValueError):
+        encode({"x": math.nan})
