@@ -87,13 +87,18 @@ def test_a_run_that_asks_a_person_is_refused_on_dask_before_any_cluster_starts()
     assert shared.executor == "dask://127.0.0.1:9" and shared.server_url == "http://127.0.0.1:9"
 
 
-@pytest.fixture
-def scheduler(tmp_path: Path) -> Any:
-    """A real `dask scheduler` and one `dask worker` (2 processes) on 127.0.0.1, free ports, no dashboard."""
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A real `dask scheduler` and one `dask worker` (2 processes) on 127.0.0.1, free ports, no dashboard.
+
+    One per module (per xdist worker): starting a cluster costs ~15 CPU-seconds (each worker process imports
+    litellm), and the tests on it need no fresh one: each run has its own benchmark id and store, and a finished
+    run leaves nothing running on the workers."""
     import re
     import subprocess
     import sys
 
+    tmp_path = tmp_path_factory.mktemp("dask-scheduler")
     dask = str(Path(sys.executable).with_name("dask"))
     # the scheduler unpickles task graphs too: both must import this checkout's corral_core
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), FAKE_KEY: "sk-fake"}
@@ -219,13 +224,14 @@ def wait_for_pending_lease(client: Any) -> bool:
     return False
 
 
-def test_chain_rounds_run_on_workers_link_by_link_with_the_same_outcomes_as_local(tmp_path: Path) -> None:
+def test_chain_rounds_run_on_workers_link_by_link_with_the_same_outcomes_as_local(tmp_path: Path, scheduler: str
+                                                                                  ) -> None:
     """materials_chain: three rounds per arm; round 3's first link fails, so its two dependents are skipped."""
     from corral_core.spec import load_spec
 
     chain = load_spec(SAMPLES / "materials_chain.bench.yaml")
     local, _ = run(tmp_path / "local.db", chain)
-    remote, _ = run(tmp_path / "dask.db", chain, executor="processes", workers=2)
+    remote, _ = run(tmp_path / "dask.db", chain, executor=scheduler)
 
     def outcomes(db: Path) -> Counter[tuple[Any, ...]]:
         with sqlite3.connect(db) as conn:
@@ -306,14 +312,14 @@ def test_pause_step_intervene_and_resume_reach_a_trial_on_a_worker(where: str, r
     assert results[0].trials_run == 1 and len(controls) == 0
 
 
-def test_workers_use_a_shared_environment_server_given_with_server(tmp_path: Path) -> None:
+def test_workers_use_a_shared_environment_server_given_with_server(tmp_path: Path, scheduler: str) -> None:
     from corral_core.env import load_suite
     from corral_core.server import EmbeddedServer, create_app
 
     sink = ListSink()
     server = EmbeddedServer(create_app(load_suite(SAMPLEMATH), sink=sink, telemetry=True))
     try:
-        remote, _ = run(tmp_path / "dask.db", executor="processes", workers=2, server_url=server.start())
+        remote, _ = run(tmp_path / "dask.db", executor=scheduler, server_url=server.start())
     finally:
         server.stop()
     assert remote.errored == 0 and len(remote.rows) == 12
@@ -359,7 +365,8 @@ def test_the_bridge_keeps_one_trial_per_key_when_a_dead_workers_batch_runs_again
 
 def test_a_stopped_dask_run_resumes_with_every_trial_once(tmp_path: Path) -> None:
     """Stop a run whose trials wait paused on the workers: it ends `interrupted`; a resume on Dask runs what is
-    missing, and the store then holds one counted trial per (arm, task, index)."""
+    missing, and the store then holds one counted trial per (arm, task, index). (Fresh clusters, not the
+    module's scheduler: there a resume reads the earlier run's stop from the scheduler's control log.)"""
     from corral_core.runner import ControlRegistry
 
     db = tmp_path / "stop.db"
