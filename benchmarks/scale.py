@@ -1,25 +1,34 @@
 """Scripted trials per second: the `local` executor against `processes` (a Dask LocalCluster) at 1, 2
-and all workers, with the SQLite store on, and CPU-seconds per trial (this process and its children).
+and all workers, with the SQLite store on, and CPU-seconds per trial (all processes of the run).
 
     python benchmarks/scale.py [--trials 2000] [--workers 1 2 0]      # 0 means one worker per core
 
 Each run is a fresh benchmark of samplemath on the scripted tool-calling agent, into a SQLite store.
-`trials/s` is end to end: for `processes` it includes starting the cluster, each worker's litellm
-import and closing the cluster. `steady/s` leaves that out: trials finished between the first and
-the last TRIAL_FINISHED on the driver. CPU-seconds are getrusage(SELF) + getrusage(CHILDREN) of the
-whole run (worker processes count once they have exited: the cluster is closed at the end of each
-run), divided by the trials. The machine's load average is printed before each run.
+`trials/s` is end to end, from making the runner to its return: for `processes` it includes
+starting the cluster (scheduler, nannies, forking the workers), the workers' embedded servers and
+closing the cluster. `steady/s` leaves that out: trials finished between the first and the last
+TRIAL_FINISHED on the driver.
+
+Not in any row, and printed first: the once-per-process litellm import. `local` trials need it in
+this process; `processes` workers are forked from a forkserver that imports it (runner/executors.py
+`start_forkserver`, which every processes run calls; the first run of a process waits for it).
+CPU-seconds are getrusage(SELF) + getrusage(CHILDREN) + the forkserver's own and its exited
+children's (the workers: the cluster is closed at the end of each run), divided by the trials.
+The machine's load average is printed before each run.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import resource
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import psutil
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_LOG", "ERROR")
@@ -41,9 +50,33 @@ def make_spec(trials: int, name: str) -> object:
     }, ROOT / "sample_tasks")
 
 
+def forkserver() -> psutil.Process | None:
+    """The forkserver process that forks `processes` workers (a child of this process), if started."""
+    for child in psutil.Process().children():
+        try:
+            if "multiprocessing.forkserver" in " ".join(child.cmdline()):
+                return child
+        except psutil.Error:
+            continue
+    return None
+
+
 def cpu_seconds() -> float:
+    """This process, its exited children, the forkserver and its exited children (workers), in CPU-seconds."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    total = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    server = forkserver()
+    if server is not None:
+        deadline = time.monotonic() + 30
+        while server.children() and time.monotonic() < deadline:  # closed workers not reaped yet
+            time.sleep(0.05)
+        times = server.cpu_times()
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
+
+
+def _nothing() -> None:
+    """Forked once to wait until the forkserver has imported what workers need."""
 
 
 class FinishTimes:
@@ -66,9 +99,9 @@ def measure(trials: int, executor: str, workers: int | None, folder: Path) -> tu
     engine, repository, writer = open_store(str(folder / f"scale-{label}.db"))
     finishes = FinishTimes()
     try:
+        cpu, wall = cpu_seconds(), time.perf_counter()
         runner = BenchmarkRunner(make_spec(trials, f"scale-{label}"), repository=repository, writer_sink=writer,
                                  sink=finishes, executor=executor, workers=workers)
-        cpu, wall = cpu_seconds(), time.perf_counter()
         result = runner.run()
         wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
     finally:
@@ -84,10 +117,23 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 0])
     args = parser.parse_args()
     from corral_core.llm import preload
+    from corral_core.runner.executors import start_forkserver
 
-    preload()  # the driver's own litellm import is not part of any run
     cores = os.cpu_count() or 1
     print(f"{args.trials} scripted trials (samplemath, tool_calling), {cores} cores")
+    print(f"once per process, in no row (load {os.getloadavg()[0]:.2f}):")
+    cpu, wall = cpu_seconds(), time.perf_counter()
+    preload()
+    print(f"  litellm import in this process (local trials):       {time.perf_counter() - wall:5.1f} s "
+          f"{cpu_seconds() - cpu:5.1f} CPU-s")
+    if args.workers:
+        cpu, wall = cpu_seconds(), time.perf_counter()
+        start_forkserver()
+        first = multiprocessing.get_context("forkserver").Process(target=_nothing)
+        first.start()
+        first.join()
+        print(f"  forkserver start with litellm (processes workers): {time.perf_counter() - wall:5.1f} s "
+              f"{cpu_seconds() - cpu:5.1f} CPU-s")
     print(f"{'executor':<22}{'trials':>8}{'seconds':>10}{'trials/s':>10}{'steady/s':>10}{'CPU-s/trial':>13}"
           f"{'load before':>13}")
     with tempfile.TemporaryDirectory() as tmp:

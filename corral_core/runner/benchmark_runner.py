@@ -37,7 +37,7 @@ from corral_core.events import EventBus, EventKind, EventSink, emit_event
 from corral_core.llm import preload as preload_llm
 from corral_core.metrics import TrialRecord, attempt_status, success
 from corral_core.metrics.records import RETIRED_STATUS
-from corral_core.runner.executors import check_executor
+from corral_core.runner.executors import check_executor, start_forkserver
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
@@ -118,6 +118,8 @@ class BenchmarkRunner:
                                 "then --server URL; the workbench shows its approvals).")
         self.workers = workers
         self.cluster = cluster
+        if self.executor == "processes" and cluster is None:
+            start_forkserver()  # its workers' imports go on in the background while this run is set up
         self.benchmark_id: str | None = None
         self.owner = Owner.current()
         self._no_person = NoPersonGate() if gate is None and spec.approval == "ask" else None
@@ -182,7 +184,7 @@ class BenchmarkRunner:
             ctx = RunContext(spec, benchmark_id, bus, self.controls, router_for, self._stop, self._no_person, assists,
                              approval=approval, fork=self.fork, breakpoints=self.breakpoints)
             self._emit_started(bus, opened, done, jobs)
-            if jobs:
+            if jobs and self.executor == "local":  # on Dask the workers import it (runner/dask_worker.py)
                 # the imports take seconds: keep them out of the first trials' durations
                 preload_llm(arm.model.id for arm in spec.arms)
             finished = self._execute(ctx, jobs, cancel_event)

@@ -6,9 +6,12 @@ control listener. A Dask task is a `RemoteBatch`: a few jobs of one benchmark, r
 
 Events go to the driver through the scheduler's event log (`log_event` on EVENT_TOPIC), collected
 in the publisher and flushed every PUBLISH_INTERVAL seconds and at the end of each batch: one
-message per flush, not per event. Controls come back the same way: the driver logs commands on
-CONTROL_TOPIC, and each worker's client subscribes to it (`subscribe_topic`); a command reaches
-the worker-local `ControlRegistry` of its benchmark, which holds the trials running here.
+message per flush, not per event, and that message is one JSON text (a list of `Event.to_dict()`),
+encoded once here and decoded once on the driver: Dask checks and msgpacks one string instead of
+every nested event field (in the worker, the scheduler and the driver). Controls come back the
+same way: the driver logs commands on CONTROL_TOPIC, and each worker's client subscribes to it
+(`subscribe_topic`); a command reaches the worker-local `ControlRegistry` of its benchmark,
+which holds the trials running here.
 """
 
 from __future__ import annotations
@@ -80,13 +83,13 @@ class _Publisher:
     def __init__(self, worker: Any) -> None:
         self._worker = worker
         self._lock = threading.Lock()
-        self._buffer: list[dict[str, Any]] = []
+        self._buffer: list[str] = []  # each event as JSON
         self._wake = threading.Event()
         threading.Thread(target=self._flush_periodically, name="corral-publish", daemon=True).start()
 
     def emit(self, event: Event) -> None:
         try:
-            message = json.loads(json.dumps(event.to_dict(), default=str))  # msgpack-safe plain data
+            message = json.dumps(event.to_dict(), default=str)  # encoded now: the data may change after emit
         except Exception:  # a sink never raises
             log.warning("could not encode a %s event for the driver", event.kind.value, exc_info=True)
             return
@@ -101,7 +104,7 @@ class _Publisher:
             batch, self._buffer = self._buffer, []
             if batch:  # under the lock: batches leave in emission order
                 try:
-                    self._worker.log_event(EVENT_TOPIC, batch)
+                    self._worker.log_event(EVENT_TOPIC, f"[{','.join(batch)}]")
                 except Exception:
                     log.warning("could not publish %d events to the driver", len(batch), exc_info=True)
 
@@ -145,9 +148,6 @@ class _WorkerState:
     def __init__(self) -> None:
         from distributed import get_client, get_worker
 
-        from corral_core.llm import preload
-
-        preload()  # litellm's import, once per worker process
         self.publisher = _Publisher(get_worker())
         self.specs: dict[str, tuple[Any, Any]] = {}  # digest and server -> (spec, task id -> router)
         self.servers: list[Any] = []
@@ -213,6 +213,7 @@ class _WorkerState:
 
     def _load(self, batch: RemoteBatch) -> tuple[Any, Any]:
         from corral_core.client import CorralRouter
+        from corral_core.llm import preload
         from corral_core.runner.benchmark_runner import client_timeout
         from corral_core.server import EmbeddedServer, PolicyGate, create_app
         from corral_core.spec import spec_from_dict
@@ -221,6 +222,8 @@ class _WorkerState:
         if spec.digest != batch.digest:
             raise RuntimeError(f"the worker sees a different spec (digest {spec.digest[:12]}, driver "
                                f"{batch.digest[:12]}): its suite files or scripts differ from the driver's")
+        # litellm's import, once per worker process (done already in a worker forked by `processes`)
+        preload(arm.model.id for arm in spec.arms)
         if any(arm.model.max_connections for arm in spec.arms):
             _share_connection_limits()
         timeout = client_timeout(spec.timeouts)

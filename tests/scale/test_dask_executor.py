@@ -350,12 +350,14 @@ def test_the_bridge_keeps_one_trial_per_key_when_a_dead_workers_batch_runs_again
         return {"kind": kind.value, "trial_id": trial_id, "task_id": "add", "benchmark_id": benchmark_id, "ts": 1.0,
                 "data": {"arm": "a", "trial_index": 0, **data}}
 
-    bridge.on_message((0.0, [message(EventKind.TRIAL_STARTED, "tr_1")]))
+    bridge.on_message((0.0, json.dumps([message(EventKind.TRIAL_STARTED, "tr_1")])))
     assert controls.controller("tr_1") is not None
-    bridge.on_message((0.0, [message(EventKind.TRIAL_STARTED, "tr_2"), message(EventKind.ITERATION_STARTED, "tr_1"),
-                             message(EventKind.TRIAL_FINISHED, "tr_2", status="completed")]))
-    bridge.on_message((0.0, [message(EventKind.TRIAL_STARTED, "tr_3"), message(EventKind.TRIAL_FINISHED, "tr_3"),
-                             message(EventKind.TRIAL_STARTED, "tr_9", benchmark_id="bm_other")]))
+    bridge.on_message((0.0, json.dumps([message(EventKind.TRIAL_STARTED, "tr_2"),
+                                        message(EventKind.ITERATION_STARTED, "tr_1"),
+                                        message(EventKind.TRIAL_FINISHED, "tr_2", status="completed")])))
+    bridge.on_message((0.0, json.dumps([message(EventKind.TRIAL_STARTED, "tr_3"),
+                                        message(EventKind.TRIAL_FINISHED, "tr_3"),
+                                        message(EventKind.TRIAL_STARTED, "tr_9", benchmark_id="bm_other")])))
     assert [(e.kind, e.trial_id) for e in sink.events] == [
         (EventKind.TRIAL_STARTED, "tr_1"), (EventKind.TRIAL_STARTED, "tr_2"), (EventKind.TRIAL_FINISHED, "tr_2")]
     assert bridge.finished_ids == {"tr_2"} and bridge.rejected == {"tr_3"} and len(controls) == 0

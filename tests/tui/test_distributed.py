@@ -5,6 +5,7 @@ runs of one workbench share its workers."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections import Counter
@@ -41,7 +42,7 @@ def bridged(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     deliver = EventBridge.on_message
 
     def counting(self: EventBridge, item: tuple[float, Any]) -> None:
-        seen.update(str(message.get("kind")) for message in item[1])
+        seen.update(str(message.get("kind")) for message in json.loads(item[1]))
         deliver(self, item)
 
     monkeypatch.setattr(EventBridge, "on_message", counting)
