@@ -61,15 +61,20 @@ def forkserver() -> psutil.Process | None:
     return None
 
 
+def wait_for_workers_to_exit() -> None:
+    """Until the forkserver has reaped the workers of a closed cluster: then their CPU counts in its children's."""
+    server = forkserver()
+    deadline = time.monotonic() + 30
+    while server is not None and server.children() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def cpu_seconds() -> float:
     """This process, its exited children, the forkserver and its exited children (workers), in CPU-seconds."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     total = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
     server = forkserver()
     if server is not None:
-        deadline = time.monotonic() + 30
-        while server.children() and time.monotonic() < deadline:  # closed workers not reaped yet
-            time.sleep(0.05)
         times = server.cpu_times()
         total += times.user + times.system + times.children_user + times.children_system
     return total
@@ -103,7 +108,9 @@ def measure(trials: int, executor: str, workers: int | None, folder: Path) -> tu
         runner = BenchmarkRunner(make_spec(trials, f"scale-{label}"), repository=repository, writer_sink=writer,
                                  sink=finishes, executor=executor, workers=workers)
         result = runner.run()
-        wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
+        wall = time.perf_counter() - wall
+        wait_for_workers_to_exit()
+        cpu = cpu_seconds() - cpu
     finally:
         writer.close()
         engine.dispose()
