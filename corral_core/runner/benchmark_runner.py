@@ -22,15 +22,16 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import functools
+import json
 import logging
 import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from corral_core.agents.breakpoints import BreakpointSet
+from corral_core.agents.breakpoints import Breakpoint, BreakpointSet
 from corral_core.env.approval import is_stricter
 from corral_core.errors import StoreError, UserError
 from corral_core.events import EventBus, EventKind, EventSink, emit_event
@@ -132,8 +133,17 @@ class BenchmarkRunner:
         self._bus: EventSink | None = None
         self._store_failure: StoreError | None = None
         self.fork: ForkPoint | None = None  # set by ForkRunner (runner/fork.py)
-        # the spec's breakpoints; the workbench replaces them while the run goes on (trials here, not on Dask)
+        # the spec's breakpoints; the workbench replaces them while the run goes on (set_breakpoints)
         self.breakpoints = BreakpointSet(spec.hooks.breakpoints)
+        self._send_remote: Callable[..., None] | None = None  # commands to Dask workers, while on Dask
+
+    def set_breakpoints(self, points: Iterable[Breakpoint]) -> None:
+        """Replace the run's breakpoints: running trials check the new ones from their next check point
+        on, trials that start later too, here and on Dask workers."""
+        self.breakpoints.replace(points)
+        send = self._send_remote
+        if send is not None:
+            send("breakpoints", text=json.dumps([str(point) for point in self.breakpoints.points]))
 
     def stop(self) -> None:
         """Stop the run: running trials are cancelled, queued ones never start (resume finishes them)."""
@@ -439,7 +449,9 @@ class BenchmarkRunner:
         spec = self.spec
         remote = [self._remote_job(job) for job in jobs]
         template = RemoteBatch(spec.data, str(spec.base_dir), spec.source, spec.digest, ctx.benchmark_id,
-                               self.controls.start_paused, ctx.approval, [], self.server_url, self.token)
+                               self.controls.start_paused, ctx.approval, [], self.server_url, self.token,
+                               hold_on_breakpoints=self.controls.hold_on_breakpoints,
+                               breakpoints=[str(point) for point in self.breakpoints.points])
 
         def stopped() -> bool:
             if cancel_event is not None and cancel_event.is_set() and not self._stop.is_set():
@@ -466,6 +478,7 @@ class BenchmarkRunner:
             send = functools.partial(dask.send_command, ctx.benchmark_id)
             bridge = EventBridge(ctx.benchmark_id, ctx.sink, self.controls, send)
             self.controls.forward = send
+            self._send_remote = send
             try:
                 if self._stop.is_set():
                     send("cancel_all")
@@ -473,6 +486,7 @@ class BenchmarkRunner:
                          parallel=spec.parallel)
             finally:
                 self.controls.forward = None
+                self._send_remote = None
         return not self._stop.is_set()
 
     def _remote_job(self, job: Job) -> Any:

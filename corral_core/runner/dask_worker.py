@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corral_core.agents.breakpoints import Breakpoint, BreakpointSet
 from corral_core.events import Event
 from corral_core.runner.live_trials import ControlRegistry
 
@@ -65,6 +66,8 @@ class RemoteBatch:
     server_url: str | None = None  # a shared environment server (--server); else one embedded per worker
     token: str | None = None
     threads: int = 1  # jobs of this batch run at once on the worker (the spec's `parallel` over the cluster)
+    hold_on_breakpoints: bool = False  # a person watches (the workbench): a breakpoint hit pauses the trial
+    breakpoints: list[str] = field(default_factory=list)  # the run's breakpoints when the batch was sent
 
 
 @dataclass
@@ -120,9 +123,10 @@ class _Publisher:
 class _RunControls(ControlRegistry):
     """A benchmark's trials running on this worker; commands for a trial not registered yet wait."""
 
-    def __init__(self, *, start_paused: bool) -> None:
-        super().__init__(start_paused=start_paused)
+    def __init__(self, *, start_paused: bool, hold_on_breakpoints: bool = False) -> None:
+        super().__init__(start_paused=start_paused, hold_on_breakpoints=hold_on_breakpoints)
         self.stopped = threading.Event()
+        self.breakpoints: BreakpointSet | None = None  # the run's, shared by its trials here; replaced by command
         self._early: dict[str, list[tuple[str, str | None]]] = {}
 
     def register(self, trial_id: str, **kwargs: Any) -> None:
@@ -168,11 +172,14 @@ class _WorkerState:
             server.stop()
         self.publisher.close()
 
-    def run_controls(self, benchmark_id: str, start_paused: bool) -> _RunControls:
+    def run_controls(self, batch: RemoteBatch) -> _RunControls:
+        benchmark_id = batch.benchmark_id
         with self.lock:
             controls = self.runs.get(benchmark_id)
             if controls is None:
-                controls = self.runs[benchmark_id] = _RunControls(start_paused=start_paused)
+                controls = self.runs[benchmark_id] = _RunControls(start_paused=batch.start_paused,
+                                                                  hold_on_breakpoints=batch.hold_on_breakpoints)
+                controls.breakpoints = BreakpointSet(Breakpoint.parse(text) for text in batch.breakpoints)
                 while len(self.runs) > KEPT_RUNS:
                     self.runs.popitem(last=False)[1].close()
                 history = [m for m in self._history if m.get("benchmark_id") == benchmark_id]
@@ -197,6 +204,8 @@ class _WorkerState:
         op, trial_id = str(message.get("op")), message.get("trial_id")
         if trial_id:
             controls.apply_to_trial(str(trial_id), op, message.get("text"))
+        elif op == "breakpoints" and controls.breakpoints is not None:
+            controls.breakpoints.replace(Breakpoint.parse(text) for text in json.loads(message.get("text") or "[]"))
         elif op == "cancel_all":
             controls.stopped.set()
             controls.cancel_all()
@@ -304,9 +313,9 @@ def run_batch(batch: RemoteBatch) -> list[RemoteTrial]:
 
     state = _worker_state()
     spec, router_for = state.spec_for(batch)
-    controls = state.run_controls(batch.benchmark_id, batch.start_paused)
+    controls = state.run_controls(batch)
     ctx = RunContext(spec, batch.benchmark_id, state.publisher, controls, router_for, controls.stopped,
-                     approval=batch.approval)
+                     approval=batch.approval, breakpoints=controls.breakpoints)
     arms = {arm.name: arm for arm in spec.arms}
     results: list[list[RemoteTrial]] = [[] for _ in batch.jobs]
     try:

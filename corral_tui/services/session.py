@@ -229,7 +229,7 @@ class RunSession:
         runner = self.active.runner if self.active is not None else None
         if runner is None:
             return False
-        runner.breakpoints.replace(points)
+        runner.set_breakpoints(points)
         return True
 
     def intervene(self, trial_id: str, text: str) -> bool:

@@ -312,6 +312,40 @@ def test_pause_step_intervene_and_resume_reach_a_trial_on_a_worker(where: str, r
     assert results[0].trials_run == 1 and len(controls) == 0
 
 
+def test_breakpoints_set_during_a_run_hold_a_trial_on_a_worker() -> None:
+    """The workbench's `b` on a Dask run: breakpoints set while the run goes on reach the worker, and
+    a hit pauses the trial there (a person is watching), until it is resumed."""
+    from corral_core.agents.breakpoints import Breakpoint
+    from corral_core.runner import ControlRegistry
+
+    one = spec_from_dict({"name": "breakpoints", "suite": str(SAMPLEMATH), "tasks": ["add"], "trials_per_task": 1,
+                          "agent": {"type": "tool_calling"}}, SAMPLEMATH.parent)
+    controls = ControlRegistry(start_paused=True, hold_on_breakpoints=True)
+    sink = WaitingSink()
+    runner = BenchmarkRunner(one, sink=sink, controls=controls, executor="processes", workers=1)
+    results: list[Any] = []
+    thread = threading.Thread(target=lambda: results.append(runner.run()))
+    thread.start()
+    try:
+        paused = sink.wait_for(lambda e: e.kind is EventKind.CONTROL_STATE and e.data["state"] == "paused")
+        runner.set_breakpoints([Breakpoint.parse("tool:calculator")])  # the spec had none
+        controls.resume_all()
+        hit = sink.wait_for(lambda e: e.kind is EventKind.BREAKPOINT_HIT)
+        assert hit.trial_id == paused.trial_id and hit.data["breakpoint"] == "tool:calculator"
+        assert hit.data["paused"] is True
+        held = sink.wait_for(lambda e: e.kind is EventKind.CONTROL_STATE and e.data["state"] == "paused"
+                             and "breakpoint" in str(e.data.get("reason")))
+        assert held.trial_id == paused.trial_id
+        assert not sink.of_kind(EventKind.TOOL_CALL)  # held before the call
+        controls.resume_all()
+        finished = sink.wait_for(lambda e: e.kind is EventKind.TRIAL_FINISHED)
+    finally:
+        if thread.is_alive() and not sink.of_kind(EventKind.TRIAL_FINISHED):
+            runner.stop()
+        thread.join(WAIT)
+    assert finished.data["status"] == "completed" and results[0].trials_run == 1
+
+
 def test_workers_use_a_shared_environment_server_given_with_server(tmp_path: Path, scheduler: str) -> None:
     from corral_core.env import load_suite
     from corral_core.server import EmbeddedServer, create_app
