@@ -312,7 +312,7 @@ def test_pause_step_intervene_and_resume_reach_a_trial_on_a_worker(where: str, r
     assert results[0].trials_run == 1 and len(controls) == 0
 
 
-def test_breakpoints_set_during_a_run_hold_a_trial_on_a_worker() -> None:
+def test_breakpoints_set_during_a_run_hold_a_trial_on_a_worker(scheduler: str) -> None:
     """The workbench's `b` on a Dask run: breakpoints set while the run goes on reach the worker, and
     a hit pauses the trial there (a person is watching), until it is resumed."""
     from corral_core.agents.breakpoints import Breakpoint
@@ -322,7 +322,7 @@ def test_breakpoints_set_during_a_run_hold_a_trial_on_a_worker() -> None:
                           "agent": {"type": "tool_calling"}}, SAMPLEMATH.parent)
     controls = ControlRegistry(start_paused=True, hold_on_breakpoints=True)
     sink = WaitingSink()
-    runner = BenchmarkRunner(one, sink=sink, controls=controls, executor="processes", workers=1)
+    runner = BenchmarkRunner(one, sink=sink, controls=controls, executor=scheduler)
     results: list[Any] = []
     thread = threading.Thread(target=lambda: results.append(runner.run()))
     thread.start()
