@@ -15,6 +15,8 @@ from pathlib import Path
 
 import psycopg
 
+from tests.core.gate import Gate
+
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "sample_tasks" / "quickstart.bench.yaml"
 DATA = ROOT / "tests" / "core" / "data"
@@ -90,17 +92,20 @@ def test_a_batch_run_history_and_export_on_postgresql(pg_url: str, tmp_path: Pat
 
 def test_a_run_killed_with_sigkill_resumes_every_trial_exactly_once(pg_url: str, tmp_path: Path) -> None:
     command = [sys.executable, "-m", "corral_tui.cli", "--batch", str(slow_spec(tmp_path)), "--db", pg_url, "--quiet"]
-    process = subprocess.Popen(command, cwd=tmp_path, env=env(), stdout=subprocess.DEVNULL,
+    gate = Gate(tmp_path / "gate", hold_after=3)  # the 4th trial's tool call waits: killed at a known point
+    process = subprocess.Popen(command, cwd=tmp_path, env=gate.env(env()), stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL)
     try:
-        wait_until(lambda: (rows(pg_url, "select count(*) from trial where status != 'running'") or [(0,)])[0][0] >= 3,
-                   "three finished trials", process)
+        wait_until(lambda: gate.calls >= 4 and (rows(pg_url, "select count(*) from trial where status != 'running'")
+                                                or [(0,)])[0][0] >= 3, "three finished trials, a fourth held",
+                   process)
         process.send_signal(signal.SIGKILL)
         process.wait(10)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait(10)
+        gate.release()
 
     (benchmark_id, status), = rows(pg_url, "select id, status from benchmark")
     assert status == "running"  # nobody closed it: the process died
@@ -118,22 +123,28 @@ def test_a_run_killed_with_sigkill_resumes_every_trial_exactly_once(pg_url: str,
 def test_two_runners_on_one_database_lose_and_duplicate_nothing(pg_url: str, tmp_path: Path) -> None:
     spec = slow_spec(tmp_path, parallel=2)
     command = [sys.executable, "-m", "corral_tui.cli", "--batch", str(spec), "--db", pg_url]
-    first = subprocess.Popen(command, cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+    gate = Gate(tmp_path / "gate", hold_after=0)  # the first run's tool calls wait: it stays live meanwhile
+    first = subprocess.Popen(command, cwd=tmp_path, env=gate.env(env()), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    second = None
     try:
         # The second starts while the first is live: it must not resume (and so double) the first's run.
-        wait_until(lambda: (rows(pg_url, "select count(*) from trial") or [(0,)])[0][0] >= 1, "the first trial",
-                   first)
-        second = subprocess.run(command, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=300)
+        wait_until(lambda: gate.calls >= 1 and (rows(pg_url, "select count(*) from trial") or [(0,)])[0][0] >= 1,
+                   "the first run's first trial, stored", first)
+        second = subprocess.Popen(command, cwd=tmp_path, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+        wait_until(lambda: len(rows(pg_url, "select id from benchmark")) == 2, "the second run's own benchmark", first)
+        gate.release()  # from here both run at once
+        _out, second_err = second.communicate(timeout=300)
         _out, err = first.communicate(timeout=300)
     finally:
-        if first.poll() is None:
-            first.kill()
-            first.communicate(10)
+        gate.release()
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.communicate(10)
     assert first.returncode == 0, err
-    assert second.returncode == 0, second.stderr
-    # (whether the second saw the first still live, and said so, depends on how fast each started;
-    # either way it must not resume, and so double, the first's run: checked below)
+    assert second.returncode == 0, second_err
 
     benchmarks = rows(pg_url, "select id, status from benchmark order by created_at")
     assert [status for _, status in benchmarks] == ["finished", "finished"]
