@@ -20,7 +20,6 @@ the store committed before stays, and a resume runs the rest.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import functools
 import json
 import logging
@@ -38,7 +37,7 @@ from corral_core.events import EventBus, EventKind, EventSink, emit_event
 from corral_core.llm import preload as preload_llm
 from corral_core.metrics import TrialRecord, attempt_status, success
 from corral_core.metrics.records import RETIRED_STATUS
-from corral_core.runner.executors import check_executor, start_forkserver
+from corral_core.runner.executors import StartingCluster, check_executor, start_forkserver
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
@@ -119,6 +118,7 @@ class BenchmarkRunner:
                                 "then --server URL; the workbench shows its approvals).")
         self.workers = workers
         self.cluster = cluster
+        self._starting: StartingCluster | None = None  # the run's own Dask executor, while run() goes on
         if self.executor == "processes" and cluster is None:
             start_forkserver()  # its workers' imports go on in the background while this run is set up
         self.benchmark_id: str | None = None
@@ -178,6 +178,9 @@ class BenchmarkRunner:
         benchmark_id: str | None = None
         heartbeat: Heartbeat | None = None
         unwatch = self._watch_store()
+        # a Dask run's own cluster starts now, while this run is set up (runner/executors.py)
+        self._starting = StartingCluster(self.executor, self.workers) \
+            if self.executor != "local" and self.cluster is None else None
         try:
             router_for = self._connect(bus, servers, routers)  # first: a server that fails records nothing
             opened = open_benchmark(spec, self.repository, self.owner, resume_id, self.auto_resume)
@@ -207,6 +210,8 @@ class BenchmarkRunner:
                     log.exception("could not mark benchmark %s interrupted", benchmark_id)
             raise
         finally:
+            if self._starting is not None:
+                self._starting.close()
             if heartbeat is not None:
                 heartbeat.stop()
             if unwatch is not None:
@@ -444,7 +449,7 @@ class BenchmarkRunner:
     def _execute_on_dask(self, ctx: RunContext, jobs: list[Job], cancel_event: threading.Event | None) -> bool:
         """Run the jobs on Dask workers (runner/executors.py); their events reach the bus through the bridge."""
         from corral_core.runner.dask_worker import RemoteBatch
-        from corral_core.runner.executors import DaskExecutor, EventBridge
+        from corral_core.runner.executors import EventBridge
 
         spec = self.spec
         remote = [self._remote_job(job) for job in jobs]
@@ -473,20 +478,23 @@ class BenchmarkRunner:
                     trial_id, data = fail_trial(ctx, job.arm, task_id, trial_index, job.episode_id, error)
                     self._keep(trial_id, task_id, data)
 
-        with contextlib.nullcontext(self.cluster) if self.cluster is not None else \
-                DaskExecutor(self.executor, self.workers) as dask:
-            send = functools.partial(dask.send_command, ctx.benchmark_id)
-            bridge = EventBridge(ctx.benchmark_id, ctx.sink, self.controls, send)
-            self.controls.forward = send
-            self._send_remote = send
-            try:
-                if self._stop.is_set():
-                    send("cancel_all")
-                dask.run(template, remote, bridge, stopped=stopped, on_trial=on_trial, on_failed=on_failed,
-                         parallel=spec.parallel)
-            finally:
-                self.controls.forward = None
-                self._send_remote = None
+        if self.cluster is not None:  # the caller's, kept across runs
+            dask = self.cluster
+        else:  # this run's own, started when the run began and closed when it ends
+            assert self._starting is not None
+            dask = self._starting.get()
+        send = functools.partial(dask.send_command, ctx.benchmark_id)
+        bridge = EventBridge(ctx.benchmark_id, ctx.sink, self.controls, send)
+        self.controls.forward = send
+        self._send_remote = send
+        try:
+            if self._stop.is_set():
+                send("cancel_all")
+            dask.run(template, remote, bridge, stopped=stopped, on_trial=on_trial, on_failed=on_failed,
+                     parallel=spec.parallel)
+        finally:
+            self.controls.forward = None
+            self._send_remote = None
         return not self._stop.is_set()
 
     def _remote_job(self, job: Job) -> Any:

@@ -367,3 +367,39 @@ class DaskExecutor:
         finally:
             if self.cluster is not None:
                 self.cluster.close()
+
+
+class StartingCluster:
+    """A DaskExecutor being started in a thread, so that a run's own setup (store, plan) goes on meanwhile."""
+
+    def __init__(self, executor: str, workers: int | None) -> None:
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._cluster: DaskExecutor | None = None
+        self._error: BaseException | None = None
+        threading.Thread(target=self._start, args=(executor, workers), name="corral-cluster-start",
+                         daemon=True).start()
+
+    def _start(self, executor: str, workers: int | None) -> None:
+        try:
+            self._cluster = DaskExecutor(executor, workers)
+        except BaseException as exc:  # raised by get()
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def get(self) -> DaskExecutor:
+        """The started executor (waits for it); its start's error is raised here."""
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._cluster is not None
+        return self._cluster
+
+    def close(self) -> None:
+        """Close the executor once it has started (safe to call twice)."""
+        self._done.wait()
+        with self._lock:
+            cluster, self._cluster = self._cluster, None
+        if cluster is not None:
+            cluster.close()
