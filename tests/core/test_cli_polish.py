@@ -82,15 +82,21 @@ def test_export_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     ((), "(model): 'opnai' is not a provider litellm knows"),
 ])
 def test_batch_refuses_a_model_litellm_cannot_route_before_the_run(tmp_path: Path, how: tuple[str, ...],
-                                                                   expected: str) -> None:
+                                                                   expected: str, capsys: pytest.CaptureFixture[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A misspelt provider prefix or model name (in the spec or --model) exits 2 in words before anything
-    runs: no store is created, no trial errors one by one."""
+    runs: no store is created, no trial errors one by one. (The command runs in this process: what is tested
+    is its refusal, and a subprocess would pay litellm's import for it.)"""
+    from corral_tui.cli import main
+
     spec = tmp_path / "typo.bench.yaml"
     model = "scripted/samplemath" if how else "opnai/gpt-4o-mini"
     spec.write_text(f"name: typo\nsuite: {ROOT / 'sample_tasks' / 'samplemath.yaml'}\nmodel: {model}\n",
                     encoding="utf-8")
     db = tmp_path / "x.db"
-    done = cli("--batch", str(spec), "--db", str(db), "--quiet", *how, cwd=tmp_path)
-    assert done.returncode == 2, done.stderr
-    assert f"{spec} {expected}" in done.stderr and "Fix: correct the model id" in done.stderr
-    assert "Traceback" not in done.stderr and not db.exists()
+    monkeypatch.chdir(tmp_path)  # as the subprocess ran: a .env is looked for from here
+    code = main(["--batch", str(spec), "--db", str(db), "--quiet", *how])
+    stderr = capsys.readouterr().err
+    assert code == 2, stderr
+    assert f"{spec} {expected}" in stderr and "Fix: correct the model id" in stderr
+    assert "Traceback" not in stderr and not db.exists()
