@@ -335,7 +335,7 @@ def _default_store_exists() -> bool:
 
 def export_main(argv: list[str]) -> int:
     """`corral-tui export ID --format json|csv [--db URL] [--output FILE]`."""
-    from corral_core.runner.results import stored_trial_rows
+    from corral_core.runner.results import ROW_KEYS, stored_trial_values
 
     parser = _store_parser("corral-tui export", "Write a recorded benchmark's results as JSON or its trials as CSV.")
     parser.add_argument("benchmark_id", metavar="BENCHMARK_ID")
@@ -350,16 +350,17 @@ def export_main(argv: list[str]) -> int:
             raise UserError(f"no benchmark {args.benchmark_id!r} in the store.", where="export",
                             fix="list benchmarks with `corral-tui history` (with the same --db).")
         threshold = float(((info.metrics or {}).get("spec") or {}).get("pass_threshold") or 0.0)
-        rows = stored_trial_rows(repository, args.benchmark_id, threshold)  # streamed: one page at a time
-        if args.format == "csv":
-            report.write_csv(args.output, rows)
+        if args.format == "csv":  # streamed: one page at a time
+            report.write_csv_values(args.output, stored_trial_values(repository, args.benchmark_id, threshold,
+                                                                     report.CSV_COLUMNS, iso_times=True))
             return EXIT_OK
+        rows = stored_trial_values(repository, args.benchmark_id, threshold, ROW_KEYS, iso_times=True)
         document = dict(info.metrics or {})
         document.update(benchmark_id=info.id, name=info.spec_name, status=info.status,
                         spec_digest=info.spec_digest, headline_score=info.headline_score,
                         attempt_status=info.attempt_status, created_at=info.created_at.isoformat(),
                         finished_at=info.finished_at.isoformat() if info.finished_at else None,
-                        spec_yaml=info.spec_yaml, trials=report.JsonStream(rows, flat=True))
+                        spec_yaml=info.spec_yaml, trials=report.JsonStream(rows, keys=ROW_KEYS))
         if not info.metrics:
             document["note"] = "the benchmark never finished, so it has no metrics; resume it to compute them."
         report.write_json(args.output, document)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import os
@@ -61,11 +62,13 @@ def to_json(document: dict[str, Any]) -> str:
 class JsonStream:
     """A list in a document that `write_json` writes item by item, never holding it whole. Its items
     are encoded as `to_json` would, except that dates and datetimes are written in ISO 8601 (as the
-    export's rows always were). `flat`: every item is a dict of plain values, encoded faster."""
+    export's rows always were). `flat`: every item is a dict of plain values, encoded faster. `keys`:
+    every item is the values of such a dict, in the order of these keys (written as that dict)."""
 
-    def __init__(self, items: Iterable[Any], *, flat: bool = False) -> None:
+    def __init__(self, items: Iterable[Any], *, flat: bool = False, keys: Sequence[str] | None = None) -> None:
         self.items = items
-        self.flat = flat
+        self.flat = flat or keys is not None
+        self.keys = tuple(keys) if keys is not None else None
 
 
 def _iso(value: Any) -> Any:
@@ -114,7 +117,9 @@ def _write_items(out: TextIO, stream: JsonStream, indent: str) -> None:
     inner = indent + "  "
     flat = _flat_encoder(",\n" + inner + "  ")
     first = True
-    for item in stream.items:
+    keys = stream.keys
+    items = stream.items if keys is None else (dict(zip(keys, values, strict=True)) for values in stream.items)
+    for item in items:
         out.write("[\n" + inner if first else ",\n" + inner)
         first = False
         if stream.flat and item:  # a dict of plain values: the C encoder, laid out as indent=2 would
@@ -140,22 +145,28 @@ def _flat_encoder(item_separator: str) -> Callable[[Any], str]:
 
 def write_csv(path: str, rows: Iterable[dict[str, Any]]) -> None:
     """`write_text(path, trials_csv(rows).rstrip("\\n"))`, the same bytes, written a block of rows at a time."""
+    write_csv_values(path, ([_iso(v) if hasattr(v, "isoformat") else v for v in map(row.get, CSV_COLUMNS)]
+                            for row in rows))
+
+
+def write_csv_values(path: str, rows: Iterable[Sequence[Any]]) -> None:
+    """`write_csv` of rows given as their CSV_COLUMNS values in order, dates already text (None is
+    written empty, as `trials_csv` writes it): the csv module's C writer does every cell (a million
+    rows in an export), a block of rows at a time."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     ended = ""  # the newline of the block before, written once another line follows it
+    rows = iter(rows)
     with _output(path) as out:
-        for count, row in enumerate(rows, 1):
-            # _csv_value, spelled out per cell (a million rows): the csv module writes None as ""
-            values: list[Any] = list(map(row.get, CSV_COLUMNS))
-            writer.writerow([v.isoformat() if hasattr(v, "isoformat") else v for v in values])
-            if count % 1000 == 0:
-                out.write(ended + buffer.getvalue()[:-1])
-                ended = "\n"
-                buffer.seek(0)
-                buffer.truncate()
-        if buffer.tell():
+        while True:
+            writer.writerows(itertools.islice(rows, 1000))
+            if buffer.tell() == 0:
+                break
             out.write(ended + buffer.getvalue()[:-1])
+            ended = "\n"
+            buffer.seek(0)
+            buffer.truncate()
         if path == "-":
             out.write("\n")
 

@@ -279,22 +279,51 @@ def trial_row(trial: Any, pass_threshold: float) -> dict[str, Any]:
 def stored_trial_rows(repository: Any, benchmark_id: str, pass_threshold: float) -> Iterator[dict[str, Any]]:
     """Every stored trial of a benchmark as a report row, streamed in start order (keyset pages): what
     `trial_row` makes of each TrialInfo, built from the stored values (a million rows in an export)."""
-    status = _INFO_FIELDS.index("status")
+    keys = ROW_KEYS
+    return (dict(zip(keys, values, strict=True))
+            for values in stored_trial_values(repository, benchmark_id, pass_threshold, keys))
+
+
+def stored_trial_values(repository: Any, benchmark_id: str, pass_threshold: float, columns: Sequence[str], *,
+                        iso_times: bool = False) -> Iterator[tuple[Any, ...]]:
+    """`stored_trial_rows`' values in `columns` order (any of ROW_KEYS), one tuple per row and no dict
+    (the export writes a million of them); `iso_times`: started_at and finished_at as ISO 8601 text."""
+    width = len(_INFO_FIELDS)
+    extra = {"surrendered": width, "assisted": width + 1, "success": width + 2}
+    if iso_times:
+        extra.update(started_at=width + 3, finished_at=width + 4)
+    position = {name: i for i, name in enumerate(_INFO_FIELDS)} | {"trial_id": 0} | extra
+    unknown = [name for name in columns if name not in ROW_KEYS]
+    if unknown:
+        raise ValueError(f"not a trial row column: {', '.join(unknown)}")
+    if not columns:
+        raise ValueError("no columns")
+    pick: Callable[[tuple[Any, ...]], tuple[Any, ...]] = operator.itemgetter(*(position[name] for name in columns))
+    if len(columns) == 1:  # itemgetter of one index gives the value, not a tuple
+        one = position[columns[0]]
+        pick = lambda values: (values[one],)  # noqa: E731
+    status, score_at, error_at = (_INFO_FIELDS.index(name) for name in ("status", "score", "error"))
+    surrendered_at, assisted_at = _INFO_FIELDS.index("surrendered"), _INFO_FIELDS.index("assisted")
+    started_at, finished_at = _INFO_FIELDS.index("started_at"), _INFO_FIELDS.index("finished_at")
     for values in repository.iter_trial_values(benchmark_id):
-        if values[status] == RETIRED_STATUS:
+        state = values[status]
+        if state == RETIRED_STATUS:
             continue
-        row = dict(zip(_ROW_KEYS, _row_values(values), strict=True))
-        surrendered = row["surrendered"] = bool(row["surrendered"])
-        row["assisted"] = bool(row["assisted"])
-        score, error = row["score"], row["error"]
+        surrendered = bool(values[surrendered_at])
+        score = values[score_at]
         # records.success, spelled out (tests/core/test_store_streaming.py checks the rows agree with trial_row)
-        row["success"] = (row["status"] == "completed" and score is not None and score > pass_threshold
-                          and not error and not surrendered)
-        yield row
+        success = (state == "completed" and score is not None and score > pass_threshold
+                   and not values[error_at] and not surrendered)
+        if iso_times:
+            start, finish = values[started_at], values[finished_at]
+            yield pick((*values, surrendered, bool(values[assisted_at]), success,
+                        start and start.isoformat(), finish and finish.isoformat()))
+        else:
+            yield pick((*values, surrendered, bool(values[assisted_at]), success))
 
 
-_ROW_KEYS = (*_INFO_FIELDS[1:], "trial_id")  # trial_row's keys but `success`: `id` renamed and moved last
-_row_values = operator.itemgetter(*range(1, len(_INFO_FIELDS)), 0)
+# trial_row's keys: the stored trial's fields, `id` renamed `trial_id` (moved last), then `success`
+ROW_KEYS = (*_INFO_FIELDS[1:], "trial_id", "success")
 
 
 def _cost_total(arms: Iterable[ArmMetrics]) -> float | None:
