@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.core.gate import Gate, wait_until
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -39,7 +41,10 @@ def start(spec: Path, db: Path, *extra: str, env: dict[str, str] | None = None) 
                             text=True)
 
 
-def test_a_second_batch_on_a_live_run_starts_its_own_benchmark(tmp_path: Path) -> None:
+def test_a_second_batch_on_a_live_run_starts_its_own_benchmark(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from corral_tui.cli import main
+
     spec = slow_spec(tmp_path, trials=2)
     db = tmp_path / "runs.db"
     gate = Gate(tmp_path / "gate", hold_after=0)  # every tool call waits for the release: the runs stay live
@@ -50,9 +55,9 @@ def test_a_second_batch_on_a_live_run_starts_its_own_benchmark(tmp_path: Path) -
         wait_until(lambda: gate.calls >= 1, "the first run's first trial", first)
         (live_id,) = [row[0] for row in read(db, "select id from benchmark")]
         second = start(spec, db, "--quiet", env=env)
-        refused = subprocess.run([sys.executable, "-m", "corral_tui.cli", "--batch", str(spec), "--db", str(db),
-                                  "--quiet", "--resume", live_id], cwd=tmp_path, env=env, capture_output=True,
-                                 text=True, timeout=120)
+        monkeypatch.chdir(tmp_path)  # the refused resume runs nothing: in this process (a subprocess costs seconds)
+        refused_code = main(["--batch", str(spec), "--db", str(db), "--quiet", "--resume", live_id])
+        refused_err = capsys.readouterr().err
         wait_until(lambda: len(read(db, "select id from benchmark")) == 2, "the second run's own benchmark",
                    first, second)
         gate.release()
@@ -66,7 +71,7 @@ def test_a_second_batch_on_a_live_run_starts_its_own_benchmark(tmp_path: Path) -
                 process.communicate()
     assert first.returncode == 0, first_err
     assert second.returncode == 0, second_err
-    assert refused.returncode == 2 and f"process {first.pid}" in refused.stderr, refused.stderr
+    assert refused_code == 2 and f"process {first.pid}" in refused_err, refused_err
     assert live_id in second_err and str(first.pid) in second_err  # it said why it did not resume
     benchmarks = read(db, "select id, status from benchmark order by created_at")
     assert [status for _, status in benchmarks] == ["finished", "finished"] and benchmarks[0][0] == live_id
