@@ -148,7 +148,7 @@ def main() -> None:
         for executor, workers in runs:
             load = os.getloadavg()[0]
             n, wall, cpu, steady = measure(args.trials, executor, workers, Path(tmp))
-            name = executor if workers is None else f"{executor} ({workers} workers)"
+            name = executor if workers is None else f"{executor} ({workers} worker{'s' if workers != 1 else ''})"
             print(f"{name:<22}{n:>8}{wall:>10.1f}{n / wall:>10.1f}{steady:>10.1f}{cpu / n:>13.4f}{load:>13.2f}",
                   flush=True)
 
