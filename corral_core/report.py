@@ -10,6 +10,7 @@ import io
 import itertools
 import json
 import math
+import operator
 import os
 import sys
 import uuid
@@ -115,11 +116,12 @@ def _split_marks(text: str, streams: dict[str, JsonStream]) -> Iterator[str | tu
 def _write_items(out: TextIO, stream: JsonStream, indent: str) -> None:
     """A JSON list as json.dumps(indent=2) prints it at `indent`, one item at a time."""
     inner = indent + "  "
+    if stream.keys is not None:
+        _write_keyed_items(out, stream.items, stream.keys, indent)
+        return
     flat = _flat_encoder(",\n" + inner + "  ")
     first = True
-    keys = stream.keys
-    items = stream.items if keys is None else (dict(zip(keys, values, strict=True)) for values in stream.items)
-    for item in items:
+    for item in stream.items:
         out.write("[\n" + inner if first else ",\n" + inner)
         first = False
         if stream.flat and item:  # a dict of plain values: the C encoder, laid out as indent=2 would
@@ -128,6 +130,26 @@ def _write_items(out: TextIO, stream: JsonStream, indent: str) -> None:
             text = json.dumps(item, indent=2, ensure_ascii=False, allow_nan=False, default=_iso)
             out.write(text.replace("\n", "\n" + inner))
     out.write("[]" if first else "\n" + indent + "]")
+
+
+def _write_keyed_items(out: TextIO, items: Iterable[Sequence[Any]], keys: Sequence[str], indent: str) -> None:
+    """`_write_items` of dicts of plain values given as their values in `keys` order, without making the
+    dicts: each item's values are encoded as one list by the C encoder, whose separator (a comma, a
+    newline and the indent) is never inside an encoded value (strings escape newlines), so the text
+    splits into the values, each then written after its key (a million trial rows in an export)."""
+    inner = indent + "  "
+    separator = ",\n" + inner + "  "
+    encode = _flat_encoder(separator)
+    named = [json.dumps(key, ensure_ascii=False) + ": " for key in keys]
+    head, tail, join, add = "{\n" + inner + "  ", "\n" + inner + "}", separator.join, operator.add
+    before = "[\n" + inner
+    for values in items:
+        parts = encode(values)[1:-1].split(separator)
+        if len(parts) != len(named):
+            raise ValueError(f"{len(parts)} values for {len(named)} keys")
+        out.write(before + head + join(map(add, named, parts)) + tail)
+        before = ",\n" + inner
+    out.write("[]" if before.startswith("[") else "\n" + indent + "]")
 
 
 def _flat_encoder(item_separator: str) -> Callable[[Any], str]:

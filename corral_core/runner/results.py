@@ -36,6 +36,7 @@ from corral_core.runner.plan import chained_tasks
 from corral_core.spec import BenchmarkSpec
 from corral_core.store.convert import TRIAL_RECORD_COLUMNS
 from corral_core.store.models import TrialInfo
+from corral_core.store.tables import iso_from_driver
 
 log = logging.getLogger(__name__)
 
@@ -305,7 +306,8 @@ def stored_trial_values(repository: Any, benchmark_id: str, pass_threshold: floa
     status, score_at, error_at = (_INFO_FIELDS.index(name) for name in ("status", "score", "error"))
     surrendered_at, assisted_at = _INFO_FIELDS.index("surrendered"), _INFO_FIELDS.index("assisted")
     started_at, finished_at = _INFO_FIELDS.index("started_at"), _INFO_FIELDS.index("finished_at")
-    for values in repository.iter_trial_values(benchmark_id):
+    iso = iso_from_driver
+    for values in repository.iter_trial_values(benchmark_id, driver_times=iso_times):
         state = values[status]
         if state == RETIRED_STATUS:
             continue
@@ -315,9 +317,8 @@ def stored_trial_values(repository: Any, benchmark_id: str, pass_threshold: floa
         success = (state == "completed" and score is not None and score > pass_threshold
                    and not values[error_at] and not surrendered)
         if iso_times:
-            start, finish = values[started_at], values[finished_at]
             yield pick((*values, surrendered, bool(values[assisted_at]), success,
-                        start and start.isoformat(), finish and finish.isoformat()))
+                        iso(values[started_at]), iso(values[finished_at])))
         else:
             yield pick((*values, surrendered, bool(values[assisted_at]), success))
 

@@ -84,6 +84,11 @@ _STARTED, _FINISHED = convert.TRIAL_COLUMNS.index("started_at"), convert.TRIAL_C
 assert _FINISHED == _STARTED + 1  # _utc_times converts them as one slice
 
 
+def _bind_start(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A (started_at, id) key as the driver gave it, bindable (started_at an aware UTC datetime)."""
+    return utc_from_driver(key[0]), key[1]
+
+
 def _utc_times(rows: list[Any]) -> list[Any]:
     """A page of convert.TRIAL_COLUMNS driver rows with started_at and finished_at as aware UTC datetimes."""
     utc = utc_from_driver
@@ -484,26 +489,30 @@ class Repository:
         the history's pages (`trials`): first on SQLite, last on PostgreSQL."""
         return map(convert.trial_from_values, self.iter_trial_values(benchmark_id, page_size=page_size))
 
-    def iter_trial_values(self, benchmark_id: str, *, page_size: int = KEYSET_PAGE) -> Iterator[Sequence[Any]]:
+    def iter_trial_values(self, benchmark_id: str, *, page_size: int = KEYSET_PAGE, driver_times: bool = False
+                          ) -> Iterator[Sequence[Any]]:
         """`iter_trials` before its TrialInfo are built, for a reader that builds its own rows (the export):
         each trial's convert.TRIAL_COLUMNS values, booleans as the driver gives them (0/1 on SQLite), times
-        as aware UTC datetimes (as SQLAlchemy would read them: tables.utc_from_driver)."""
+        as aware UTC datetimes (as SQLAlchemy would read them: tables.utc_from_driver) or, with
+        `driver_times`, as the driver gives them (for tables.iso_from_driver)."""
         t = trial_table
         query = select(*(t.c[name] for name in convert.TRIAL_COLUMNS)).where(t.c.benchmark_id == benchmark_id)
-        unstarted = (query.where(t.c.started_at.is_(None)), (t.c.id,))
-        started = (query.where(t.c.started_at.is_not(None)), (t.c.started_at, t.c.id))
+        unstarted = (query.where(t.c.started_at.is_(None)), (t.c.id,), None)
+        started = (query.where(t.c.started_at.is_not(None)), (t.c.started_at, t.c.id),
+                   _bind_start if driver_times else None)
         parts = (started, unstarted) if self._engine.dialect.name in NULLS_LAST else (unstarted, started)
-        for part, keys in parts:
-            for rows in self._keyset(part, keys, page_size, _utc_times):
+        for part, keys, bind_key in parts:
+            for rows in self._keyset(part, keys, page_size, None if driver_times else _utc_times, bind_key):
                 yield from rows
 
     def _keyset(self, query: Select[Any], keys: Sequence[Any], page_size: int,
-                convert_page: Callable[[list[Any]], list[Any]] | None = None) -> Iterator[list[Any]]:
+                convert_page: Callable[[list[Any]], list[Any]] | None = None,
+                bind_key: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None) -> Iterator[list[Any]]:
         """`query`'s rows in `keys` order (a unique key), page by page: each page is its own short
         read of the rows after the last key of the page before (`(k1, k2) > (v1, v2)`, on an index).
         The rows are the DB-API driver's tuples (_driver_rows: a million rows without SQLAlchemy's
-        per-value processing), each page passed through `convert_page` when given; a key column's
-        values must be bindable as they come out of it."""
+        per-value processing), each page passed through `convert_page` when given; the last row's key
+        values are bound as they come out of it, or as `bind_key` makes them."""
         if page_size < 1:
             raise ValueError(f"page_size must be at least 1, not {page_size}")
         names = [column.name for column in query.selected_columns]
@@ -523,6 +532,8 @@ class Repository:
                 return
             last = rows[-1]
             after = tuple(last[i] for i in at)
+            if bind_key is not None:
+                after = bind_key(after)
 
     # --- one trial in detail -----------------------------------------------------------------
 

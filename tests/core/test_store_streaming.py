@@ -127,3 +127,58 @@ def test_the_flat_json_encoder_writes_what_json_dumps_writes() -> None:
                                      separators=(",\n    ", ": "))
     with pytest.raises(ValueError):
         encode({"x": math.nan})
+
+
+def test_keyed_json_items_are_written_as_their_dicts_are() -> None:
+    """JsonStream(keys=...) splits each item's encoded values on the separator: values holding commas,
+    newlines, quotes and the separator's own text come out as the dicts' flat encoding writes them."""
+    import io
+    from datetime import UTC, datetime
+
+    from corral_core import report
+
+    keys = ("a", "b", "c", "d", "é")
+    rows = [('x,\n      "y": 1', None, 1.5, True, "ünïcode ✓"), ("", 0, -2.0, False, ",\n"),
+            ("at", datetime(2025, 1, 1, 0, 0, 1, 5, tzinfo=UTC), 3, None, "{}")]
+    for indent in ("", "  "):
+        keyed, flat = io.StringIO(), io.StringIO()
+        report._write_items(keyed, report.JsonStream(rows, keys=keys), indent)
+        dicts = [dict(zip(keys, row, strict=True)) for row in rows]
+        report._write_items(flat, report.JsonStream(dicts, flat=True), indent)
+        assert keyed.getvalue() == flat.getvalue()
+        empty = io.StringIO()
+        report._write_items(empty, report.JsonStream([], keys=keys), indent)
+        assert empty.getvalue() == "[]"
+    with pytest.raises(ValueError):
+        report._write_items(io.StringIO(), report.JsonStream([(math.nan, 1, 2, 3, 4)], keys=keys), "")
+
+
+def test_driver_times_read_as_sqlalchemy_reads_them(tmp_path: Path) -> None:
+    """The whole-benchmark reads convert the driver's stored times themselves (tables.utc_from_driver,
+    iso_from_driver): the same aware UTC datetimes SQLAlchemy's UTCDateTime gives, and their isoformat."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from sqlalchemy import insert, select
+
+    from corral_core.store.tables import iso_from_driver, trial_table, utc_from_driver
+
+    engine = make_engine(tmp_path / "t.db")
+    init_db(engine)
+    Repository(engine, id_factory=lambda: "bm").create_benchmark(spec_name="t", spec_digest="d")
+    times = [datetime(2025, 1, 1, tzinfo=UTC), datetime(2025, 3, 4, 5, 6, 7, 890, tzinfo=UTC),
+             datetime(2025, 6, 1, 12, tzinfo=timezone(timedelta(hours=2))), None]
+    with engine.begin() as conn:
+        conn.execute(insert(trial_table), [
+            {"id": f"tr_{i}", "benchmark_id": "bm", "arm": "a", "task_id": "t", "trial_index": i, "status": "completed",
+             "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0, "iterations": 0, "surrendered": False,
+             "assisted": False, "started_at": when, "finished_at": when} for i, when in enumerate(times)])
+    query = select(trial_table.c.started_at).order_by(trial_table.c.trial_index)
+    with engine.connect() as conn:
+        typed = conn.execute(query).scalars().all()
+        raw = [row[0] for row in conn.execute(query).cursor.fetchall()]
+    engine.dispose()
+    assert [utc_from_driver(value) for value in raw] == typed
+    assert [iso_from_driver(value) for value in raw] == [when and when.isoformat() for when in typed]
+    assert typed[2] == times[2] and typed[2].tzinfo == UTC  # the +02:00 time, stored in UTC
+    aware = datetime(2025, 6, 1, 12, tzinfo=timezone(timedelta(hours=2)))  # a driver that gives aware times
+    assert utc_from_driver(aware) == aware and iso_from_driver(aware) == "2025-06-01T10:00:00+00:00"
