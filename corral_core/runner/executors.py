@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import multiprocessing
 import os
 import queue
 import sys
@@ -57,8 +58,11 @@ EVENTS_GRACE = 60.0  # seconds the driver waits for the events of trials whose r
 DASK_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "200ms",
                "distributed.admin.system-monitor.interval": "2s", "distributed.admin.system-monitor.disk": False,
                "distributed.worker.memory.monitor-interval": "1s"}
-# `processes` workers are forked from a forkserver that has imported what they need (runner/worker_preload.py)
-PROCESSES_CONFIG = {**DASK_CONFIG, "distributed.worker.multiprocessing-method": "forkserver"}
+# `processes` workers are forked from a forkserver that has imported what they need (runner/worker_preload.py);
+# where there is no forkserver (Windows), Dask's default: each worker starts a fresh interpreter and imports
+FORKSERVER = "forkserver" in multiprocessing.get_all_start_methods()
+PROCESSES_CONFIG = {**DASK_CONFIG, "distributed.worker.multiprocessing-method": "forkserver"} if FORKSERVER \
+    else DASK_CONFIG
 WORKER_PRELOAD = ["__main__", "corral_core.runner.worker_preload"]
 
 
@@ -254,6 +258,8 @@ def start_forkserver() -> None:
     process, in the background: it imports while the caller goes on). Workers forked from it start in a
     fraction of a second and pay no import; on exit they skip the interpreter's teardown (os._exit), which
     takes 1-2 s with litellm loaded."""
+    if not FORKSERVER:
+        return
     import multiprocessing.forkserver
 
     import dask

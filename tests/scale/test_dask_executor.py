@@ -361,14 +361,26 @@ def test_workers_use_a_shared_environment_server_given_with_server(tmp_path: Pat
     assert {row["trial_id"] for row in remote.rows} <= served
 
 
-def test_processes_starts_one_worker_per_core_by_default() -> None:
-    from corral_core.runner.executors import THREADS_PER_WORKER, DaskExecutor
+def _worker_sees() -> tuple[bool, str | None]:
+    import sys
 
+    return "litellm" in sys.modules, os.environ.get("CORRAL_T_LATE")
+
+
+def test_processes_starts_one_worker_per_core_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One worker per core, forked with litellm already imported (no worker imports it), and with the
+    driver's environment of when the cluster starts, not of when the forkserver started."""
+    from corral_core.runner.executors import THREADS_PER_WORKER, DaskExecutor, start_forkserver
+
+    start_forkserver()  # as in a workbench whose first run started it: the variable below came later
+    monkeypatch.setenv("CORRAL_T_LATE", "set after the forkserver started")
     with DaskExecutor("processes") as dask:
         workers = dask.client.scheduler_info()["workers"].values()
         assert len(workers) == (os.cpu_count() or 1)
         assert {w["nthreads"] for w in workers} == {THREADS_PER_WORKER}
         assert all(w["host"] == "127.0.0.1" for w in workers)
+        seen = dask.client.run(_worker_sees)  # before any task
+    assert set(seen.values()) == {(True, "set after the forkserver started")}
 
 
 def test_the_bridge_keeps_one_trial_per_key_when_a_dead_workers_batch_runs_again() -> None:
