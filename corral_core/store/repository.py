@@ -80,6 +80,36 @@ def _driver_rows(conn: Connection, query: Select[Any], parameters: dict[str, Any
         result.close()
 
 
+class _IdsQuery:
+    """`query` restricted to rows whose `column` is in a list of ids, ordered by `order`, run with the
+    driver's own parameters: its SQL is compiled once per number of ids (SQLAlchemy would render and
+    bind each of a chunk's 900 ids on every execution: reading a million trial records with their
+    tool calls took 8.3 s CPU with an expanding IN, 6.4 s so, at load 5-6)."""
+
+    def __init__(self, query: Select[Any], column: Any, order: Sequence[Any]) -> None:
+        self._query, self._column, self._order = query, column, order
+        self._compiled: dict[tuple[str, int], tuple[str, list[str] | None]] = {}
+
+    def rows(self, conn: Connection, ids: Sequence[Any]) -> list[Any]:
+        """The driver's rows (tuples) for these ids."""
+        key = (conn.dialect.name, len(ids))
+        if key not in self._compiled:
+            names = [f"id_{i}" for i in range(len(ids))]
+            stmt = self._query.where(self._column.in_([bindparam(name) for name in names])).order_by(*self._order)
+            compiled = stmt.compile(dialect=conn.dialect)
+            order = list(compiled.positiontup or ()) if compiled.positional else None
+            if order is not None and order != names:
+                raise ValueError("unexpected order of bound ids")  # never: the ids are the only parameters
+            self._compiled[key] = (str(compiled), None if order is not None else names)
+        sql, named = self._compiled[key]
+        parameters: Any = tuple(ids) if named is None else dict(zip(named, ids, strict=True))
+        result = conn.exec_driver_sql(sql, parameters)
+        try:
+            return list(result.cursor.fetchall())
+        finally:
+            result.close()
+
+
 _STARTED, _FINISHED = convert.TRIAL_COLUMNS.index("started_at"), convert.TRIAL_COLUMNS.index("finished_at")
 assert _FINISHED == _STARTED + 1  # _utc_times converts them as one slice
 
@@ -461,9 +491,8 @@ class Repository:
         t, tc = trial_table, tool_call_table
         key = (t.c.arm, t.c.task_id, t.c.trial_index)
         query = select(*(t.c[name] for name in convert.TRIAL_RECORD_COLUMNS)).where(t.c.benchmark_id == benchmark_id)
-        calls = (select(tc.c.trial_id, tc.c.tool_name, tc.c.status, tc.c.duration)  # one statement, compiled once:
-                 .where(tc.c.trial_id.in_(bindparam("ids", expanding=True)))  # a chunk's ids bound at execution
-                 .order_by(tc.c.trial_id, tc.c.seq))
+        calls = _IdsQuery(select(tc.c.trial_id, tc.c.tool_name, tc.c.status, tc.c.duration), tc.c.trial_id,
+                          (tc.c.trial_id, tc.c.seq))
         none: tuple[tuple[str, str, float | None], ...] = ()
         for rows in self._keyset(query, key, page_size):
             if not tool_calls:
@@ -476,7 +505,7 @@ class Repository:
             with self._read() as conn:  # the page's tool calls by its trial ids (not a join: that reads
                 _bulk_cache(conn)  # every trial row again), bound a chunk at a time (old SQLite: 999)
                 for start in range(0, len(ids), ID_CHUNK):
-                    found += _driver_rows(conn, calls, {"ids": ids[start:start + ID_CHUNK]})
+                    found += calls.rows(conn, ids[start:start + ID_CHUNK])
             for trial_id, tool_name, status, duration in found:
                 by_id[trial_id].append((tool_name, status, duration))
             for values in rows:
