@@ -26,6 +26,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -456,15 +457,19 @@ class BenchmarkRunner:
         template = RemoteBatch(spec.data, str(spec.base_dir), spec.source, spec.digest, ctx.benchmark_id,
                                self.controls.start_paused, ctx.approval, [], self.server_url, self.token,
                                hold_on_breakpoints=self.controls.hold_on_breakpoints,
-                               breakpoints=[str(point) for point in self.breakpoints.points])
+                               breakpoints=[str(point) for point in self.breakpoints.points],
+                               run=uuid.uuid4().hex)
 
         def stopped() -> bool:
             if cancel_event is not None and cancel_event.is_set() and not self._stop.is_set():
                 self.stop()
             return self._stop.is_set()
 
+        kept: set[tuple[str, str, int]] = set()
+
         def on_trial(index: int, trial: Any) -> None:
             job = jobs[index]
+            kept.add((job.arm.name, trial.task_id, int(trial.data["trial_index"])))
             self._keep(trial.trial_id, trial.task_id, trial.data)
             if trial.chain_output and self.repository is not None and job.episode_id is not None:
                 self.repository.record_chain_output(ctx.benchmark_id, job.episode_id, trial.task_id,
@@ -474,7 +479,8 @@ class BenchmarkRunner:
             job = jobs[index]
             for task_id, trial_index in job.links:
                 key = (job.arm.name, task_id, trial_index)
-                if bridge.claim(key):  # its trial never finished on a worker
+                if key not in kept and bridge.claim(key):  # its trial never finished on a worker
+                    kept.add(key)
                     trial_id, data = fail_trial(ctx, job.arm, task_id, trial_index, job.episode_id, error)
                     self._keep(trial_id, task_id, data)
 
@@ -483,7 +489,7 @@ class BenchmarkRunner:
         else:  # this run's own, started when the run began and closed when it ends
             assert self._starting is not None
             dask = self._starting.get()
-        send = functools.partial(dask.send_command, ctx.benchmark_id)
+        send = functools.partial(dask.send_command, template.run)
         bridge = EventBridge(ctx.benchmark_id, ctx.sink, self.controls, send)
         self.controls.forward = send
         self._send_remote = send
@@ -492,6 +498,10 @@ class BenchmarkRunner:
                 send("cancel_all")
             dask.run(template, remote, bridge, stopped=stopped, on_trial=on_trial, on_failed=on_failed,
                      parallel=spec.parallel)
+            if not self._stop.is_set():  # a worker that returned without running a trial loses nothing silently
+                for index in range(len(jobs)):
+                    on_failed(index, "the Dask worker returned without running this trial (it saw the run "
+                                     "stopped); run it again with --retry-errors")
         finally:
             self.controls.forward = None
             self._send_remote = None

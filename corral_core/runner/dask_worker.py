@@ -68,6 +68,7 @@ class RemoteBatch:
     threads: int = 1  # jobs of this batch run at once on the worker (the spec's `parallel` over the cluster)
     hold_on_breakpoints: bool = False  # a person watches (the workbench): a breakpoint hit pauses the trial
     breakpoints: list[str] = field(default_factory=list)  # the run's breakpoints when the batch was sent
+    run: str = ""  # this run's id: controls are per run (a resume of the benchmark is another run)
 
 
 @dataclass
@@ -121,25 +122,52 @@ class _Publisher:
 
 
 class _RunControls(ControlRegistry):
-    """A benchmark's trials running on this worker; commands for a trial not registered yet wait."""
+    """A run's trials running on this worker; commands for a trial not registered yet wait.
+
+    The driver sends a run-wide command (pause / resume / cancel all) once for the run and once per
+    trial it knows, both with the same `cause`: a trial gets it once — from the run-wide command if it
+    was registered here by then, else from its own (a resume must not release a breakpoint's hold
+    that began after it)."""
 
     def __init__(self, *, start_paused: bool, hold_on_breakpoints: bool = False) -> None:
         super().__init__(start_paused=start_paused, hold_on_breakpoints=hold_on_breakpoints)
         self.stopped = threading.Event()
         self.breakpoints: BreakpointSet | None = None  # the run's, shared by its trials here; replaced by command
-        self._early: dict[str, list[tuple[str, str | None]]] = {}
+        self._early: dict[str, list[tuple[str, str | None, str | None]]] = {}
+        self._applied: dict[str, set[str]] = {}  # trial id -> causes of run-wide commands it got
+        self._wide = threading.Lock()  # a run-wide command and a registration do not interleave
 
     def register(self, trial_id: str, **kwargs: Any) -> None:
-        super().register(trial_id, **kwargs)  # registered after a stop: the trial cancels itself (trial.py)
-        for op, text in self._early.pop(trial_id, []):
-            self.apply_to_trial(trial_id, op, text)
+        with self._wide:
+            super().register(trial_id, **kwargs)  # registered after a stop: the trial cancels itself (trial.py)
+        for op, text, cause in self._early.pop(trial_id, []):
+            self.apply_to_trial(trial_id, op, text, cause)
 
-    def apply_to_trial(self, trial_id: str, op: str, text: str | None) -> None:
+    def unregister(self, trial_id: str) -> bool:
+        with self._wide:
+            self._applied.pop(trial_id, None)
+        return super().unregister(trial_id)
+
+    def run_wide(self, op: str, cause: str | None) -> None:
+        with self._wide:
+            if cause is not None:
+                for trial in self.running():
+                    self._applied.setdefault(trial.trial_id, set()).add(cause)
+            if op == "cancel_all":
+                self.stopped.set()
+            getattr(self, op)()
+
+    def apply_to_trial(self, trial_id: str, op: str, text: str | None, cause: str | None = None) -> None:
         controller = self.controller(trial_id)
         if controller is None:
             if len(self._early) < 1000:
-                self._early.setdefault(trial_id, []).append((op, text))
+                self._early.setdefault(trial_id, []).append((op, text, cause))
             return
+        if cause is not None:
+            with self._wide:
+                if cause in self._applied.get(trial_id, ()):
+                    return  # the run-wide command reached it already
+                self._applied.setdefault(trial_id, set()).add(cause)
         if op == "send":
             self.send(trial_id, text or "")
         else:
@@ -173,16 +201,16 @@ class _WorkerState:
         self.publisher.close()
 
     def run_controls(self, batch: RemoteBatch) -> _RunControls:
-        benchmark_id = batch.benchmark_id
+        run = batch.run or batch.benchmark_id
         with self.lock:
-            controls = self.runs.get(benchmark_id)
+            controls = self.runs.get(run)
             if controls is None:
-                controls = self.runs[benchmark_id] = _RunControls(start_paused=batch.start_paused,
+                controls = self.runs[run] = _RunControls(start_paused=batch.start_paused,
                                                                   hold_on_breakpoints=batch.hold_on_breakpoints)
                 controls.breakpoints = BreakpointSet(Breakpoint.parse(text) for text in batch.breakpoints)
                 while len(self.runs) > KEPT_RUNS:
                     self.runs.popitem(last=False)[1].close()
-                history = [m for m in self._history if m.get("benchmark_id") == benchmark_id]
+                history = [m for m in self._history if _run_of(m) == run]
             else:
                 history = []
         for message in history:
@@ -195,22 +223,19 @@ class _WorkerState:
             self._history.append(message)
             if len(self._history) > 10_000:
                 del self._history[:5_000]
-            controls = self.runs.get(str(message.get("benchmark_id")))
+            controls = self.runs.get(_run_of(message))
         if controls is not None:
             self._apply(controls, message)
 
     @staticmethod
     def _apply(controls: _RunControls, message: dict[str, Any]) -> None:
-        op, trial_id = str(message.get("op")), message.get("trial_id")
+        op, trial_id, cause = str(message.get("op")), message.get("trial_id"), message.get("cause")
         if trial_id:
-            controls.apply_to_trial(str(trial_id), op, message.get("text"))
+            controls.apply_to_trial(str(trial_id), op, message.get("text"), cause)
         elif op == "breakpoints" and controls.breakpoints is not None:
             controls.breakpoints.replace(Breakpoint.parse(text) for text in json.loads(message.get("text") or "[]"))
-        elif op == "cancel_all":
-            controls.stopped.set()
-            controls.cancel_all()
-        elif op in ("pause_all", "step_all", "resume_all"):
-            getattr(controls, op)()
+        elif op in ("pause_all", "step_all", "resume_all", "cancel_all"):
+            controls.run_wide(op, cause)
 
     def spec_for(self, batch: RemoteBatch) -> tuple[Any, Any]:
         key = f"{batch.digest} {batch.server_url or ''}"
@@ -252,6 +277,11 @@ class _WorkerState:
             for task_id in suite.task_ids:
                 by_task[task_id] = router
         return spec, by_task.__getitem__
+
+
+def _run_of(message: dict[str, Any]) -> str:
+    """The run a control command is for (its benchmark id from drivers that did not say)."""
+    return str(message.get("run") or message.get("benchmark_id"))
 
 
 def _share_connection_limits() -> None:

@@ -96,19 +96,20 @@ class RemoteController:
     """A trial's controller on the driver: each command is logged for the worker that runs it."""
 
     blocked = False  # the wait at the gate happens on the worker
+    remote = True  # run-wide commands reach its worker with their cause (ControlRegistry._each)
 
     def __init__(self, send: Callable[..., None], trial_id: str, *, start_paused: bool) -> None:
         self._send = send
         self.trial_id = trial_id
         self.state = "paused" if start_paused else "running"  # updated from the trial's CONTROL_STATE events
 
-    def pause(self) -> None:
+    def pause(self, cause: str | None = None) -> None:
         self.state = "paused"
-        self._send("pause", trial_id=self.trial_id)
+        self._send("pause", trial_id=self.trial_id, cause=cause)
 
-    def resume(self) -> None:
+    def resume(self, cause: str | None = None) -> None:
         self.state = "running"
-        self._send("resume", trial_id=self.trial_id)
+        self._send("resume", trial_id=self.trial_id, cause=cause)
 
     continue_ = resume
 
@@ -116,9 +117,9 @@ class RemoteController:
         self.state = "stepping"
         self._send("step", trial_id=self.trial_id)
 
-    def cancel(self) -> None:
+    def cancel(self, cause: str | None = None) -> None:
         self.state = "cancelled"
-        self._send("cancel", trial_id=self.trial_id)
+        self._send("cancel", trial_id=self.trial_id, cause=cause)
 
 
 class RemoteInbox:
@@ -320,9 +321,9 @@ class DaskExecutor:
         workers = self.client.scheduler_info().get("workers", {}).values()
         return sum(int(worker.get("nthreads") or 1) for worker in workers) or 1
 
-    def send_command(self, benchmark_id: str, op: str, **fields: Any) -> None:
-        """Log a control command for the workers running this benchmark's trials."""
-        self.client.log_event(CONTROL_TOPIC, {"benchmark_id": benchmark_id, "op": op, **fields})
+    def send_command(self, run: str, op: str, **fields: Any) -> None:
+        """Log a control command for the workers running this run's trials (RemoteBatch.run)."""
+        self.client.log_event(CONTROL_TOPIC, {"run": run, "op": op, **fields})
 
     def run(self, template: RemoteBatch, remote: list[RemoteJob], bridge: EventBridge, *,
             stopped: Callable[[], bool], on_trial: Callable[[int, RemoteTrial], None],

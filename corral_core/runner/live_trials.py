@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -102,7 +103,7 @@ class ControlRegistry:
         self._closed = threading.Event()
         # pause_all / resume_all / cancel_all also go here (to Dask workers: for the trials they start later);
         # a step is per running trial, through its controller, so no trial steps twice
-        self.forward: Callable[[str], None] | None = None
+        self.forward: Callable[..., None] | None = None
 
     # --- what the runner calls ------------------------------------------------------------------
 
@@ -169,9 +170,7 @@ class ControlRegistry:
     def pause_all(self) -> None:
         """Pause every running trial before its next iteration, and start new trials paused."""
         self._paused_all = True
-        self._forward("pause_all")
-        for controller in self._controllers():
-            controller.pause()
+        self._each("pause", self._forward("pause_all"))
 
     def step_all(self) -> None:
         """Let every paused trial run exactly one more iteration."""
@@ -181,23 +180,33 @@ class ControlRegistry:
     def resume_all(self) -> None:
         """Resume every trial; new trials start running again (unless start_paused)."""
         self._paused_all = False
-        self._forward("resume_all")
-        for controller in self._controllers():
-            controller.resume()
+        self._each("resume", self._forward("resume_all"))
 
     def cancel_all(self) -> None:
         """Cancel every running trial (each ends as `cancelled` at its next iteration boundary)."""
-        self._forward("cancel_all")
-        for controller in self._controllers():
-            controller.cancel()
+        self._each("cancel", self._forward("cancel_all"))
 
-    def _forward(self, op: str) -> None:
+    def _forward(self, op: str) -> str | None:
+        """Send a run-wide command to the Dask workers; its id (None: not forwarded)."""
         forward = self.forward
-        if forward is not None:
-            try:
-                forward(op)
-            except Exception:  # the cluster is gone: its trials are too
-                log.warning("could not forward %s to the workers", op, exc_info=True)
+        if forward is None:
+            return None
+        cause = uuid.uuid4().hex
+        try:
+            forward(op, cause=cause)
+        except Exception:  # the cluster is gone: its trials are too
+            log.warning("could not forward %s to the workers", op, exc_info=True)
+        return cause
+
+    def _each(self, method: str, cause: str | None) -> None:
+        """A run-wide command on every known trial. A remote trial's command names the run-wide one it
+        comes from (`cause`): a worker that applied that already ignores it, so a trial that paused
+        at a breakpoint since is not resumed twice."""
+        for controller in self._controllers():
+            if cause is not None and getattr(controller, "remote", False):
+                getattr(controller, method)(cause=cause)
+            else:
+                getattr(controller, method)()
 
     def _controllers(self) -> list[TrialController]:
         with self._lock:

@@ -411,10 +411,10 @@ def test_the_bridge_keeps_one_trial_per_key_when_a_dead_workers_batch_runs_again
     assert not bridge.claim(("a", "add", 0)) and bridge.claim(("a", "add", 1))  # a failed batch reports only the rest
 
 
-def test_a_stopped_dask_run_resumes_with_every_trial_once(tmp_path: Path) -> None:
-    """Stop a run whose trials wait paused on the workers: it ends `interrupted`; a resume on Dask runs what is
-    missing, and the store then holds one counted trial per (arm, task, index). (Fresh clusters, not the
-    module's scheduler: there a resume reads the earlier run's stop from the scheduler's control log.)"""
+def test_a_stopped_dask_run_resumes_with_every_trial_once(tmp_path: Path, scheduler: str) -> None:
+    """Stop a run whose trials wait paused on the workers: it ends `interrupted`; a resume on the same
+    long-lived scheduler runs what is missing, and the store then holds one counted trial per (arm, task,
+    index). (The scheduler's control log still holds the first run's stop: it must not stop the resume.)"""
     from corral_core.runner import ControlRegistry
 
     db = tmp_path / "stop.db"
@@ -422,7 +422,7 @@ def test_a_stopped_dask_run_resumes_with_every_trial_once(tmp_path: Path) -> Non
     engine, repository, writer = open_store(str(db))
     try:
         runner = BenchmarkRunner(spec(), repository=repository, writer_sink=writer, sink=sink,
-                                 controls=ControlRegistry(start_paused=True), executor="processes", workers=2)
+                                 controls=ControlRegistry(start_paused=True), executor=scheduler)
         results: list[Any] = []
         thread = threading.Thread(target=lambda: results.append(runner.run()))
         thread.start()
@@ -434,7 +434,7 @@ def test_a_stopped_dask_run_resumes_with_every_trial_once(tmp_path: Path) -> Non
     finally:
         writer.close()
         engine.dispose()
-    resumed, _ = run(db, executor="processes", workers=2)
+    resumed, _ = run(db, executor=scheduler)
     assert resumed.benchmark_id == results[0].benchmark_id and resumed.status == "finished"
     assert sorted((r["arm"], r["task_id"], r["trial_index"]) for r in resumed.rows) == sorted(
         (arm, task, index) for arm in ("minimal", "full") for task in ("add", "multiply", "divide")
