@@ -28,7 +28,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from corral_core.agents.breakpoints import Breakpoint, BreakpointSet
@@ -136,13 +136,12 @@ class BenchmarkRunner:
         self.fork: ForkPoint | None = None  # set by ForkRunner (runner/fork.py)
         # the spec's breakpoints; the workbench replaces them while the run goes on (set_breakpoints)
         self.breakpoints = BreakpointSet(spec.hooks.breakpoints)
-        self._send_remote: Callable[..., None] | None = None  # commands to Dask workers, while on Dask
 
     def set_breakpoints(self, points: Iterable[Breakpoint]) -> None:
         """Replace the run's breakpoints: running trials check the new ones from their next check point
         on, trials that start later too, here and on Dask workers."""
         self.breakpoints.replace(points)
-        send = self._send_remote
+        send = self.controls.forward  # set while the run is on Dask: commands to its workers
         if send is not None:
             send("breakpoints", text=json.dumps([str(point) for point in self.breakpoints.points]))
 
@@ -492,7 +491,6 @@ class BenchmarkRunner:
         send = functools.partial(dask.send_command, template.run)
         bridge = EventBridge(ctx.benchmark_id, ctx.sink, self.controls, send)
         self.controls.forward = send
-        self._send_remote = send
         try:
             if self._stop.is_set():
                 send("cancel_all")
@@ -504,7 +502,6 @@ class BenchmarkRunner:
                                      "stopped); run it again with --retry-errors")
         finally:
             self.controls.forward = None
-            self._send_remote = None
         return not self._stop.is_set()
 
     def _remote_job(self, job: Job) -> Any:

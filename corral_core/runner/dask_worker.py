@@ -10,8 +10,9 @@ message per flush, not per event, and that message is one JSON text (a list of `
 encoded once here and decoded once on the driver: Dask checks and msgpacks one string instead of
 every nested event field (in the worker, the scheduler and the driver). Controls come back the
 same way: the driver logs commands on CONTROL_TOPIC, and each worker's client subscribes to it
-(`subscribe_topic`); a command reaches the worker-local `ControlRegistry` of its benchmark,
-which holds the trials running here.
+(`subscribe_topic`); a command reaches the worker-local `ControlRegistry` of its run (one run of a
+benchmark: a resume is another run, so the stop that ended the first never reaches it), which holds
+the trials running here.
 """
 
 from __future__ import annotations
@@ -206,7 +207,7 @@ class _WorkerState:
             controls = self.runs.get(run)
             if controls is None:
                 controls = self.runs[run] = _RunControls(start_paused=batch.start_paused,
-                                                                  hold_on_breakpoints=batch.hold_on_breakpoints)
+                                                         hold_on_breakpoints=batch.hold_on_breakpoints)
                 controls.breakpoints = BreakpointSet(Breakpoint.parse(text) for text in batch.breakpoints)
                 while len(self.runs) > KEPT_RUNS:
                     self.runs.popitem(last=False)[1].close()
