@@ -165,16 +165,10 @@ def _flat_encoder(item_separator: str) -> Callable[[Any], str]:
     return lambda item: "".join(encode(item, 0))
 
 
-def write_csv(path: str, rows: Iterable[dict[str, Any]]) -> None:
-    """`write_text(path, trials_csv(rows).rstrip("\\n"))`, the same bytes, written a block of rows at a time."""
-    write_csv_values(path, ([_iso(v) if hasattr(v, "isoformat") else v for v in map(row.get, CSV_COLUMNS)]
-                            for row in rows))
-
-
 def write_csv_values(path: str, rows: Iterable[Sequence[Any]]) -> None:
-    """`write_csv` of rows given as their CSV_COLUMNS values in order, dates already text (None is
-    written empty, as `trials_csv` writes it): the csv module's C writer does every cell (a million
-    rows in an export), a block of rows at a time."""
+    """`write_text(path, trials_csv(rows).rstrip("\\n"))`, the same bytes, of rows given as their
+    CSV_COLUMNS values in order, dates already text (None is written empty, as `trials_csv` writes it):
+    the csv module's C writer does every cell (a million rows in an export), a block of rows at a time."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)

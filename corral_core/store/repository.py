@@ -73,7 +73,11 @@ def _driver_rows(conn: Connection, query: Select[Any], parameters: dict[str, Any
     executed it on: no Row objects and no per-value result processing (booleans may be 0/1, UTCDateTime
     values the driver's: tables.utc_from_driver). Only for columns whose driver values are what the
     caller expects (the whole-benchmark reads: ~1 s per million rows saved, and the dates' ~4 s)."""
-    result = conn.execute(query, parameters)
+    return _fetched(conn.execute(query, parameters))
+
+
+def _fetched(result: Any) -> list[Any]:
+    """A result's rows straight from its DB-API cursor (tuples), the result closed."""
     try:
         return list(result.cursor.fetchall())
     finally:
@@ -103,11 +107,7 @@ class _IdsQuery:
             self._compiled[key] = (str(compiled), None if order is not None else names)
         sql, named = self._compiled[key]
         parameters: Any = tuple(ids) if named is None else dict(zip(named, ids, strict=True))
-        result = conn.exec_driver_sql(sql, parameters)
-        try:
-            return list(result.cursor.fetchall())
-        finally:
-            result.close()
+        return _fetched(conn.exec_driver_sql(sql, parameters))
 
 
 _STARTED, _FINISHED = convert.TRIAL_COLUMNS.index("started_at"), convert.TRIAL_COLUMNS.index("finished_at")
