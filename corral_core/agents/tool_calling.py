@@ -86,9 +86,12 @@ def as_openai_tool(tool: dict[str, Any]) -> dict[str, Any]:
 
     The conversion is the one our servers' `parameters` follow (corral_core/tools/documentation.py):
     the type name's schema, then `description`, `enum` and `default` when the entry carries them, so
-    the model gets the same request from a Corral E2 server as from ours at every level.
+    the model gets the same request from a Corral E2 server as from ours at every level. An entry in
+    OpenAI format is passed on without the E2 keys, risk and render hint our `/tools` adds to it.
     """
-    if "function" in tool or "arguments" not in tool:
+    if isinstance(tool.get("function"), dict):  # only the function: our /tools entries carry E2 keys too
+        return {"type": "function", "function": tool["function"]}
+    if "arguments" not in tool:
         return tool
     arguments = [ArgumentDoc(name=str(argument["name"]), type=str(argument.get("type") or ""),
                              required=bool(argument.get("required", True)),
