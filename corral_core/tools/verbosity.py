@@ -404,7 +404,7 @@ def corral_sections(text: str) -> tuple[tuple[str, str], ...]:
 
 def corral_basic_description(text: str) -> str:
     """`get_basic_description`: BRIEF, else the first paragraph of BASIC joined with spaces, else
-    the first line."""
+    "No description available"."""
     if not text:
         return NO_DESCRIPTION
     sections = dict(corral_sections(text))
@@ -418,7 +418,9 @@ def corral_basic_description(text: str) -> str:
             if line.strip():
                 paragraph.append(line.strip())
         return " ".join(paragraph) if paragraph else sections["BASIC"]
-    return text.split("\n")[0].strip()
+    # Ours: with neither, nothing (Corral showed the first line as written, so a tag on it leaked
+    # below its level: a description of only tagged sections showed its first tag at minimal)
+    return NO_DESCRIPTION
 
 
 @lru_cache(maxsize=4096)

