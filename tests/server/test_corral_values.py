@@ -76,8 +76,8 @@ def test_integer_arguments_stay_integers_in_the_result_over_rest_and_mcp(served:
     url, http = served
     call = http.post("/tasks/sum/tools/execute", json={"tool_name": "total", "arguments": {"a": 30, "b": 38}})
     assert call.json()["result"]["result"] == "68"  # "68.0" before: integers were made floats
-    assert http.post("/tasks/sum/tools/execute",
-                     json={"tool_name": "total", "arguments": {"a": 30.5, "b": 38}}).json()["result"]["result"] == "68.5"
+    half = http.post("/tasks/sum/tools/execute", json={"tool_name": "total", "arguments": {"a": 30.5, "b": 38}})
+    assert half.json()["result"]["result"] == "68.5"
 
     async def work(session: Any) -> Any:
         return await session.call_tool("total", {"a": 30, "b": 38})
