@@ -28,7 +28,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from corral_core.tools.verbosity import DocStyle, ToolVerbosity, parse_style, parse_verbosity
+from corral_core.tools.schema import resolve_ref, schema_type_name
+from corral_core.tools.verbosity import (
+    DocStyle,
+    ToolVerbosity,
+    corral_describe_argument,
+    describe_argument_text,
+    parse_style,
+    parse_verbosity,
+)
 
 if TYPE_CHECKING:
     from corral_core.tools.base import Tool
@@ -58,6 +66,9 @@ class ArgumentDoc:
     default: Any = None
     choices: list[Any] | None = None
     detailed: bool = False  # the level shows texts, choices and defaults
+    # an object argument's own fields (name, type, required, text), e.g. an MCP tool's model: the guide
+    # lists them under the argument (the schema carries them as properties, E2 keys cannot say them)
+    fields: tuple[tuple[str, str, bool, str], ...] = ()
 
     def e2(self) -> dict[str, Any]:
         """Corral E2's argument entry: {name, type, required} at minimal, else also description,
@@ -119,12 +130,27 @@ def document(tool: Tool, verbosity: str | ToolVerbosity | None = None, style: st
             default=json_safe(argument.default) if detailed else None,
             choices=list(argument.choices) if detailed and argument.choices else None,
             detailed=detailed,
+            fields=_fields(prop, tool.parameters, level, doc_style) if detailed else (),
         ))
     definitions = tuple((key, {name: copy.deepcopy(member) if detailed else _strip_docs(member)
                                for name, member in value.items()})
                         for key, value in tool.parameters.items()
                         if key in ("$defs", "definitions") and isinstance(value, Mapping))
     return ToolDoc(tool.name, level, tool.describe(level, doc_style), tuple(arguments), definitions)
+
+
+def _fields(prop: Mapping[str, Any], root: Mapping[str, Any], level: ToolVerbosity, style: DocStyle
+            ) -> tuple[tuple[str, str, bool, str], ...]:
+    """The fields of an object argument (through a `$ref`), their texts filtered to the level."""
+    resolved = resolve_ref(prop, root)
+    properties = resolved.get("properties")
+    if resolved.get("type") != "object" or not isinstance(properties, Mapping):
+        return ()
+    required = set(resolved.get("required") or ())
+    describe = describe_argument_text if style is DocStyle.TIDY else corral_describe_argument
+    return tuple((name, schema_type_name(resolve_ref(field, root)), name in required,
+                  describe(str(resolve_ref(field, root).get("description") or ""), level))
+                 for name, field in properties.items() if isinstance(field, Mapping))
 
 
 def type_schema(schema: Mapping[str, Any], *, nested_docs: bool = True) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from corral_core.tools.base import Tool
 from corral_core.tools.documentation import ToolDoc
-from corral_core.tools.schema import schema_choices
+from corral_core.tools.schema import resolve_ref, schema_choices
 from corral_core.tools.verbosity import DocStyle, ToolVerbosity, parse_style, parse_verbosity
 
 NO_TOOLS = "No tools available."
@@ -91,6 +91,8 @@ def _block(doc: ToolDoc, *, indent: bool) -> str:
             text = f"{text} (choices: {json.dumps(argument.choices, ensure_ascii=False)})".strip()
         line = f"- {argument.name} ({argument.type}, {needed}): {text}"
         lines.append(line.replace("\n", "\n  ") if indent else line)
+        for name, type_name, required, field_text in argument.fields:
+            lines.append(f"  - {name} ({type_name}, {'required' if required else 'optional'}): {field_text}".rstrip())
     return "\n".join(lines)
 
 
@@ -98,7 +100,7 @@ def _example_call(tool: Tool) -> str:
     """A call of `tool` with placeholder values for its required arguments (choices: the first one)."""
     arguments = {}
     for name in tool.parameters["required"]:
-        prop = tool.parameters["properties"][name]
+        prop = resolve_ref(tool.parameters["properties"][name], tool.parameters)
         choices = schema_choices(prop)
         if choices:
             arguments[name] = choices[0]
