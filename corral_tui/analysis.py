@@ -6,7 +6,7 @@ Each function takes the `Repository` and returns plain data; the screens only dr
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from corral_core.metrics import TRIAL_STATUSES
@@ -105,6 +105,8 @@ class CompareView:
     tasks: list[str]
     k_values: list[int]
     stored: bool  # read from the finished benchmark's metrics (else computed from its trials)
+    # each arm's tool documentation as its agents saw it: {channel, level, model, chars, tokens} per task
+    documentation: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def benchmark_page(repository: Repository, offset: int, limit: int) -> Page[BenchmarkInfo]:
@@ -149,7 +151,9 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
         arms, comparisons = _computed(repository, benchmark, k_values, float(spec.get("pass_threshold") or 0.0))
         stored = False
     tasks = sorted({task for column in arms for task in column.task_scores})
-    return CompareView(benchmark, arms, comparisons, tasks, k_values, stored)
+    documentation = metrics.get("documentation") or {}
+    return CompareView(benchmark, arms, comparisons, tasks, k_values, stored,
+                       documentation if isinstance(documentation, dict) else {})
 
 
 def arm_records(repository: Any, benchmark: Any) -> dict[str, list[TrialRecord]]:

@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from corral_core.tools import ToolVerbosity
+from corral_core.tools.arguments import type_name_schema
+from corral_core.tools.documentation import ArgumentDoc, ToolDoc
+
 from .base import BaseAgent
 from .outcome import StepResult
 from .prompts import TOOL_CALLING_SURRENDER, TOOL_CALLING_USER_PROMPT, format_examples, render
@@ -77,30 +81,27 @@ class ToolCallingAgent(BaseAgent):
         return StepResult(data=data)
 
 
-_JSON_TYPES = {"str": "string", "string": "string", "int": "integer", "integer": "integer", "float": "number",
-               "number": "number", "bool": "boolean", "boolean": "boolean", "dict": "object", "object": "object"}
-
-
 def as_openai_tool(tool: dict[str, Any]) -> dict[str, Any]:
-    """A tool in OpenAI function format; converts Corral's older argument-list shape (E2a servers)."""
-    if "function" in tool or "arguments" not in tool:
+    """A tool in OpenAI function format; converts Corral's older argument-list shape (E2a servers).
+
+    The conversion is the one our servers' `parameters` follow (corral_core/tools/documentation.py):
+    the type name's schema, then `description`, `enum` and `default` when the entry carries them, so
+    the model gets the same request from a Corral E2 server as from ours at every level. An entry in
+    OpenAI format is passed on without the E2 keys, risk and render hint our `/tools` adds to it.
+    """
+    if isinstance(tool.get("function"), dict):  # only the function: our /tools entries carry E2 keys too
+        return {"type": "function", "function": tool["function"]}
+    if "arguments" not in tool:
         return tool
-    properties: dict[str, Any] = {}
-    required = []
-    for argument in tool.get("arguments") or []:
-        declared = str(argument.get("type") or "string").lower()
-        schema: dict[str, Any] = {"type": "array" if declared.startswith(("list", "array", "tuple"))
-                                  else _JSON_TYPES.get(declared, "string")}
-        if argument.get("description"):
-            schema["description"] = argument["description"]
-        if argument.get("choices"):
-            schema["enum"] = list(argument["choices"])
-        properties[argument["name"]] = schema
-        if argument.get("required", True):
-            required.append(argument["name"])
-    return {"type": "function", "function": {
-        "name": tool["name"], "description": tool.get("description", ""),
-        "parameters": {"type": "object", "properties": properties, "required": required}}}
+    arguments = [ArgumentDoc(name=str(argument["name"]), type=str(argument.get("type") or ""),
+                             required=bool(argument.get("required", True)),
+                             type_schema=type_name_schema(str(argument.get("type") or "")),
+                             description=argument.get("description") or None, default=argument.get("default"),
+                             choices=list(argument["choices"]) if argument.get("choices") else None)
+                 for argument in tool.get("arguments") or [] if isinstance(argument, dict) and "name" in argument]
+    doc = ToolDoc(str(tool["name"]), ToolVerbosity.FULL, str(tool.get("description", "")), tuple(arguments))
+    return {"type": "function", "function": {"name": doc.name, "description": doc.description,
+                                             "parameters": doc.parameters()}}
 
 
 def _surrender_tool(name: str) -> dict[str, Any]:

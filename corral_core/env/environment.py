@@ -9,6 +9,7 @@ that raises scores 0 with the error kept as the explanation; a scorer that overr
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import time
@@ -44,7 +45,7 @@ class TaskState:
     trial_id: str
     workspace: str | None = None
     status: str = "running"  # running | scored | surrendered | timeout
-    submitted_answer: str | None = None
+    submitted_answer: Any = None  # as sent: a string, number, boolean or null (Corral scores them all)
     score: float | None = None
     explanation: str | None = None
     surrendered: bool = False
@@ -336,8 +337,9 @@ class Environment(ABC):
 
     # --- the trial's end ---------------------------------------------------------------------
 
-    def submit_answer(self, answer: str) -> float:
-        """Record the answer and score it. Returns the score (0.0 when the grader timed out)."""
+    def submit_answer(self, answer: Any) -> float:
+        """Record the answer as sent (a string, number, boolean or null, as Corral E2 takes it) and
+        score it. Returns the score (0.0 when the grader timed out)."""
         self._ensure_running()
         self.state.submitted_answer = answer
         self.state.is_attempted = True
@@ -353,7 +355,7 @@ class Environment(ABC):
         self.state.score = score
         if explanation is not None:  # else keep feedback the scorer set on the state itself (Corral style)
             self.state.explanation = explanation
-        self.on_scored(answer, score)
+        self.on_scored("" if answer is None else answer if isinstance(answer, str) else json.dumps(answer), score)
         return score
 
     def on_scored(self, answer: str, score: float) -> None:  # noqa: B027 - optional hook, no-op by default
@@ -363,15 +365,15 @@ class Environment(ABC):
         """Called when a trial ends without a score (surrender, grader timeout)."""
 
     def surrender(self) -> float:
-        """End the trial as surrendered; the score is the one already set, else 0."""
+        """End the trial as surrendered. Returns the score already set, else 0; the state keeps the
+        score it had (null unless the environment set one), as Corral's does."""
         self._ensure_running()
         self.state.surrendered = True
         self.state.is_attempted = True
         self.state.status = "surrendered"
-        self.state.score = self.state.score if self.state.score is not None else 0.0
         self.state.ended_at = utc_now()
         self.on_unscored()
-        return self.state.score
+        return self.state.score if self.state.score is not None else 0.0
 
     def _ensure_running(self) -> None:
         if self.state.is_finished:

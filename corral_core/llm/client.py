@@ -65,6 +65,12 @@ def _litellm() -> ModuleType:
     return _litellm_module
 
 
+def token_count(text: str, model: str) -> int:
+    """Tokens of `text` by litellm's counter for `model` (its tokenizer, or litellm's default one for
+    a model it does not know, such as scripted/ models)."""
+    return int(_litellm().token_counter(model=model, text=text))
+
+
 def _pool_connections(litellm: ModuleType) -> None:
     """Let as many provider calls be in flight as trials can be (MAX_IN_FLIGHT).
 

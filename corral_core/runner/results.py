@@ -116,6 +116,7 @@ class BenchmarkResult:
             "cost_total": _cost_total(self.arms.values()),
             "duration": self.duration,
             "arms": {name: metrics_to_dict(m) for name, m in self.arms.items()},
+            "documentation": arms_documentation(spec),
             "comparisons": [metrics_to_dict(c) for c in self.comparisons],
             "chains": {arm: [metrics_to_dict(c) for c in chains] for arm, chains in self.chains.items()},
         }
@@ -126,6 +127,31 @@ class BenchmarkResult:
     def json_rows(self) -> Iterator[dict[str, Any]]:
         """The per-trial rows as JSON-ready dicts, one at a time (what `to_dict` lists under "trials")."""
         return (_jsonable_row(row) for row in self.rows)
+
+
+def arms_documentation(spec: BenchmarkSpec) -> dict[str, dict[str, Any]]:
+    """What each arm's agents are shown of the tools (corral_core.docsize.arm_documentation): the
+    channel their agent type reads, the level, and its size per task in characters and tokens (by
+    the arm's model's tokenizer; null when litellm cannot count for it here)."""
+    from corral_core.docsize import arm_documentation
+
+    sized: dict[str, dict[str, Any]] = {}
+    for arm in spec.arms:
+        per_suite = [(suite, [t for t in spec.task_ids if t in suite.tasks]) for suite in spec.suites]
+        parts = [arm_documentation(suite, tasks, arm.verbosity, arm.agent.type, arm.model.id)
+                 for suite, tasks in per_suite if tasks]
+        tasks = sum(len(tasks) for _, tasks in per_suite)
+        if not parts or not tasks:
+            continue
+        weights = [len(tasks) for _, tasks in per_suite if tasks]
+        tokens = [part["tokens"] for part in parts]
+        sized[arm.name] = {
+            "channel": parts[0]["channel"], "level": parts[0]["level"], "model": arm.model.id,
+            "chars": round(sum(p["chars"] * w for p, w in zip(parts, weights, strict=True)) / tasks, 1),
+            "tokens": None if None in tokens else round(sum(t * w for t, w in zip(tokens, weights, strict=True))
+                                                        / tasks, 1),
+        }
+    return sized
 
 
 def chain_defs(spec: BenchmarkSpec) -> list[ChainDef]:

@@ -30,12 +30,12 @@ from typing import Any
 import anyio
 import anyio.abc
 import anyio.to_thread
-from fastapi import HTTPException
 from starlette.requests import Request
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 import corral_core
+from corral_core.server.routes import query_error
 from corral_core.server.runtime import ConflictError, ServerRuntime, Target
 from corral_core.tools import DocStyle, ToolVerbosity, parse_style, parse_verbosity
 
@@ -184,9 +184,12 @@ class _McpRoute:
         query = Request(scope).query_params
         try:
             level = parse_verbosity(query.get("verbosity"))
+        except ValueError as exc:
+            raise query_error("verbosity", query.get("verbosity"), str(exc)) from None
+        try:
             style = parse_style(query.get("style"))
         except ValueError as exc:
-            raise HTTPException(422, str(exc)) from None
+            raise query_error("style", query.get("style"), str(exc)) from None
         scope[_SCOPE_KEY] = (target, level, style, query.get("finish", "").strip().lower() in _TRUE)
         manager = await self.endpoint.manager()
         await manager.handle_request(scope, receive, send)

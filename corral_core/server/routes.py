@@ -49,18 +49,23 @@ StyleParam = Annotated[
 ]
 
 
+def query_error(name: str, value: Any, message: str) -> HTTPException:
+    """A 422 whose `detail` is FastAPI's array of errors, as for any other invalid parameter."""
+    return HTTPException(422, [{"type": "enum", "loc": ["query", name], "msg": message, "input": value}])
+
+
 def _level(verbosity: str | None) -> ToolVerbosity:
     try:
         return parse_verbosity(verbosity)
     except ValueError as exc:
-        raise HTTPException(422, str(exc)) from None
+        raise query_error("verbosity", verbosity, str(exc)) from None
 
 
 def _style(style: str | None) -> DocStyle:
     try:
         return parse_style(style)
     except ValueError as exc:
-        raise HTTPException(422, str(exc)) from None
+        raise query_error("style", style, str(exc)) from None
 
 
 def _json(content: Any) -> SafeJSONResponse:

@@ -291,7 +291,7 @@ class ServerRuntime:
                                  data=dict(result), benchmark_id=target.benchmark_id))
         return result
 
-    def finish(self, target: Target, answer: str | None, *, surrender: bool) -> dict[str, Any]:
+    def finish(self, target: Target, answer: Any, *, surrender: bool) -> dict[str, Any]:
         """Submit or surrender; answers with the id of the trial that just ended (Corral: the next)."""
         with target.lock:
             env = target.env
@@ -299,7 +299,7 @@ class ServerRuntime:
             if state.is_finished:
                 raise ConflictError(_finished(env.task_id, state.trial_id, state.status))
             try:
-                score = env.surrender() if surrender else env.submit_answer(answer or "")
+                score = env.surrender() if surrender else env.submit_answer(answer)
             except TrialFinishedError as exc:
                 raise ConflictError(str(exc)) from None
             snapshot = env.snapshot()

@@ -14,7 +14,7 @@ import json
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from starlette.responses import JSONResponse
 
 from corral_core.safetext import clean, clean_text
@@ -58,17 +58,22 @@ CleanArguments = Annotated[dict[str, Any], AfterValidator(clean)]
 
 
 class ToolRequest(BaseModel):
-    """Body of POST .../tools/execute."""
+    """Body of POST .../tools/execute: both keys required, as in Corral (422 without `arguments`)."""
 
     tool_name: CleanStr
-    arguments: CleanArguments = Field(default_factory=dict)
+    arguments: CleanArguments
+
+
+# What Corral E2 accepts as an answer and scores: a JSON string, number, boolean or null. A list or
+# an object is a 422 here (Corral's scorers broke on them with a 500).
+Answer = CleanStr | StrictInt | StrictFloat | StrictBool | None
 
 
 class SubmitRequest(BaseModel):
     """Body of POST .../submit. Other keys are ignored (Corral declared the body as a bare dict)."""
 
     model_config = ConfigDict(extra="ignore")
-    answer: CleanStr
+    answer: Answer = Field(description="a string, number, boolean or null; the environment's scorer gets it as sent")
 
 
 class TrialCreateRequest(BaseModel):
@@ -137,7 +142,7 @@ class TrialCompletionResponse(BaseModel):
 class StatusResponse(BaseModel):
     is_attempted: bool
     score: float | None
-    submitted_answer: str | None
+    submitted_answer: str | int | float | bool | None
     tool_statistics: dict[str, Any]
     trial_id: str
 

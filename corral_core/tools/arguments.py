@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from corral_core.tools.errors import ToolDefinitionError
-from corral_core.tools.schema import schema_choices, schema_type_name
+from corral_core.tools.schema import resolve_ref, schema_choices, schema_type_name
 
 __all__ = ["ToolArgument", "arguments_schema", "schema_arguments", "type_name_schema"]
 
@@ -120,7 +120,8 @@ def schema_arguments(parameters: Mapping[str, Any], descriptions: Mapping[str, s
     """Corral's ToolArgument list of a JSON-schema parameters object (`descriptions` overrides)."""
     required = set(parameters.get("required", []))
     listed = []
-    for name, prop in parameters.get("properties", {}).items():
+    for name, declared in parameters.get("properties", {}).items():
+        prop = resolve_ref(declared, parameters)
         text = (descriptions or {}).get(name, prop.get("description", ""))
         listed.append(ToolArgument(name=name, type=schema_type_name(prop), description=text,
                                    required=name in required, default=prop.get("default"),

@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any
 
 from corral_core.tools.arguments import ToolArgument, arguments_schema, schema_arguments
+from corral_core.tools.documentation import ToolDoc, document
 from corral_core.tools.errors import ToolArgumentError, ToolDefinitionError, ToolExecutionError
 from corral_core.tools.schema import parameters_problem
 from corral_core.tools.validation import validate_arguments
@@ -196,34 +197,29 @@ class Tool:
     def _corral_argument_texts(self) -> dict[str, str]:
         return {argument.name: argument.description or "" for argument in self.arguments}
 
+    def document(self, verbosity: str | ToolVerbosity | None = None,
+                 style: str | DocStyle | None = None) -> ToolDoc:
+        """What `verbosity` (None: FULL) shows of this tool: the one record every channel renders."""
+        return document(self, verbosity, style)
+
     def input_schema(self, verbosity: str | ToolVerbosity | None = None,
                      style: str | DocStyle | None = None) -> dict[str, Any]:
-        """A copy of the parameters schema whose argument descriptions are filtered to the level
-        (in Corral's style, MINIMAL leaves them out, as Corral's servers do)."""
-        level = parse_verbosity(verbosity)
-        doc_style = parse_style(style)
-        schema = copy.deepcopy(self.parameters)
-        hide = level is ToolVerbosity.MINIMAL and doc_style is DocStyle.CORRAL
-        for name, prop in schema["properties"].items():
-            text = "" if hide else self.describe_argument(name, level, doc_style)
-            if text:
-                prop["description"] = text
-            else:
-                prop.pop("description", None)
-        return schema
+        """The parameters schema as the level shows it: types always; argument texts, `enum` and
+        `default` from `brief` up (`minimal` shows names and types only, as Corral does)."""
+        return self.document(verbosity, style).parameters()
 
     def to_openai(self, verbosity: str | ToolVerbosity | None = None,
                   style: str | DocStyle | None = None) -> dict[str, Any]:
         """OpenAI function-calling format: {"type": "function", "function": {name, description, parameters}}."""
-        function = {"name": self.name, "description": self.describe(verbosity, style),
-                    "parameters": self.input_schema(verbosity, style)}
-        return {"type": "function", "function": function}
+        doc = self.document(verbosity, style)
+        return {"type": "function", "function": {"name": doc.name, "description": doc.description,
+                                                 "parameters": doc.parameters()}}
 
     def to_mcp(self, verbosity: str | ToolVerbosity | None = None,
                style: str | DocStyle | None = None) -> dict[str, Any]:
         """MCP tool listing format: {name, description, inputSchema}."""
-        return {"name": self.name, "description": self.describe(verbosity, style),
-                "inputSchema": self.input_schema(verbosity, style)}
+        doc = self.document(verbosity, style)
+        return {"name": doc.name, "description": doc.description, "inputSchema": doc.parameters()}
 
     def to_dict(self, verbosity: str | ToolVerbosity | None = None,
                 style: str | DocStyle | None = None) -> dict[str, Any]:
@@ -232,36 +228,19 @@ class Tool:
         Each argument is {name, type, description, required, default, choices}; MINIMAL gives only
         {name, type, required}, as Corral does. Types are Python-style names (`float`, `list[str]`).
         """
-        level = parse_verbosity(verbosity)
-        arguments = []
-        for argument in self.arguments:
-            entry: dict[str, Any] = {"name": argument.name, "type": argument.type, "required": argument.required}
-            if level is not ToolVerbosity.MINIMAL:
-                entry["description"] = self.describe_argument(argument.name, level, style)
-                entry["default"] = _json_safe(argument.default)
-                entry["choices"] = argument.choices
-            arguments.append(entry)
-        return {
-            "name": self.name,
-            "description": self.describe(level, style),
-            "arguments": arguments,
-            "risk": self.risk.value,
-            "render": self.render,
-        }
+        doc = self.document(verbosity, style)
+        return {"name": doc.name, "description": doc.description, "arguments": doc.e2_arguments(),
+                "risk": self.risk.value, "render": self.render}
 
     def to_listing(self, verbosity: str | ToolVerbosity | None = None,
                    style: str | DocStyle | None = None) -> dict[str, Any]:
         """One `/tools` entry: OpenAI function format that also carries Corral E2's keys
         (`name`, `description`, `arguments`), so clients of either shape read it."""
-        return {**self.to_openai(verbosity, style), **self.to_dict(verbosity, style)}
-
-
-def _json_safe(value: Any) -> Any:
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
-        return repr(value)
-    return value
+        doc = self.document(verbosity, style)
+        return {"type": "function",
+                "function": {"name": doc.name, "description": doc.description, "parameters": doc.parameters()},
+                "name": doc.name, "description": doc.description, "arguments": doc.e2_arguments(),
+                "risk": self.risk.value, "render": self.render}
 
 
 def _risk_level(label: str, risk: RiskLevel | str) -> RiskLevel:

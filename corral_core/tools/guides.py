@@ -1,10 +1,12 @@
 """Tool guides at a verbosity level: the text guide (for ReAct prompts) and the tool listings.
 
-In Corral's documentation style (the default) each tool block is Corral's: `Tool: <name>`,
-`Description: <filtered description>`, `Arguments:` and one `- <arg> (<type>, required|optional,
-default: <d>): <filtered description>` line per argument, with the texts Corral's filter produces.
-The framing around the blocks (the usage notes and the example call) is ours. The `tidy` style
-also lists each argument's choices and indents multi-line argument texts.
+Each tool block is Corral's: `Tool: <name>`, `Description: <filtered description>`, `Arguments:`
+and one `- <arg> (<type>, required|optional, default: <d>): <filtered description>` line per
+argument, rendered from the tool's `ToolDoc` at the level (corral_core/tools/documentation.py), so
+the guide shows what `/tools` and MCP `tools/list` show: an argument's choices appear as a
+`(choices: [...])` fragment wherever its text does not state them already (Corral's guide left them
+out, so ReAct agents never saw what tool-calling agents got as `enum`). The framing around the blocks
+(the usage notes and the example call) is ours. The `tidy` style indents multi-line argument texts.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from corral_core.tools.base import Tool
-from corral_core.tools.schema import schema_choices, schema_type_name
+from corral_core.tools.documentation import ToolDoc
+from corral_core.tools.schema import resolve_ref, schema_choices
 from corral_core.tools.verbosity import DocStyle, ToolVerbosity, parse_style, parse_verbosity
 
 NO_TOOLS = "No tools available."
@@ -53,58 +56,43 @@ def tools_guide(tools: Iterable[Tool], verbosity: str | ToolVerbosity | None = N
                 style: str | DocStyle | None = None) -> str:
     """The text guide: "Available Tools:" blocks, then how to call them with an example.
 
-    MINIMAL is compact (`**name**: summary` and the argument names, no usage notes).
+    MINIMAL is Corral's compact form (`**name**: summary` and the argument names, no usage notes).
+    Every fact a block shows comes from the tool's `ToolDoc` at the level, as in the other channels.
     """
     level = parse_verbosity(verbosity)
     doc_style = parse_style(style)
     tools = list(tools)
     if not tools:
         return NO_TOOLS
+    docs = [tool.document(level, doc_style) for tool in tools]
     if level is ToolVerbosity.MINIMAL:
-        return "Available Tools:\n" + "\n\n".join(_minimal_block(t, doc_style) for t in tools)
-    block = _tidy_block if doc_style is DocStyle.TIDY else _corral_block
-    blocks = "\n\n".join(block(t, level) for t in tools)
+        return "Available Tools:\n" + "\n\n".join(_minimal_block(doc) for doc in docs)
+    blocks = "\n\n".join(_block(doc, indent=doc_style is DocStyle.TIDY) for doc in docs)
     return f"Available Tools:\n{blocks}\n\n{USAGE}\n\nExample:\n{_example_call(tools[0])}"
 
 
-def _minimal_block(tool: Tool, style: DocStyle) -> str:
-    names = ", ".join(tool.parameters["properties"]) or "none"
-    return f"**{tool.name}**: {tool.describe(ToolVerbosity.MINIMAL, style)}\nArguments: {names}"
+def _minimal_block(doc: ToolDoc) -> str:
+    names = ", ".join(argument.name for argument in doc.arguments) or "none"
+    return f"**{doc.name}**: {doc.description}\nArguments: {names}"
 
 
-def _corral_block(tool: Tool, level: ToolVerbosity) -> str:
-    lines = [f"Tool: {tool.name}", f"Description: {tool.describe(level)}"]
-    arguments = tool.arguments
-    if not arguments:
+def _block(doc: ToolDoc, *, indent: bool) -> str:
+    """Corral's block: `Tool:`, `Description:`, then `- name (type, required|optional, default: d): text`
+    per argument; choices the text does not state already follow it as `(choices: [...])`."""
+    lines = [f"Tool: {doc.name}", f"Description: {doc.description}"]
+    if not doc.arguments:
         lines.append("Arguments: none")
         return "\n".join(lines)
     lines.append("Arguments:")
-    for argument in arguments:
-        prop = tool.parameters["properties"].get(argument.name, {})
-        type_name = schema_type_name(prop) if prop else argument.type
+    for argument in doc.arguments:
         needed = "required" if argument.required else f"optional, default: {argument.default}"
-        lines.append(f"- {argument.name} ({type_name}, {needed}): {tool.describe_argument(argument.name, level)}")
-    return "\n".join(lines)
-
-
-def _tidy_block(tool: Tool, level: ToolVerbosity) -> str:
-    lines = [f"Tool: {tool.name}", f"Description: {tool.describe(level, DocStyle.TIDY)}"]
-    properties = tool.parameters["properties"]
-    if not properties:
-        lines.append("Arguments: none")
-        return "\n".join(lines)
-    lines.append("Arguments:")
-    required = set(tool.parameters["required"])
-    for name, prop in properties.items():
-        facts = [schema_type_name(prop), "required" if name in required else "optional"]
-        if name not in required and "default" in prop:
-            facts.append(f"default: {json.dumps(prop['default'], ensure_ascii=False)}")
-        text = tool.describe_argument(name, level, DocStyle.TIDY)
-        choices = schema_choices(prop)
-        if choices is not None and "(choices:" not in text:
-            text = f"{text} (choices: {json.dumps(choices, ensure_ascii=False)})".strip()
-        line = f"- {name} ({', '.join(facts)})" + (f": {text}" if text else "")
-        lines.append(line.replace("\n", "\n  "))  # keep multi-line descriptions under their argument
+        text = argument.description or ""
+        if argument.choices and "(choices:" not in text:
+            text = f"{text} (choices: {json.dumps(argument.choices, ensure_ascii=False)})".strip()
+        line = f"- {argument.name} ({argument.type}, {needed}): {text}"
+        lines.append(line.replace("\n", "\n  ") if indent else line)
+        for name, type_name, required, field_text in argument.fields:
+            lines.append(f"  - {name} ({type_name}, {'required' if required else 'optional'}): {field_text}".rstrip())
     return "\n".join(lines)
 
 
@@ -112,7 +100,7 @@ def _example_call(tool: Tool) -> str:
     """A call of `tool` with placeholder values for its required arguments (choices: the first one)."""
     arguments = {}
     for name in tool.parameters["required"]:
-        prop = tool.parameters["properties"][name]
+        prop = resolve_ref(tool.parameters["properties"][name], tool.parameters)
         choices = schema_choices(prop)
         if choices:
             arguments[name] = choices[0]

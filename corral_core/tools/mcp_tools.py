@@ -36,7 +36,7 @@ from typing import Any
 
 from corral_core.tools.base import RiskLevel, Tool
 from corral_core.tools.builtin.params import ToolDeclarationError
-from corral_core.tools.errors import ToolDefinitionError, ToolExecutionError
+from corral_core.tools.errors import ToolArgumentError, ToolDefinitionError, ToolExecutionError
 from corral_core.tools.schema import parameters_problem
 
 __all__ = ["MCP_KEYS", "McpConnection", "close_all_connections", "mcp_tools"]
@@ -346,7 +346,7 @@ def mcp_tools(decl: Mapping[str, Any], base_dir: Path) -> list[Tool]:
         raise _fail(f"risks names {', '.join(map(repr, unknown))}, which the server does not have.", name,
                     "risks", f"use some of: {', '.join(by_name)}.")
     prefix = str(decl.get("prefix") or "")
-    made = []
+    made: list[Tool] = []
     for remote in chosen:
         listed_tool = by_name[remote]
         schema = _parameters(listed_tool.get("inputSchema"))
@@ -359,11 +359,40 @@ def mcp_tools(decl: Mapping[str, Any], base_dir: Path) -> list[Tool]:
             return connection.call(_remote, arguments)
 
         try:
-            made.append(Tool(prefix + remote, listed_tool.get("description") or "", schema, call,
-                             risk=levels.get(remote, default_risk)))
+            made.append(McpTool(prefix + remote, listed_tool.get("description") or "", schema, call,
+                                risk=levels.get(remote, default_risk)))
         except ToolDefinitionError as exc:
             raise _fail(str(exc), name, "tools", f"leave {remote!r} out, or set prefix: to rename it.") from None
     return made
+
+
+class McpTool(Tool):
+    """A tool of an external MCP server. Besides our checks, its arguments are validated against the
+    server's input schema with a real JSON Schema validator (`$ref`/`$defs`, minimum/maximum, pattern,
+    oneOf, ...), so a call the server would refuse is `invalid_args` before it is sent."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from jsonschema import exceptions, validators
+
+        schema = self.parameters
+        checker = validators.validator_for(schema, default=validators.Draft202012Validator)
+        try:
+            checker.check_schema(schema)
+        except exceptions.SchemaError as exc:
+            raise ToolDefinitionError(f"Tool '{self.name}': its input schema is not valid JSON Schema "
+                                      f"({exc.message}).") from None
+        self._validator = checker(schema)
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        checked = super().validate(arguments)
+        from jsonschema.exceptions import best_match
+
+        error = best_match(self._validator.iter_errors(checked))
+        if error is not None:
+            where = ".".join(str(part) for part in error.absolute_path) or "the arguments"
+            raise ToolArgumentError(f"Invalid value for {where}: {error.message}")
+        return checked
 
 
 def _parameters(schema: Any) -> dict[str, Any]:

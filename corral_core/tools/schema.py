@@ -95,6 +95,22 @@ def _tuple_schema(args: tuple[Any, ...]) -> dict[str, Any]:
     return {"type": "array", "prefixItems": items, "minItems": len(items), "maxItems": len(items)}
 
 
+def resolve_ref(schema: Mapping[str, Any], root: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`schema` with a local `$ref` (`#/$defs/X`, `#/definitions/X`) replaced by what it points to
+    in `root` (its own keys, e.g. a description, kept over the target's); other schemas as they are."""
+    seen: set[str] = set()
+    while isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#/") and schema["$ref"] not in seen:
+        ref = schema["$ref"]
+        seen.add(ref)
+        target: Any = root
+        for part in ref[2:].split("/"):
+            target = target.get(part) if isinstance(target, Mapping) else None
+        if not isinstance(target, Mapping):
+            return schema
+        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+    return schema
+
+
 def schema_type_name(schema: Mapping[str, Any]) -> str:
     """A Python-style type name for a schema (Corral shows these): `float`, `list[str]`, `int | None`."""
     if "anyOf" in schema:

@@ -1,6 +1,7 @@
 """Check and coerce call arguments against a tool's JSON schema (so YAML-declared tools get it too).
 
-Coercion is lax where an LLM's intent is plain: "5" -> 5 for an integer, 5 -> 5.0 for a number,
+Coercion is lax where an LLM's intent is plain: "5" -> 5 for an integer or a number (an integer stays
+an integer, as Corral passes it on, so a tool's `str(result)` reads "68", not "68.0"),
 JSON text -> list/dict for array/object parameters (as Corral's `_preprocess_arguments` does),
 "true" -> True for a boolean, and null for an optional parameter means "use the default". In a union,
 an exact match wins before any coercion is tried. Messages follow Corral's wording.
@@ -145,13 +146,13 @@ def _coerce_type(value: Any, json_type: str, schema: Mapping[str, Any], path: st
             number = _parse_number(value.strip()) if isinstance(value, str) else value if is_number else None
             if isinstance(number, int) or (isinstance(number, float) and number.is_integer()):
                 return int(number)
-    elif json_type == "number":
+    elif json_type == "number":  # an integer stays an integer (JSON has one number type): 68 -> "68"
         if is_number:
-            return _to_float(value, wrong)
+            return value
         if lax and isinstance(value, str):
             number = _parse_number(value.strip())
             if number is not None:
-                return _to_float(number, wrong)
+                return number
     elif json_type == "boolean":
         if isinstance(value, bool):
             return value
@@ -179,13 +180,6 @@ def _parse_number(text: str) -> int | float | None:
             continue
         return number if isinstance(number, int) or math.isfinite(number) else None
     return None
-
-
-def _to_float(value: int | float, wrong: _Mismatch) -> float:
-    try:
-        return float(value)
-    except OverflowError:
-        raise wrong from None
 
 
 def _from_json_text(value: Any, opener: str, path: str, json_type: str) -> Any:

@@ -404,7 +404,7 @@ def corral_sections(text: str) -> tuple[tuple[str, str], ...]:
 
 def corral_basic_description(text: str) -> str:
     """`get_basic_description`: BRIEF, else the first paragraph of BASIC joined with spaces, else
-    the first line."""
+    "No description available"."""
     if not text:
         return NO_DESCRIPTION
     sections = dict(corral_sections(text))
@@ -418,7 +418,9 @@ def corral_basic_description(text: str) -> str:
             if line.strip():
                 paragraph.append(line.strip())
         return " ".join(paragraph) if paragraph else sections["BASIC"]
-    return text.split("\n")[0].strip()
+    # Ours: with neither, nothing (Corral showed the first line as written, so a tag on it leaked
+    # below its level: a description of only tagged sections showed its first tag at minimal)
+    return NO_DESCRIPTION
 
 
 @lru_cache(maxsize=4096)
@@ -446,20 +448,35 @@ def corral_describe(text: str, level: ToolVerbosity = ToolVerbosity.FULL) -> str
 
 @lru_cache(maxsize=4096)
 def corral_describe_argument(text: str, level: ToolVerbosity = ToolVerbosity.FULL) -> str:
-    """`filter_argument_description`: an argument's description as Corral shows it at `level`."""
+    """`filter_argument_description` of Corral E2: an argument's description at `level`.
+
+    MINIMAL: the text before the first `[` and before `(choices:`. BRIEF: the text before the first
+    `[`, then the `(choices: ...)` fragment. DETAILED to COMPREHENSIVE: the untagged text (unless there
+    is a BRIEF), then BRIEF, DETAILED, SYNTACTICAL, EXAMPLES as the level allows (an `ARGS_` prefix is
+    ignored, as Corral does since its PR #191), then the choices fragment; the parts joined with a
+    space, as Corral E2 joins them. Two deliberate fixes keep the levels exact: the choices fragment
+    is shown once (Corral repeats it when it precedes the tags or sits in the untagged text), and FULL
+    is the text as written, tags included, like FULL for a tool description (Corral's FULL showed only
+    the untagged text, less than COMPREHENSIVE). A level with nothing to show gives "" (Corral fell
+    back to the text as written, tags the level excludes included).
+    """
     level = parse_verbosity(level)
     if not text:
         return text or ""
     if level is ToolVerbosity.MINIMAL:
         return text.split("[")[0].split("(choices:")[0].strip()
-    sections = {(name.replace("ARGS_", "") if name.startswith("ARGS_") else name): content
-                for name, content in corral_sections(text)}
-    included = CORRAL_LEVEL_SECTIONS[level]
-    parts = [sections["BASIC"]] if "BASIC" in sections and "BRIEF" not in sections else []
-    parts += [sections[name] for name in _CORRAL_ARGUMENT_ORDER if name in included and name in sections]
-    if "(choices:" in text:
-        start = text.find("(choices:")
-        end = text.find(")", start)
-        if end != -1:
-            parts.append(text[start : end + 1])
-    return "\n".join(parts) if parts else text
+    if level is ToolVerbosity.FULL:
+        return text.strip()
+    found = CHOICES_FRAGMENT.search(text)
+    fragment = found.group(0) if found else ""
+    bare = CHOICES_FRAGMENT.sub("", text) if found else text
+    if level is ToolVerbosity.BRIEF:
+        parts = [bare.split("[")[0].strip()]
+    else:
+        sections = {(name.replace("ARGS_", "") if name.startswith("ARGS_") else name): content
+                    for name, content in corral_sections(bare)}
+        included = CORRAL_LEVEL_SECTIONS[level]
+        parts = [sections["BASIC"]] if "BASIC" in sections and "BRIEF" not in sections else []
+        parts += [sections[name] for name in _CORRAL_ARGUMENT_ORDER if name in included and name in sections]
+    parts.append(fragment)
+    return " ".join(part for part in parts if part)

@@ -40,6 +40,12 @@ def _estimate(estimate: Estimate, percent: bool = False) -> str:
     return fmt(estimate.value) + ci
 
 
+def _doc(view: CompareView, arm: str, key: str) -> str:
+    """An arm's documentation size per task (what `corral-tui docs` measures), "-" when not recorded."""
+    value = (view.documentation.get(arm) or {}).get(key)
+    return "-" if not isinstance(value, (int, float)) else f"{value:,.0f}"
+
+
 def arms_table(view: CompareView, redact: Redactor) -> Table:
     """One column per arm, one row per metric."""
     table = Table(show_edge=False, header_style="bold", expand=False)
@@ -56,6 +62,8 @@ def arms_table(view: CompareView, redact: Redactor) -> Table:
         rows.append((f"pass^{k}", [_pct(a.pass_k[k][1]) if k in a.pass_k else "-" for a in view.arms]))
     rows += [
         ("surrender rate", [_estimate(a.surrender, percent=True) for a in view.arms]),
+        ("documentation chars", [_doc(view, a.name, "chars") for a in view.arms]),
+        ("documentation tokens", [_doc(view, a.name, "tokens") for a in view.arms]),
         ("tokens", [str(a.tokens) for a in view.arms]),
         ("duration (mean)", [redact.duration(a.duration_mean) for a in view.arms]),
         ("assisted (apart)", [str(a.n_assisted) for a in view.arms]),

@@ -67,6 +67,24 @@ def test_json_pass_at_k_matches_the_trials_in_the_database(quickstart: dict) -> 
     assert document["attempt_status"] == "first" and document["status"] == "finished"  # nothing to compare with yet
 
 
+def test_json_carries_each_arms_documentation_size(quickstart: dict) -> None:
+    from corral_core.docsize import documentation_size
+    from corral_core.spec import load_spec
+
+    document = json.loads(quickstart["json"].read_text())
+    sizes = document["documentation"]
+    assert list(sizes) == ["minimal", "brief", "syntactical"]
+    spec = load_spec(QUICKSTART)
+    for arm in spec.arms:
+        shown = sizes[arm.name]
+        assert (shown["level"], shown["model"]) == (arm.verbosity, arm.model.id)
+        channel = "schema" if arm.agent.type == "tool_calling" else "guide"
+        expected = documentation_size(spec.suites[0].tools_for(spec.task_ids[0]), arm.verbosity, channel)
+        assert shown["channel"] == channel and shown["chars"] == expected.chars  # every task offers the same tools
+        assert isinstance(shown["tokens"], float) and 0 < shown["tokens"] < shown["chars"]
+    assert sizes["minimal"]["chars"] < sizes["brief"]["chars"] < sizes["syntactical"]["chars"]
+
+
 def test_junit_has_one_testcase_per_task_and_arm(quickstart: dict) -> None:
     root = ET.parse(quickstart["junit"]).getroot()
     cases = {(case.get("classname"), case.get("name")): case for case in root.iter("testcase")}

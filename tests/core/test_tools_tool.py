@@ -120,9 +120,9 @@ def test_to_mcp_shape_and_verbosity() -> None:
     assert full["name"] == "forecast"
     assert full["inputSchema"]["type"] == "object"
     assert full["inputSchema"]["required"] == ["city"]
-    # Corral's filter at full: the description unchanged, an argument's untagged text only
+    # full: the description and an argument's text as written, tags included
     assert full["description"] == "[BRIEF] Weather forecast. [/BRIEF] Looks up a forecast."
-    assert full["inputSchema"]["properties"]["city"]["description"] == "City name."
+    assert full["inputSchema"]["properties"]["city"]["description"] == "City name. [DETAILED] Any spelling. [/DETAILED]"
     tidy = t.to_mcp("full", "tidy")
     assert tidy["inputSchema"]["properties"]["city"]["description"] == "City name.\nAny spelling."
     assert tidy["description"] == "Weather forecast.\n\nLooks up a forecast."
@@ -137,13 +137,13 @@ def test_to_openai_shape() -> None:
     assert exported["type"] == "function"
     assert set(exported["function"]) == {"name", "description", "parameters"}
     assert exported["function"]["description"] == "Weather forecast."
-    assert exported["function"]["parameters"]["properties"]["days"] == {"type": "integer", "default": 1}
+    # minimal: names and types only, in every documentation style (as Corral's minimal)
+    assert exported["function"]["parameters"]["properties"]["days"] == {"type": "integer"}
     tidy = make().to_openai(ToolVerbosity.MINIMAL, "tidy")
-    assert tidy["function"]["parameters"]["properties"]["days"] == {
-        "type": "integer",
-        "description": "Days ahead.",
-        "default": 1,
-    }
+    assert tidy["function"]["parameters"]["properties"]["days"] == {"type": "integer"}
+    brief = make().to_openai(ToolVerbosity.BRIEF)
+    assert brief["function"]["parameters"]["properties"]["days"] == {"type": "integer", "description": "Days ahead.",
+                                                                     "default": 1}
 
 
 def test_to_dict_is_corral_argument_list_shape() -> None:

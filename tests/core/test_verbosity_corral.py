@@ -13,16 +13,23 @@ turns a docstring into a description and argument texts, then `filter_tool_descr
 - nested unknown tags are unwrapped (markers removed, surrounding spaces kept, then stripped);
 - FULL is the description unchanged, tags included; the Returns text is never shown below FULL;
 - an argument: MINIMAL is the text before the first "[" and before "(choices:"; other levels are
-  the untagged text (unless there is a BRIEF), then BRIEF/DETAILED/SYNTACTICAL/EXAMPLES (ARGS_
-  prefixes stripped) as the level allows, then a "(choices: ...)" fragment, joined by newlines;
-  with nothing to show, the text as written.
+  BRIEF is the text before the first "[" and the "(choices: ...)" fragment; DETAILED to
+  COMPREHENSIVE the untagged text (unless there is a BRIEF), then BRIEF/DETAILED/SYNTACTICAL/EXAMPLES
+  (ARGS_ prefixes stripped) as the level allows, then the choices fragment, joined by a space as
+  Corral E2 joins them. Ours (README, "Coming from Corral"): the fragment is shown once, FULL is the
+  text as written (tags included), and a level with nothing to show gives "".
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from corral_core.tools import Tool, ToolArgument, ToolVerbosity, tool, tools_guide
+from corral_core.tools.verbosity import corral_describe, corral_describe_argument
 
 V = ToolVerbosity
 LEVELS = list(ToolVerbosity)
@@ -103,20 +110,22 @@ TAGGED_DESCRIPTION = {
 
 TO_UNIT_RAW = ('Unit wanted. [ARGS_BRIEF] Target unit. [/ARGS_BRIEF] [ARGS_SYNTACTICAL] A symbol. '
                '[/ARGS_SYNTACTICAL] [ARGS_EXAMPLES] "m" [/ARGS_EXAMPLES]')
+VALUE_RAW = "The quantity. [ARGS_DETAILED] Any finite number. [/ARGS_DETAILED]"
 TAGGED_ARGUMENTS = {
     # level: (value, from_unit, to_unit, digits)
     V.MINIMAL: ("The quantity.", "Unit of the value", "Unit wanted.", "Digits to round to."),
-    V.BRIEF: ("The quantity.", "Unit of the value", "Target unit.", "Digits to round to."),
-    V.DETAILED: ("The quantity.\nAny finite number.", "Unit of the value", "Target unit.", "Digits to round to."),
-    V.PROCEDURAL: ("The quantity.\nAny finite number.", "Unit of the value", "Target unit.", "Digits to round to."),
-    V.CONTEXTUAL: ("The quantity.\nAny finite number.", "Unit of the value", "Target unit.", "Digits to round to."),
-    V.WORKFLOW: ("The quantity.\nAny finite number.", "Unit of the value", "Target unit.", "Digits to round to."),
-    V.SYNTACTICAL: ("The quantity.\nAny finite number.", "Unit of the value", "Target unit.\nA symbol.",
+    # BRIEF: the text before the first "[" (Corral E2's own branch for this level)
+    V.BRIEF: ("The quantity.", "Unit of the value", "Unit wanted.", "Digits to round to."),
+    V.DETAILED: ("The quantity. Any finite number.", "Unit of the value", "Target unit.", "Digits to round to."),
+    V.PROCEDURAL: ("The quantity. Any finite number.", "Unit of the value", "Target unit.", "Digits to round to."),
+    V.CONTEXTUAL: ("The quantity. Any finite number.", "Unit of the value", "Target unit.", "Digits to round to."),
+    V.WORKFLOW: ("The quantity. Any finite number.", "Unit of the value", "Target unit.", "Digits to round to."),
+    V.SYNTACTICAL: ("The quantity. Any finite number.", "Unit of the value", "Target unit. A symbol.",
                     "Digits to round to."),
-    V.COMPREHENSIVE: ("The quantity.\nAny finite number.", "Unit of the value", 'Target unit.\nA symbol.\n"m"',
+    V.COMPREHENSIVE: ("The quantity. Any finite number.", "Unit of the value", 'Target unit. A symbol. "m"',
                       "Digits to round to."),
-    # FULL includes no argument section: the untagged text, or (with a BRIEF) the text as written
-    V.FULL: ("The quantity.", "Unit of the value", TO_UNIT_RAW, "Digits to round to."),
+    # FULL: the text as written, tags included (ours; Corral showed only the untagged text here)
+    V.FULL: (VALUE_RAW, "Unit of the value", TO_UNIT_RAW, "Digits to round to."),
 }
 
 
@@ -197,12 +206,12 @@ class UnitPicker(Tool):
     ("level", "expected"),
     [
         (V.MINIMAL, "Output unit"),
-        (V.BRIEF, "Output unit (choices: ['m', 'km'])\n(choices: ['m', 'km'])"),
-        (V.DETAILED, "Output unit (choices: ['m', 'km'])\nSI.\n(choices: ['m', 'km'])"),
-        (V.FULL, "Output unit (choices: ['m', 'km'])\n(choices: ['m', 'km'])"),
+        (V.BRIEF, "Output unit (choices: ['m', 'km'])"),
+        (V.DETAILED, "Output unit SI. (choices: ['m', 'km'])"),
+        (V.FULL, "Output unit (choices: ['m', 'km']) [DETAILED] SI. [/DETAILED]"),
     ],
 )
-def test_a_written_choices_fragment_is_kept_as_corral_keeps_it(level: ToolVerbosity, expected: str) -> None:
+def test_a_written_choices_fragment_is_shown_once_after_the_sections(level: ToolVerbosity, expected: str) -> None:
     assert UnitPicker().describe_argument("unit", level) == expected
 
 
@@ -212,13 +221,13 @@ def test_tool_block_of_the_guide_is_corrals() -> None:
         "Tool: convert_units\n"
         f"Description: {TAGGED_DESCRIPTION[V.DETAILED]}\n"
         "Arguments:\n"
-        "- value (float, required): The quantity.\nAny finite number.\n"
-        "- from_unit (str, required): Unit of the value\n"
+        "- value (float, required): The quantity. Any finite number.\n"
+        '- from_unit (str, required): Unit of the value (choices: ["mm", "m", "km"])\n'
         "- to_unit (str, required): Target unit.\n"
         "- digits (int, optional, default: 3): Digits to round to."
     )
     assert guide.startswith("Available Tools:\n" + block + "\n\n")
-    assert "(choices:" not in guide and "Returns" not in guide
+    assert guide.count("(choices:") == 1 and "Returns" not in guide
     minimal = tools_guide([convert_units], "minimal")
     assert minimal == "Available Tools:\n**convert_units**: Unit converter for lengths.\n" \
                       "Arguments: value, from_unit, to_unit, digits"
@@ -229,3 +238,48 @@ def test_the_richer_rendering_is_opt_in() -> None:
     assert "Returns: The converted value with its unit." in tidy
     assert "[BRIEF]" not in convert_units.describe("full", "tidy")
     assert convert_units.describe("brief") == BRIEF  # the default never changes silently
+
+
+# --- monotone levels: every tag visible at a level is visible at every level above it -------------
+
+TOOL_TAG_NAMES = ("BRIEF", "DETAILED", "PROCEDURAL", "CONTEXTUAL", "WORKFLOW_INTEGRATION", "SYNTACTICAL", "RAISES",
+                  "LIMITATIONS", "EXAMPLES", "RETURNS_BRIEF", "PREREQUISITE")
+ARGUMENT_TAG_NAMES = ("BRIEF", "DETAILED", "SYNTACTICAL", "EXAMPLES", "ARGS_BRIEF", "ARGS_DETAILED",
+                      "ARGS_SYNTACTICAL", "ARGS_EXAMPLES", "PROCEDURAL", "CONTEXTUAL", "RAISES", "LIMITATIONS")
+
+
+def _levels_showing(render: Callable[[ToolVerbosity], str], marker: str) -> list[int]:
+    return [index for index, level in enumerate(LEVELS) if marker in render(level)]
+
+
+def _upward_closed(indices: list[int]) -> bool:
+    return not indices or indices == list(range(indices[0], len(LEVELS)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(tags=st.lists(st.sampled_from(TOOL_TAG_NAMES), unique=True), untagged=st.booleans())
+def test_tool_description_levels_are_monotone_for_every_tag(tags: list[str], untagged: bool) -> None:
+    text = ("Does a thing. mkbasic\n\n" if untagged else "") + "\n".join(
+        f"[{name}] Text mk{name.lower()} here. [/{name}]" for name in tags)
+    if not text:
+        return
+    for name in tags:
+        shown = _levels_showing(lambda level: corral_describe(text, level), f"mk{name.lower()}")
+        assert _upward_closed(shown), (name, shown)
+        assert shown and shown[-1] == len(LEVELS) - 1  # full shows every tag
+
+
+@settings(max_examples=150, deadline=None)
+@given(tags=st.lists(st.sampled_from(ARGUMENT_TAG_NAMES), unique=True), untagged=st.booleans(),
+       choices=st.booleans())
+def test_argument_levels_are_monotone_for_every_tag(tags: list[str], untagged: bool, choices: bool) -> None:
+    text = ("The value. mkbasic " if untagged else "") + ("(choices: ['a', 'b']) " if choices else "") + " ".join(
+        f"[{name}] Text mk{name.lower()} here. [/{name}]" for name in tags)
+    for name in tags:
+        shown = _levels_showing(lambda level: corral_describe_argument(text, level), f"mk{name.lower()}")
+        assert _upward_closed(shown), (name, shown)
+        assert shown and shown[-1] == len(LEVELS) - 1
+    if choices:
+        assert _levels_showing(lambda level: corral_describe_argument(text, level), "(choices:") == list(
+            range(1, len(LEVELS)))
+        assert all(corral_describe_argument(text, level).count("(choices:") == 1 for level in LEVELS[1:])

@@ -83,8 +83,11 @@ async def test_compare_shows_the_arms_of_a_finished_benchmark(tmp_path: Path, st
         arms = static_text(screen.query_one("#compare-arms"))
         assert "±" not in arms  # the intervals are [lo, hi], not symmetric
         for expected in ("minimal", "full", "score [95% CI over tasks]", "success rate", "pass@1", "pass^2",
-                         "surrender rate", "tokens"):
+                         "surrender rate", "tokens", "documentation chars", "documentation tokens"):
             assert expected in arms, f"{expected!r} missing from the arms table"
+        # each arm's documentation size, as the run recorded it (corral-tui docs measures the same)
+        line = next(row for row in arms.splitlines() if "documentation chars" in row)
+        assert "-" not in line.split("documentation chars")[1], line
         assert [bar.label for bar in screen.query_one("#compare-chart").bars] == ["minimal", "full"]
         tests = static_text(screen.query_one("#compare-tests"))
         assert "full vs minimal" in tests and "McNemar" in tests
