@@ -36,6 +36,7 @@ from corral_tui.messages import (
 )
 from corral_tui.run_request import VERBOSITY_LEVELS
 from corral_tui.screens.base import QueryScreen
+from corral_tui.screens.dialogs import ErrorScreen
 from corral_tui.services.catalogue import SuiteView
 from corral_tui.services.session import Command
 from corral_tui.widgets.run_form import RunForm
@@ -332,9 +333,19 @@ class WorkbenchScreen(QueryScreen):
         return trial.trial_id
 
     def action_intervene(self) -> None:
-        trial_id = self._running_selected("intervene in")
-        if trial_id is not None:
-            self.post_message(InterventionRequested(trial_id))
+        trial = self.live_run.trials.get(self.selected_trial() or "")
+        if trial is None or trial.finished:
+            # text is about to be typed: the refusal is a dialog that takes it (and any letter) and does
+            # nothing with it, so it can never reach the workbench's keys; Esc or Enter closes it and the
+            # focus is where it was
+            what = "No trial is selected" if trial is None else \
+                f"Trial {self.redact.ident(trial.trial_id)} ({trial.task_id}) has finished ({trial.status})"
+            self.app.push_screen(ErrorScreen("Select a running trial to intervene in",
+                                             f"{what}. In the trials table, move to a running trial (up/down), "
+                                             "then press i.  Esc or Enter closes this; what you type here goes "
+                                             "nowhere."))
+            return
+        self.post_message(InterventionRequested(trial.trial_id))
 
     def action_cancel_trial(self) -> None:
         trial_id = self._running_selected("end")
