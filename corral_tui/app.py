@@ -82,6 +82,11 @@ class WorkbenchApp(App[int]):
         Binding("ctrl+q", "quit_now", "Quit now (no question)", show=False, priority=True, id="app.quit_now"),
         Binding("f1,question_mark", "help", "Help", key_display="F1 / ?", id="app.help"),
         Binding("h", "history", "History", id="app.history"),
+        # Tab moves the focus before the next key is handed out: as the screen's (non-priority) binding it
+        # waited behind the focused field's queue, and keys typed right after it landed in that field
+        Binding("tab", "app.focus_next", "Next field", show=False, priority=True, id="app.focus_next"),
+        Binding("shift+tab", "app.focus_previous", "Previous field", show=False, priority=True,
+                id="app.focus_previous"),
     ]
 
     def __init__(self, config: WorkbenchConfig, services: WorkbenchServices | None = None) -> None:

@@ -70,7 +70,10 @@ async def test_keys_reach_the_workbench_wherever_the_focus_is(tmp_path: Path) ->
         assert app.run_state == "idle", "Enter in a field started a run"
         await pilot.press("escape")
         assert app.focused is not None and form not in app.focused.ancestors_with_self
-        await pilot.press("r")
+        await pilot.press("r")  # a letter outside the form never starts a run
+        await pilot.pause()
+        assert app.run_state == "idle"
+        await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: app.live.trials and app.run_state == "paused", "the run to start paused")
         tasks.focus()  # the form is locked while the run is live: the focus cannot go back into it
         await pilot.pause()

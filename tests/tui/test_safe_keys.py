@@ -15,7 +15,7 @@ from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.history import HistoryScreen
 from corral_tui.widgets.trials_table import TrialsTable
 from tests.tui.helpers import SIZE, TUITEST, make_app, run_done, start_run, trial_events, wait_for, wait_ready
-from tests.tui.typing import type_text
+from tests.tui.typing import type_now, type_text
 
 pytestmark = pytest.mark.anyio
 NEVER = 600.0  # an approval timeout no test may wait for
@@ -154,3 +154,61 @@ async def test_ending_the_asking_trial_from_the_approval_dialog_asks_first(tmp_p
         await pilot.press("ctrl+t", "y")
         await wait_for(pilot, lambda: run_done(app), "the run to end")
         assert app.live.trials[dialog.request.trial_id].status == "cancelled"
+
+
+async def test_keys_typed_right_after_tab_go_to_the_field_tab_focused(tmp_path: Path) -> None:
+    """`2 Tab 3` and `Tab 7 Tab 8` typed with no pause fill two fields each. Tab moves the focus before
+    the next key is handed out (it waited behind the field's own queue and `3` landed in Trials)."""
+    app = make_app(tmp_path, suites=[TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        screen = app.workbench_screen
+        fields = {name: screen.query_one(f"#form-{name}", Input)
+                  for name in ("trials", "parallel", "iterations", "model", "api_base")}
+        for field in fields.values():
+            field.value = ""
+        fields["trials"].focus()
+        await wait_for(pilot, lambda: app.focused is fields["trials"], "the Trials field's focus")
+        type_now(app, "2", "tab", "3")
+        await pilot.pause()
+        await wait_for(pilot, lambda: app.focused is fields["parallel"], "the focus on Parallel")
+        assert (fields["trials"].value, fields["parallel"].value) == ("2", "3")
+        fields["iterations"].focus()
+        await wait_for(pilot, lambda: app.focused is fields["iterations"], "the Max iterations field's focus")
+        type_now(app, "tab", "7", "tab", "8")
+        await pilot.pause()
+        await wait_for(pilot, lambda: app.focused is fields["api_base"], "the focus on API base")
+        assert (fields["model"].value, fields["api_base"].value) == ("7", "8")
+
+
+async def test_keys_typed_right_after_enter_go_to_the_next_field(tmp_path: Path) -> None:
+    """Enter in a form field moves on at once, like Tab: `5 Enter 6` fills two fields."""
+    app = make_app(tmp_path, suites=[TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        screen = app.workbench_screen
+        trials, parallel = screen.query_one("#form-trials", Input), screen.query_one("#form-parallel", Input)
+        trials.value = parallel.value = ""
+        trials.focus()
+        await wait_for(pilot, lambda: app.focused is trials, "the Trials field's focus")
+        type_now(app, "5", "enter", "6")
+        await pilot.pause()
+        await wait_for(pilot, lambda: app.focused is parallel, "the focus on Parallel")
+        assert (trials.value, parallel.value) == ("5", "6") and app.run_state == "idle"
+
+
+async def test_task_ids_typed_outside_a_field_start_nothing(tmp_path: Path) -> None:
+    """The rule of the README's key table: a letter acts only where what it acts on has the focus. Task
+    ids typed on the suites tree (r, b, p, s, c, m are in them) start no run, move no focus and switch
+    no screen; the status line says where the letters work."""
+    app = make_app(tmp_path, suites=[TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        tree = app.workbench_screen.query_one("#tasks")
+        tree.focus()
+        await wait_for(pilot, lambda: app.focused is tree, "the tree's focus")
+        type_text(app, "power, add, subtract, compute, b")
+        await pilot.pause()
+        assert app.run_state == "idle" and app.services.session.active is None, "a typed letter started a run"
+        assert app.focused is tree and app.screen is app.workbench_screen
+        assert "Breakpoints field from the run form" in str(app.workbench_screen.query_one("#status").render())
