@@ -23,6 +23,8 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
+from textual.command import CommandPalette
+from textual.screen import ModalScreen
 from textual.worker import Worker, WorkerState
 
 from corral_core.agents.breakpoints import parse_breakpoints
@@ -80,6 +82,11 @@ class WorkbenchApp(App[int]):
         Binding("ctrl+q", "quit_now", "Quit now (no question)", show=False, priority=True, id="app.quit_now"),
         Binding("f1,question_mark", "help", "Help", key_display="F1 / ?", id="app.help"),
         Binding("h", "history", "History", id="app.history"),
+        # Tab moves the focus before the next key is handed out: as the screen's (non-priority) binding it
+        # waited behind the focused field's queue, and keys typed right after it landed in that field
+        Binding("tab", "app.focus_next", "Next field", show=False, priority=True, id="app.focus_next"),
+        Binding("shift+tab", "app.focus_previous", "Previous field", show=False, priority=True,
+                id="app.focus_previous"),
     ]
 
     def __init__(self, config: WorkbenchConfig, services: WorkbenchServices | None = None) -> None:
@@ -100,6 +107,14 @@ class WorkbenchApp(App[int]):
         self._next_drain = 0.0  # perf_counter time before which a timer tick does not drain
 
     # --- life cycle ---------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The app's letters (q, h, ?) never act behind a dialog: a dialog's keys are its own, so text
+        typed at a dialog that takes none goes nowhere (ctrl+q and the command palette still work)."""
+        if action in ("quit", "history", "help") and isinstance(self.screen, ModalScreen) \
+                and not isinstance(self.screen, CommandPalette):
+            return None
+        return True
 
     def get_default_screen(self) -> WorkbenchScreen:
         return self._workbench_screen
@@ -127,9 +142,7 @@ class WorkbenchApp(App[int]):
             return
         self.push_screen(ConfirmScreen("Quit during a run?", "The run is stopped: running trials are cancelled, "
                                        "pending approvals decided `cancelled`, and the benchmark is recorded "
-                                       "interrupted: its trials are kept, and it can be finished headless with "
-                                       "`corral-tui --batch SPEC --resume ID`, SPEC being its spec_yaml saved "
-                                       "from `corral-tui export ID --format json`.",
+                                       f"interrupted; its finished trials are kept.{self._resume_hint()}",
                                        yes="Quit (y)", no="Stay (n)"),
                          callback=lambda yes: self.action_quit_now() if yes else None)
 
@@ -414,12 +427,35 @@ class WorkbenchApp(App[int]):
 
         self.push_screen(ForkViewScreen(message.trial_id, self.services.queries, self.config.redact))
 
+    def _confirm(self, title: str, message: str, yes: str, then: Callable[[], None]) -> None:
+        """Ask before a destructive action (unless --no-confirm), then do it."""
+        if not self.config.confirm_destructive:
+            then()
+            return
+        self.push_screen(ConfirmScreen(title, message, yes=yes, no="Back (n)"),
+                         callback=lambda answer: then() if answer else None)
+
     @on(StopRequested)
     def _stop_requested(self) -> None:
+        if self.services.session.active is None:
+            self.notify("No run in progress.", severity="warning")
+            return
+        self._confirm("Stop the run?", f"Running trials are cancelled and pending approvals decided `cancelled`; "
+                      f"the benchmark is recorded interrupted.{self._resume_hint()}", "Stop (y)", self._stop_now)
+
+    def _stop_now(self) -> None:
         if self.services.session.stop():
             self.workbench_screen.say("Stopping the run: running trials are cancelled.", "bold yellow")
         else:
             self.notify("No run in progress.", severity="warning")
+
+    def _resume_hint(self) -> str:
+        """How the run in progress can be finished later: its benchmark id and the key or command."""
+        benchmark_id = self.live.benchmark_id
+        if benchmark_id is None:
+            return ""
+        return (f" Benchmark {benchmark_id} can be finished later: History (h), select it, press u (resume); or "
+                f"headless: corral-tui --batch SPEC --resume {benchmark_id}.")
 
     @on(ControlRequested)
     def _control_requested(self, message: ControlRequested) -> None:
@@ -436,8 +472,15 @@ class WorkbenchApp(App[int]):
 
     @on(TrialCancelRequested)
     def _trial_cancel_requested(self, message: TrialCancelRequested) -> None:
+        trial = self.live.trials.get(message.trial_id)
         who = self.config.redact.ident(message.trial_id)
-        if self.services.session.cancel_trial(message.trial_id):
+        self._confirm(f"End trial {who}?", f"Trial {who} ({trial.task_id if trial else '?'}) stops now and is scored "
+                      "cancelled; the other trials go on.", "End trial (y)",
+                      partial(self._cancel_trial_now, message.trial_id))
+
+    def _cancel_trial_now(self, trial_id: str) -> None:
+        who = self.config.redact.ident(trial_id)
+        if self.services.session.cancel_trial(trial_id):
             self.workbench_screen.say(f"Ending trial {who}: it is scored as cancelled.", "bold yellow")
         else:
             self.notify("That trial is not running (any more).", severity="warning")
@@ -518,7 +561,8 @@ class WorkbenchApp(App[int]):
         trial = self.live.trials.get(request.trial_id or "")
         asking = AskingTrial(trial.iteration or None, trial.last_thought) if trial is not None else None
         screen = ApprovalScreen(request, clock=self.config.clock, redact=self.config.redact, pending=len(pending),
-                                asking=asking, grace=self.config.dialog_grace)
+                                asking=asking, grace=self.config.dialog_grace,
+                                confirm_end=self.config.confirm_destructive)
         self.push_screen(screen, callback=partial(self._approval_answered, request))
 
     def _approval_answered(self, request: ApprovalRequest, decision: Decision | None) -> None:

@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workers", type=_positive_int, metavar="N",
                         help="with --executor processes: worker processes (default: one per core)")
     parser.add_argument("--quiet", action="store_true", help="with --batch: no progress on stderr")
+    parser.add_argument("--no-confirm", action="store_true",
+                        help="workbench: end a trial (k, ctrl+t in an approval) or stop a run (x) without asking")
     return parser
 
 

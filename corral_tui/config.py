@@ -77,6 +77,7 @@ class WorkbenchConfig:
     approval_timeout: float = 120.0  # seconds a confirm-level tool waits for a decision
     approval_poll: float = 0.5  # seconds between GET /approvals on a remote server
     dialog_grace: float = 0.4  # seconds a new approval dialog takes no keys (keys meant for the screen behind)
+    confirm_destructive: bool = True  # end trial, stop run: ask first (--no-confirm turns it off)
     drain_interval: float = 0.1  # seconds between two drains of the event queue
     drain_batch: int = 2_000  # events applied per drain at most
     queue_size: int = 20_000  # events waiting for the UI at most (oldest dropped)
@@ -114,4 +115,5 @@ def config_from_args(args: Any) -> WorkbenchConfig:
                            token=getattr(args, "token", None), model=getattr(args, "model", None),
                            model_base_url=getattr(args, "model_base_url", None),
                            max_connections=getattr(args, "max_connections", None), executor=executor,
-                           workers=getattr(args, "workers", None))
+                           workers=getattr(args, "workers", None),
+                           confirm_destructive=not getattr(args, "no_confirm", False))

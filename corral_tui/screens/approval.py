@@ -2,19 +2,23 @@
 
 Shows the task, the asking trial and its iteration, the model's last thought before the call, the
 tool, its risk, the pretty arguments and the time left. The answer is a `Decision` through
-`dismiss`: approve (y), reject (n, with the reason typed in the field; Enter there rejects too),
-approve this tool for the rest of the run (w), end the trial (t), or None for "later" (escape: the
-request stays queued; `a` on the workbench reopens it).
+`dismiss`: approve, reject (with the reason typed in the field), approve this tool for the rest of
+the run, end the trial (after a confirmation, unless `confirm_end` is off), or None for "later"
+(escape: the request stays queued; `a` on the workbench reopens it).
 
-The dialog's letters mean nothing on the workbench, and for `grace` seconds after it opens it
-takes no keys at all, so keys meant for the screen behind never answer a dialog that popped up
-under the operator's fingers.
+Text first: the dialog opens with the reason field focused, and the field takes every letter typed
+into it. Decisions are taken by chords that work anywhere in the dialog (Enter in the field rejects
+with the reason, ctrl+y approves, ctrl+r approves the tool for the run, ctrl+t ends the trial), or
+by the letters shown on the buttons (y n w t) once the focus is on the buttons and the field is
+empty. For `grace` seconds after it opens the dialog takes no decision at all, so keys meant for
+the screen behind never answer a dialog that popped up under the operator's fingers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from rich.table import Table
 from rich.text import Text
@@ -28,11 +32,14 @@ from textual.widgets import Button, Input, Label, Static
 from corral_core.env.approval import ApprovalRequest
 from corral_tui.config import Redactor
 from corral_tui.render import clip, json_block
+from corral_tui.screens.dialogs import ConfirmScreen
 from corral_tui.services.approvals import Decision, Verdict
 
 THOUGHT_CHARS = 300
 BUTTONS = (("approve", "Approve (y)", "success"), ("reject", "Reject (n)", "error"),
-           ("approve_tool", "Approve tool for run (w)", "warning"), ("terminate", "End trial (t)", "default"))
+           ("approve_tool", "Tool for run (w)", "warning"), ("terminate", "End trial (t)", "default"))
+CHORDS_HINT = ("Enter rejects with the reason  ·  ctrl+y approve  ·  ctrl+r approve the tool for the run  ·  "
+               "ctrl+t end the trial  ·  esc later  ·  Tab to the buttons: y n w t")
 
 
 @dataclass(frozen=True)
@@ -47,16 +54,24 @@ class ApprovalScreen(ModalScreen[Decision | None]):
     """Approve or reject one pending tool call."""
 
     BINDINGS = [
-        Binding("y", "decide('approve')", "Approve", id="approval.approve"),
-        Binding("n", "decide('reject')", "Reject (with the reason typed)", id="approval.reject"),
-        Binding("w", "decide('approve_tool')", "Approve tool for the whole run", id="approval.approve_tool"),
-        Binding("t", "decide('terminate')", "End the asking trial", id="approval.terminate"),
+        Binding("y", "letter('approve')", "Approve (on the buttons, empty reason)", id="approval.approve"),
+        Binding("n", "letter('reject')", "Reject (on the buttons, with the reason typed)", id="approval.reject"),
+        Binding("w", "letter('approve_tool')", "Approve tool for the whole run (on the buttons, empty reason)",
+                id="approval.approve_tool"),
+        Binding("t", "letter('terminate')", "End the asking trial (on the buttons, empty reason)",
+                id="approval.terminate"),
+        Binding("ctrl+y", "decide('approve')", "Approve", id="approval.approve_chord"),
+        Binding("ctrl+r", "decide('approve_tool')", "Approve tool for the whole run", id="approval.approve_tool_chord"),
+        Binding("ctrl+t", "decide('terminate')", "End the asking trial", id="approval.terminate_chord"),
         Binding("escape", "later", "Later", id="approval.later"),
     ]
+    AUTO_FOCUS = "#approval-reason"
 
     def __init__(self, request: ApprovalRequest, *, clock: Callable[[], float], redact: Redactor,
-                 pending: int = 1, asking: AskingTrial | None = None, grace: float = 0.0) -> None:
+                 pending: int = 1, asking: AskingTrial | None = None, grace: float = 0.0,
+                 confirm_end: bool = True) -> None:
         super().__init__()
+        self.confirm_end = confirm_end  # ending the trial asks first
         self.request = request
         self.clock = clock
         self.redact = redact
@@ -84,6 +99,7 @@ class ApprovalScreen(ModalScreen[Decision | None]):
                 yield Static(json_block(request.arguments or {}))
             yield Input(placeholder="Reason for a rejection (optional; Enter rejects)", id="approval-reason",
                         compact=True)
+            yield Label(Text(CHORDS_HINT, style="dim"), id="approval-keys")
             yield Label("", id="approval-countdown")
             with Horizontal(classes="buttons"):
                 for button_id, label, variant in BUTTONS:
@@ -92,27 +108,36 @@ class ApprovalScreen(ModalScreen[Decision | None]):
     def on_mount(self) -> None:
         self._tick()
         self.set_interval(0.5, self._tick)
-        if self.armed:
-            self.query_one("#reject", Button).focus()  # the safe default, as in posting's dialog
-        else:
+        self.query_one("#approval-reason", Input).focus()  # text first: whatever is typed lands here
+        if not self.armed:
             self.set_timer(self.grace, self.arm)
 
     def arm(self) -> None:
-        """Start taking keys: enable the buttons and focus the safe default (Reject)."""
+        """Start taking decisions: enable the buttons (the focus stays where it is)."""
         self.armed = True
         for button in self.query(Button):
             button.disabled = False
-        if not isinstance(self.focused, Input):  # the operator may be typing a reason already
-            self.query_one("#reject", Button).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("decide", "later") and not self.armed:
+        if action in ("decide", "letter", "later") and not self.armed:
             return None
-        if action == "decide" and isinstance(self.focused, Input):
-            return None  # the reason field types letters
         return True
 
+    def action_letter(self, verdict: str) -> None:
+        """A button's letter: it decides only with the focus on the buttons and the reason field empty
+        (in the field the letter is typed; with a reason written, a letter would drop or misuse it)."""
+        reason = self.query_one("#approval-reason", Input)
+        if self.focused is reason:
+            return  # never reached: the field takes printable keys before any binding
+        if reason.value.strip() and verdict != "reject":
+            self.notify("A reason is written: Enter in the field (or n) rejects with it; ctrl+y approves anyway.",
+                        severity="warning")
+            return
+        self.action_decide(verdict)
+
     def _tick(self) -> None:
+        if not self.is_mounted:  # counted before the dialog is drawn (the inbox changed as it opened)
+            return
         left = max(0.0, self.request.deadline - self.clock())
         queued = self.pending - 1
         more = f"   ·   {queued} more pending" if queued > 0 else ""
@@ -134,16 +159,28 @@ class ApprovalScreen(ModalScreen[Decision | None]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         if self.armed:
-            self.dismiss(self._decision(Verdict(str(event.button.id))))
+            self.action_decide(str(event.button.id))
 
     @on(Input.Submitted, "#approval-reason")
     def _reason_entered(self, event: Input.Submitted) -> None:
         event.stop()
         if self.armed:
-            self.dismiss(self._decision(Verdict.REJECT))
+            self.action_decide(Verdict.REJECT.value)
 
     def action_decide(self, verdict: str) -> None:
-        self.dismiss(self._decision(Verdict(verdict)))
+        decision = self._decision(Verdict(verdict))
+        if decision.verdict is not Verdict.TERMINATE or not self.confirm_end:
+            self.dismiss(decision)
+            return
+        who = self.redact.ident(self.request.trial_id)
+        self.app.push_screen(ConfirmScreen(f"End trial {who}?", f"The asking call is rejected and trial {who} "
+                                           f"({self.request.task_id}) ends, scored cancelled. The other trials go "
+                                           "on.", yes="End trial (y)", no="Back (n)"),
+                             callback=partial(self._end_confirmed, decision))
+
+    def _end_confirmed(self, decision: Decision, yes: bool | None) -> None:
+        if yes:
+            self.dismiss(decision)
 
     def action_later(self) -> None:
         self.dismiss(None)

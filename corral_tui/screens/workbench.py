@@ -1,8 +1,12 @@
 """The workbench: suites and tasks, the run form, the running trials and the selected trial's panes.
 
-Keys: the workbench's letters are priority bindings, so they work wherever the focus is, except in
-a text field, which types them (`Esc` leaves the field; Enter there moves to the next field and
-never starts a run). While a run is live the run form is locked, so the run's keys always reach it.
+Keys: a text field types every letter (`Esc` leaves the field; Enter there moves to the next field
+and never starts a run). Outside text fields a letter acts only where what it acts on has the focus:
+the trial keys (p s c P S C i k m) in the trials table or the selected trial's panes, `r` and `b` in the
+run form (ctrl+r runs it from anywhere); elsewhere it only says where it works (README "Key bindings"
+has the rule).
+While a run is live the run form is locked and the trials table has the focus, so the run's keys
+reach it.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static, Tree
 
 from corral_core.events import Event
@@ -36,6 +41,7 @@ from corral_tui.messages import (
 )
 from corral_tui.run_request import VERBOSITY_LEVELS
 from corral_tui.screens.base import QueryScreen
+from corral_tui.screens.dialogs import ErrorScreen
 from corral_tui.services.catalogue import SuiteView
 from corral_tui.services.session import Command
 from corral_tui.widgets.run_form import RunForm
@@ -66,7 +72,8 @@ class WorkbenchScreen(QueryScreen):
     """The main screen. It draws what the app hands it and asks for everything else with messages."""
 
     BINDINGS = [
-        _key("r", "start_run", "Run", "workbench.run"),
+        _key("r", "start_run(False)", "Run (in the run form)", "workbench.run"),
+        _key("ctrl+r", "start_run(True)", "Run the form (anywhere)", "workbench.run_anywhere", show=False),
         _key("x", "stop_run", "Stop run", "workbench.stop"),
         _key("p", "control('pause')", "Pause", "workbench.pause"),
         _key("s", "control('step')", "Step", "workbench.step"),
@@ -304,17 +311,40 @@ class WorkbenchScreen(QueryScreen):
         if field.disabled:
             self.post_message(BreakpointsRequested())
             return
+        if not self._focus_in(RunForm, TrialsTable, TrialPanes):  # it moves the focus into a text field
+            self.say("b goes to the run form's Breakpoints field from the run form or the trials table.",
+                     "bold yellow")
+            return
         field.focus()
         self.say("Breakpoints, separated by ';': tool:NAME, risk:LEVEL, fail, tokens>N, cost>X, reply:REGEX. "
                  "A hit pauses the trial; c continues, s steps.")
 
-    def action_start_run(self) -> None:
+    def _focus_in(self, *areas: type[Widget]) -> bool:
+        focused = self.focused
+        return focused is not None and any(isinstance(node, areas) for node in focused.ancestors_with_self)
+
+    def _at_trials(self, key: str) -> bool:
+        """Trial keys act with the focus on the trials table or the panes; elsewhere they say so."""
+        if self._focus_in(TrialsTable, TrialPanes):
+            return True
+        self.say(f"{key} acts on the selected trial: Tab to the trials table (or click a trial) first.", "bold yellow")
+        return False
+
+    def action_start_run(self, chord: bool = False) -> None:
+        """`r` in the run form (off its text fields), ctrl+r anywhere: a letter typed elsewhere (a task id
+        typed outside its field) never starts a run."""
+        if not chord and not self._focus_in(RunForm):
+            self.say("r runs the form from inside it (Tab to it, or press Start); ctrl+r runs it from anywhere.",
+                     "bold yellow")
+            return
         self.query_one(RunForm).submit()
 
     def action_stop_run(self) -> None:
         self.post_message(StopRequested())
 
     def action_control(self, command: Command) -> None:
+        if not self._at_trials({"pause": "p", "step": "s", "resume": "c"}[command]):
+            return
         trial_id = self.selected_trial()
         if trial_id is None:
             self.notify("Select a running trial first (or use the shift key for all trials).", severity="warning")
@@ -322,6 +352,8 @@ class WorkbenchScreen(QueryScreen):
         self.post_message(ControlRequested(command, trial_id))
 
     def action_control_all(self, command: Command) -> None:
+        if not self._at_trials({"pause": "P", "step": "S", "resume": "C"}[command]):
+            return
         self.post_message(ControlRequested(command, None))
 
     def _running_selected(self, what: str) -> str | None:
@@ -332,11 +364,25 @@ class WorkbenchScreen(QueryScreen):
         return trial.trial_id
 
     def action_intervene(self) -> None:
-        trial_id = self._running_selected("intervene in")
-        if trial_id is not None:
-            self.post_message(InterventionRequested(trial_id))
+        at_table = self._focus_in(TrialsTable, TrialPanes)
+        trial = self.live_run.trials.get(self.selected_trial() or "") if at_table else None
+        if trial is None or trial.finished:
+            # text is about to be typed: the refusal is a dialog that takes it (and any letter) and does
+            # nothing with it, so it can never reach the workbench's keys; Esc or Enter closes it and the
+            # focus is where it was
+            what = "The trials table does not have the focus" if not at_table else "No trial is selected" \
+                if trial is None else \
+                f"Trial {self.redact.ident(trial.trial_id)} ({trial.task_id}) has finished ({trial.status})"
+            self.app.push_screen(ErrorScreen("Select a running trial to intervene in",
+                                             f"{what}. In the trials table, move to a running trial (up/down), "
+                                             "then press i.  Esc or Enter closes this; what you type here goes "
+                                             "nowhere."))
+            return
+        self.post_message(InterventionRequested(trial.trial_id))
 
     def action_cancel_trial(self) -> None:
+        if not self._at_trials("k"):
+            return
         trial_id = self._running_selected("end")
         if trial_id is not None:
             self.post_message(TrialCancelRequested(trial_id))
@@ -345,4 +391,5 @@ class WorkbenchScreen(QueryScreen):
         self.post_message(ApprovalsRequested())
 
     def action_compare_last(self) -> None:
-        self.post_message(CompareRequested(None))
+        if self._at_trials("m"):
+            self.post_message(CompareRequested(None))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from textual import on
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, Select
@@ -21,6 +22,10 @@ PLACEHOLDER_TASKS = 4  # task ids named in the Tasks placeholder
 
 class RunForm(Vertical):
     """Builds a `RunRequest` for the selected suite; Start (or `r`) posts `RunForm.Submitted`."""
+
+    # Enter in a field or on a checkbox moves on at once (a priority binding is handled before the next
+    # key is handed out, so keys typed right after Enter land in the next field); space ticks a checkbox
+    BINDINGS = [Binding("enter", "next_field", "Next field", show=False, priority=True, id="form.next_field")]
 
     class Submitted(Message):
         def __init__(self, request: RunRequest) -> None:
@@ -145,8 +150,16 @@ class RunForm(Vertical):
         event.stop()
         self.submit()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "next_field":  # a Select opens its list and the Start button starts on Enter
+            return isinstance(self.screen.focused, (Input, Checkbox)) or None
+        return True
+
+    def action_next_field(self) -> None:
+        """Enter in a field moves on to the next one: it never starts a run."""
+        self.screen.focus_next()
+
     @on(Input.Submitted)
     def _enter(self, event: Input.Submitted) -> None:
-        """Enter in a field moves on to the next one: it never starts a run."""
-        event.stop()
+        event.stop()  # (Enter is the form's binding; a submitted field only moves on)
         self.screen.focus_next()

@@ -70,12 +70,12 @@ async def wait_ready(pilot: Pilot) -> None:
 
 
 async def start_run(pilot: Pilot, suite: str, **form: Any) -> None:
-    """Fill the run form for `suite` and press r (focus on the task tree, where r is a binding)."""
+    """Fill the run form for `suite` and press r (focus on the form's Start button: r acts in the form)."""
     screen = pilot.app.workbench_screen
     run_form = screen.query_one("#run-form")
     run_form.set_suite(suite, [task.id for task in screen.suites[suite].tasks])
     run_form.set_values(**form)
-    screen.query_one("#tasks").focus()
+    screen.query_one("#form-start").focus()
     await pilot.pause()
     await pilot.press("r")
 

@@ -43,9 +43,11 @@ FIXED_NOW = datetime(2025, 1, 1, 12, 0, tzinfo=UTC).timestamp()
 
 def test_config(suite_paths: list[Path] | None = None, *, db_url: str, **overrides: Any) -> WorkbenchConfig:
     """A config for tests: fixed clock and stable redaction (ports, times, durations, ids hidden); a
-    new approval dialog takes keys at once (the grace period has its own test)."""
+    new approval dialog takes keys at once and ending a trial or stopping a run does not ask first
+    (the grace period and the confirmations have their own tests)."""
     config = WorkbenchConfig(suite_paths=list(suite_paths) if suite_paths is not None else sample_suite_paths(),
-                             db_url=db_url, clock=lambda: FIXED_NOW, redact=StableRedactor(), dialog_grace=0.0)
+                             db_url=db_url, clock=lambda: FIXED_NOW, redact=StableRedactor(), dialog_grace=0.0,
+                             confirm_destructive=False)
     for key, value in overrides.items():
         if not hasattr(config, key):
             raise TypeError(f"WorkbenchConfig has no field {key!r}")

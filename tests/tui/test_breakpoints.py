@@ -131,6 +131,9 @@ async def test_b_goes_to_the_breakpoints_field(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await wait_ready(pilot)
         app.workbench_screen.query_one("#tasks").focus()
+        await pilot.press("b")  # on the suites tree a letter only says where it works
+        assert app.focused is app.workbench_screen.query_one("#tasks")
+        app.workbench_screen.query_one("#form-start").focus()
         await pilot.press("b")
         assert app.focused is app.workbench_screen.query_one("#form-breakpoints")
         await pilot.press(*"tool:calculator")

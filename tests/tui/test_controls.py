@@ -48,7 +48,7 @@ async def test_a_confirm_level_call_runs_only_after_approval(tmp_path: Path, tui
                                                                              {"name": "marker.txt"})
         assert not marker.exists(), "the tool ran before anyone approved it"
 
-        await pilot.press(key)
+        await pilot.press({"y": "ctrl+y", "n": "enter"}[key])  # the dialog's reason field has the focus
         await wait_for(pilot, lambda: run_done(app), "the run to finish")
         trial_id = only_trial(app)
         (call,) = [e.data for e in trial_events(app, trial_id, EventKind.TOOL_CALL)]
@@ -100,7 +100,7 @@ async def test_pending_approvals_queue_with_a_visible_count(tmp_path: Path) -> N
         await wait_for(pilot, lambda: "2 more pending" in str(app.screen.query_one("#approval-countdown").render()),
                        "the dialog's count of pending approvals")
         assert "approvals pending: 3" in str(app.workbench_screen.query_one("#info").render())
-        await pilot.press("w")  # this tool for the whole run: the other two go through too
+        await pilot.press("ctrl+r")  # this tool for the whole run: the other two go through too
         await wait_for(pilot, lambda: run_done(app), "the run to finish")
         assert not pending(app) and not isinstance(app.screen, ApprovalScreen)
         assert sorted(t.status for t in app.live.trials.values()) == ["completed"] * 3

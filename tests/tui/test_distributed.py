@@ -111,7 +111,7 @@ async def test_a_confirm_level_call_on_a_worker_is_asked_in_the_workbench(tmp_pa
                                                                                  {"name": "marker.txt"})
             assert not marker.exists(), "the tool ran before anyone decided"
             trial_id = request.trial_id
-            await pilot.press(key)
+            await pilot.press({"y": "ctrl+y", "n": "enter"}[key])  # the reason field has the focus
             await wait_for(pilot, lambda: run_done(app) and trial_id in app.live.trials,  # noqa: B023 (awaited here)
                            "the run to end")
             assert bridged["trial_finished"] == finished_before + 1  # the trial ran on a worker
@@ -142,7 +142,7 @@ async def test_workers_using_a_remote_server_that_asks_are_answered_from_the_wor
         await start_run(pilot, "tuitest", tasks="mark", approval="ask")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the polled approval dialog")
         assert app.screen.request.tool_name == "write_marker" and not marker.exists()
-        await pilot.press("y")
+        await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: run_done(app), "the run to finish")
         (trial_id,) = app.live.trials
         assert marker.exists(), "the approved tool did not run on the remote server"

@@ -70,7 +70,10 @@ async def test_keys_reach_the_workbench_wherever_the_focus_is(tmp_path: Path) ->
         assert app.run_state == "idle", "Enter in a field started a run"
         await pilot.press("escape")
         assert app.focused is not None and form not in app.focused.ancestors_with_self
-        await pilot.press("r")
+        await pilot.press("r")  # a letter outside the form never starts a run
+        await pilot.pause()
+        assert app.run_state == "idle"
+        await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: app.live.trials and app.run_state == "paused", "the run to start paused")
         tasks.focus()  # the form is locked while the run is live: the focus cannot go back into it
         await pilot.pause()
@@ -204,19 +207,14 @@ async def test_reject_with_a_reason_and_end_the_asking_trial_from_the_dialog(tmp
         await wait_for(pilot, lambda: len(pending(app)) == 2 and isinstance(app.screen, ApprovalScreen)
                        and app.screen.armed, "two pending approvals")
         first, dialog = app.screen.request, app.screen
-        # the dialog focuses Reject once mounted (later than it is the screen on a loaded machine): type
-        # the reason only once the field has the focus, or `n` rejects at once and the rest goes behind
-        await wait_for(pilot, lambda: dialog.focused is not None and dialog.focused.id == "reject",
-                       "the dialog's default focus")
         reason = dialog.query_one("#approval-reason", Input)
-        reason.focus()
-        await wait_for(pilot, lambda: dialog.focused is reason, "the reason field's focus")
+        await wait_for(pilot, lambda: dialog.focused is reason, "the reason field's focus (the dialog's default)")
         await pilot.press(*"not on a shared disk", "enter")  # y and n are typed here, Enter rejects
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.request.id != first.id
                        and app.screen.armed,
                        "the second request's dialog")
         second = app.screen.request
-        await pilot.press("t")  # reject it and end its trial
+        await pilot.press("ctrl+t")  # reject it and end its trial (the chord works from the reason field)
         await wait_for(pilot, lambda: run_done(app), "the run to finish")
         statuses = {trial_id: trial.status for trial_id, trial in app.live.trials.items()}
         assert statuses[second.trial_id] == "cancelled" and statuses[first.trial_id] == "completed"
@@ -239,7 +237,7 @@ async def test_a_new_dialog_takes_no_keys_during_its_grace_period(tmp_path: Path
         await pilot.pause()
         assert app.screen is dialog and len(pending(app)) == 1, "a key answered the dialog during its grace period"
         dialog.arm()  # the grace timer fires
-        await pilot.press("y")
+        await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: run_done(app), "the approved run to finish")
         assert app.live.trials[only_trial(app)].status == "completed"
 

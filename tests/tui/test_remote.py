@@ -70,7 +70,7 @@ async def test_a_remote_server_runs_trials_and_asks_for_approval(tmp_path: Path,
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the polled approval dialog")
         assert app.screen.request.tool_name == "write_marker"
         assert not marker.exists()  # the call waits for the decision
-        await pilot.press("y")
+        await pilot.press("ctrl+y")
         await wait_for(pilot, lambda: run_done(app), "the run to finish")
 
         trial_id = only_trial(app)
