@@ -499,7 +499,9 @@ def print_results(document: dict[str, Any], console: Console) -> None:
     best = document.get("previous_best")
     direction = (document.get("spec") or {}).get("direction") or "maximize"
     cost = document.get("cost_total")
-    say(f"headline score {_num(headline, 3)} ({document.get('attempt_status') or 'not classified'}; "
+    attempt = (document.get("attempt") or {}).get("text") or ""
+    say(f"headline score {_num(headline, 3)} ({document.get('attempt_status') or 'not classified'}"
+        f"{f': {attempt}' if attempt else ''}; "
         f"best earlier run of this spec ({direction}): {_num(best, 3) if best is not None else 'none'}); "
         f"{document.get('trials_run', 0)} trials run now, {document.get('trials_errored', 0)} errored"
         + (f"; cost {cost:.4f}" if cost is not None else ""))

@@ -101,7 +101,7 @@ class CompareView:
 
     benchmark: BenchmarkInfo
     arms: list[ArmColumn]  # in the benchmark's arm order
-    comparisons: list[tuple[str, str, str]]  # (arm A, arm B, summary) of every other arm against the first
+    comparisons: list[tuple[str, str, str]]  # (arm A, arm B, summary) of every pair of arms, Holm over all pairs
     tasks: list[str]
     k_values: list[int]
     stored: bool  # read from the finished benchmark's metrics (else computed from its trials)
@@ -128,7 +128,7 @@ def filter_choices(benchmark: BenchmarkInfo, known_tasks: Iterable[str] = ()) ->
 
 
 def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
-    """Per-arm metrics, paired comparisons with the first arm and the task x arm scores.
+    """Per-arm metrics, paired comparisons of every pair of arms and the task x arm scores.
 
     A finished benchmark's stored metrics are read as they are (instant on 100,000 trials);
     a running or interrupted one is computed from its trials.
@@ -165,7 +165,7 @@ def arm_records(repository: Any, benchmark: Any) -> dict[str, list[TrialRecord]]
 def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: float
               ) -> tuple[list[ArmColumn], list[tuple[str, str, str]]]:
     """Metrics of an unfinished benchmark in one streamed pass over its stored trials (keyset pages):
-    each arm's tally keeps per-task sums, never the records; every other arm is compared with the first.
+    each arm's tally keeps per-task sums, never the records; every pair of arms is compared.
     Tool calls are not read: the screen shows no tool statistics."""
     from corral_core.metrics import ArmTally, compare_tallies
     from corral_core.runner import stored_benchmark_records
@@ -178,10 +178,8 @@ def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: f
         tally.add(record)
     names = [name for name, tally in tallies.items() if tally.n_records]
     arms = [ArmColumn.from_metrics(tallies[name].finish(k_values)) for name in names]
-    comparisons = []
-    for other in names[1:]:
-        c = compare_tallies([tallies[names[0]], tallies[other]])[0]
-        comparisons.append((c.arm_a, c.arm_b, c.summary))
+    # every pair at once, Holm over all of them: the same call (and so the same verdicts) as a batch run
+    comparisons = [(c.arm_a, c.arm_b, c.summary) for c in compare_tallies([tallies[name] for name in names])]
     return arms, comparisons
 
 

@@ -23,7 +23,7 @@ class Analysis:
 
 def analyse(records: Iterable[TrialRecord], arm_order: Sequence[str] = (), k_values: Iterable[int] = (1,),
             pass_threshold: float = 0.0, *, chains: Sequence[ChainDef] = (), include_assisted: bool = False,
-            seed: int = 0, alpha: float = ALPHA) -> Analysis:
+            seed: int = 0, alpha: float = ALPHA, equivalence_margin: float | None = None) -> Analysis:
     """Consume `records` once (any iterable: a list, a stream of store pages) and analyse them.
 
     Arms are reported in `arm_order`, then any other arm met in the records, by name.
@@ -38,7 +38,8 @@ def analyse(records: Iterable[TrialRecord], arm_order: Sequence[str] = (), k_val
         tally.add(record)
     names = [a for a in arm_order if a in tallies] + sorted(a for a in tallies if a not in arm_order)
     arms = {name: tallies[name].finish(ks) for name in names}
-    comparisons = compare_tallies([tallies[name] for name in names], seed=seed, alpha=alpha)
+    comparisons = compare_tallies([tallies[name] for name in names], seed=seed, alpha=alpha,
+                                  equivalence_margin=equivalence_margin)
     chain_results = {name: tallies[name].chain_metrics for name in names if tallies[name].chain_metrics}
     values = [m.average_score.value for m in arms.values() if m.average_score.value is not None]
     headline = math.fsum(values) / len(values) if values else None

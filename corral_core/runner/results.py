@@ -23,6 +23,7 @@ from corral_core.env import Suite, load_suite
 from corral_core.errors import UserError
 from corral_core.metrics import (
     ArmMetrics,
+    Attempt,
     ChainDef,
     ChainMetrics,
     PairedComparison,
@@ -77,10 +78,11 @@ class BenchmarkResult:
     rows: Trials[dict[str, Any]] = field(default_factory=list)  # one per trial, for reports
     headline_score: float | None = None
     previous_best: float | None = None
-    attempt_status: str | None = None  # first | improved | baseline | regressed | no_unassisted | crashed | None
+    attempt_status: str | None = None  # metrics.ATTEMPT_STATUSES, or None (unfinished)
     resumed: bool = False
     trials_run: int = 0  # trials run by this call (a resumed run counts only its own)
     duration: float = 0.0
+    attempt: Attempt | None = None  # the comparison with the best earlier run behind attempt_status
 
     @property
     def errored(self) -> int:
@@ -109,6 +111,7 @@ class BenchmarkResult:
             "headline_score": _finite(self.headline_score),
             "previous_best": _finite(self.previous_best),
             "attempt_status": self.attempt_status,
+            "attempt": metrics_to_dict(self.attempt) if self.attempt is not None else None,
             "resumed": self.resumed,
             "trials_run": self.trials_run,
             "trials_total": self.trials_total,

@@ -103,7 +103,8 @@ class CompareScreen(QueryScreen):
         yield Label(Text("Loading…", style="dim"), id="compare-title", classes="screen-title")
         with VerticalScroll(id="compare-body"):
             yield Static("", id="compare-arms")
-            yield Label("Paired tests (each arm against the first)", classes="section")
+            yield Label("Paired tests (every pair of arms; unit: task; sign-flip test, Holm over all pairs)",
+                        classes="section")
             yield Static("", id="compare-tests")
             yield Label("Score by arm (95% CI)", classes="section")
             yield BarChart(id="compare-chart")
