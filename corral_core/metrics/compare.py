@@ -370,15 +370,15 @@ def _summary(c: PairedComparison) -> str:
     mde = f"MDE ±{s.mde:.3f} (80% power)" if s.mde is not None else "MDE none (no verdict possible)"
     assert s.mean_diff is not None and r.mean_diff is not None
     level = f"{1 - c.alpha:.0%}"
-    text = (f"{c.verdict} ({tasks}; unit: task; sign-flip test, Holm over {c.n_pairs} pair"
-            f"{'s' if c.n_pairs != 1 else ''}): score {s.mean_diff:+.3f} {_interval(s.ci, s.ci_note)} "
-            f"({level} inverted test, unadjusted), sign-flip p={format_p(s.p_value)} ({method}), "
+    text = (f"{c.verdict} — {tasks}, unit: task; sign-flip test, Holm over {c.n_pairs} pair"
+            f"{'s' if c.n_pairs != 1 else ''}: score {s.mean_diff:+.3f}, {level} CI {_interval(s.ci, s.ci_note)} "
+            f"(the test inverted, unadjusted), sign-flip p={format_p(s.p_value)} ({method}), "
             f"Holm p={format_p(s.p_adjusted)}{d_z}; {mde}, smallest attainable p {format_p(s.p_min)}")
     if c.equivalence is not None:
         eq = c.equivalence
         text += (f"; TOST within ±{eq.margin:g}: {'equivalent' if eq.equivalent else 'not shown equivalent'} "
                  f"(90% interval {_interval(eq.ci)})")
-    text += f"; success rate {r.mean_diff:+.3f} {_interval(r.ci, r.ci_note)}, Holm p={format_p(r.p_adjusted)}"
+    text += f"; success rate {r.mean_diff:+.3f} {_interval(r.ci)}, Holm p={format_p(r.p_adjusted)}"
     if c.spread is not None:
         sp = c.spread
         spread = f", spread sd {sp.sd_diff:.3f}" if sp.sd_diff is not None else ""

@@ -347,7 +347,7 @@ def sign_flip_interval(differences: Sequence[float], *, confidence: float = 0.95
     mean = math.fsum(values) / n
     if 2.0 / 2**n >= alpha:
         return SignFlipInterval(bounds, confidence, "sign-flip inversion (exact)",
-                                f"{n} tasks cannot reject any difference at {alpha:.2g}: the whole range")
+                                f"the whole range: {n} tasks cannot reject any difference at {alpha:.2g}")
     if min(values) == max(values):
         return SignFlipInterval((mean, mean), confidence, "sign-flip inversion (exact)",
                                 "every task's difference is the same")

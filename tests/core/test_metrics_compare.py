@@ -40,7 +40,7 @@ def test_arms_pair_by_task_means_not_by_trials() -> None:
     # the trial-level McNemar stays, as a labelled secondary figure
     assert (c.mcnemar.n_pairs, c.mcnemar.b, c.mcnemar.c) == (12, 0, 4)
     assert c.mcnemar.p_value == pytest.approx(2 / 2**4) and "secondary" in c.mcnemar.note
-    assert "secondary, trial level: McNemar p=0.13" in c.summary and "(4 tasks; unit: task;" in c.summary
+    assert "secondary, trial level: McNemar p=0.13" in c.summary and "— 4 tasks, unit: task;" in c.summary
 
 
 def test_one_task_with_three_identical_trials_cannot_give_a_small_p() -> None:
