@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-SUBCOMMANDS = ("serve", "history", "export")
+SUBCOMMANDS = ("serve", "history", "export", "plan")
 
 
 def _prepare_environment() -> None:
@@ -131,6 +131,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from corral_core.server.serve import serve_main
 
         return serve_main(rest)
+    if name == "plan":
+        from corral_core.plan import plan_main
+
+        return _guard(lambda: plan_main(rest))
     from corral_core.batch import export_main, history_main
 
     return _guard(lambda: history_main(rest) if name == "history" else export_main(rest))
