@@ -135,6 +135,10 @@ def plan_lines(spec: Any, a: Assumptions, args: argparse.Namespace) -> list[str]
                    f"({best[0]} trials per arm)")
     else:
         say.append(f"no design in the grid reaches {args.power:.0%}: more tasks are needed (Miller above)")
+    if a.base_rate + abs(args.effect) + a.task_sd > 1.0 or a.base_rate - a.task_sd - abs(args.effect) < 0.0:
+        say.append(f"note: around a mean of {a.base_rate:.2f} with task sd {a.task_sd:.2f} many tasks' rates meet 0 or "
+                   f"1, where an effect of {args.effect:+.2f} cannot fully show: the simulation (rates clipped to "
+                   "[0, 1]) is then below what Miller's formula, which ignores that, promises")
     say.append("trials within a task are correlated: past a few trials, more tasks buy more power than more trials")
     return say
 
