@@ -148,7 +148,7 @@ def compute_metrics(spec: BenchmarkSpec, records: Iterable[TrialRecord]
                                float | None]:
     """Per-arm metrics, every pair of arms compared, chain metrics and the headline score (one pass)."""
     analysis = analyse(records, [a.name for a in spec.arms], list(spec.k_values), spec.pass_threshold,
-                       chains=chain_defs(spec))
+                       chains=chain_defs(spec), equivalence_margin=spec.equivalence_margin)
     return analysis.arms, analysis.comparisons, analysis.chains, analysis.headline
 
 

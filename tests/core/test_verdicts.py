@@ -137,3 +137,25 @@ def test_monte_carlo_and_exact_inversion_agree() -> None:
     assert exact.method == "sign-flip inversion (exact)" and sampled.method == "sign-flip inversion (monte-carlo)"
     assert exact.ci is not None and sampled.ci is not None
     assert sampled.ci == pytest.approx(exact.ci, abs=0.03)
+
+
+def test_equivalence_within_a_margin_the_spec_sets() -> None:
+    from pathlib import Path
+
+    from corral_core.runner.results import compute_metrics
+    from corral_core.spec import spec_from_dict
+
+    samples = Path(__file__).resolve().parents[2] / "sample_tasks"
+    base = {"name": "eq", "suite": str(samples / "samplemath.yaml"), "model": "scripted/samplemath",
+            "arms": [{"name": "a"}, {"name": "b"}]}
+    spec = spec_from_dict({**base, "equivalence_margin": 0.1}, samples)
+    assert spec.digest != spec_from_dict(base, samples).digest and spec.equivalence_margin == 0.1
+    rng = random.Random(11)
+    rates = [rng.uniform(0.3, 0.7) for _ in range(40)]
+    a = scored("a", [[r] * 2 for r in rates])
+    b = scored("b", [[r + rng.uniform(-0.02, 0.02)] * 2 for r in rates])
+    _, (c,), _, _ = compute_metrics(spec, a + b)
+    assert c.equivalence is not None and c.equivalence.equivalent and c.verdict == "equivalent on score within ±0.1"
+    assert "TOST within ±0.1: equivalent (90% interval [" in c.summary
+    with pytest.raises(Exception, match="equivalence_margin"):
+        spec_from_dict({**base, "equivalence_margin": 1.5}, samples)
