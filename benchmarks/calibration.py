@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from corral_core.metrics import TrialRecord  # noqa: E402
-from corral_core.runner.results import BenchmarkResult, compute_metrics  # noqa: E402
-from corral_core.spec import spec_from_dict  # noqa: E402
+from corral_core.metrics import TrialRecord
+from corral_core.runner.results import BenchmarkResult, compute_metrics
+from corral_core.spec import spec_from_dict
 
 SIZES = (2, 3, 5, 10, 20, 50)
 TRIALS = 3
@@ -40,7 +40,7 @@ TRUE_A = 0.45
 SAMPLES = Path(__file__).resolve().parents[1] / "sample_tasks"
 
 
-def make_spec(tasks: int):  # noqa: ANN201 - a BenchmarkSpec
+def make_spec(tasks: int):
     return spec_from_dict({"name": "calibration", "suite": str(SAMPLES / "samplemath.yaml"),
                            "model": "scripted/samplemath", "trials_per_task": TRIALS,
                            "arms": [{"name": "A"}, {"name": "B"}]}, SAMPLES)
