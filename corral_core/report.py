@@ -489,6 +489,9 @@ def print_results(document: dict[str, Any], console: Console) -> None:
             say(note)
     for comparison in document.get("comparisons") or []:
         say(f"{comparison['arm_b']} vs {comparison['arm_a']}: {comparison['summary']}")
+    trend = document.get("trend") or {}
+    if trend.get("summary"):
+        say(trend["summary"])
     for name, m in arms.items():
         if m.get("surrender_calibration"):
             say(_calibration_line(name, m["surrender_calibration"]))

@@ -6,7 +6,7 @@ Each function takes the `Repository` and returns plain data; the screens only dr
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from corral_core.metrics import TRIAL_STATUSES
@@ -105,6 +105,7 @@ class CompareView:
     tasks: list[str]
     k_values: list[int]
     stored: bool  # read from the finished benchmark's metrics (else computed from its trials)
+    notes: list[str] = field(default_factory=list)  # e.g. the trend across ordered levels
 
 
 def benchmark_page(repository: Repository, offset: int, limit: int) -> Page[BenchmarkInfo]:
@@ -144,12 +145,13 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
         arms = [ArmColumn.from_json(d) for d in metrics["arms"].values()]
         comparisons = [(str(c.get("arm_a")), str(c.get("arm_b")), str(c.get("summary")))
                        for c in metrics.get("comparisons") or []]
+        notes = [str(trend["summary"])] if (trend := metrics.get("trend") or {}).get("summary") else []
         stored = True
     else:
         arms, comparisons = _computed(repository, benchmark, k_values, float(spec.get("pass_threshold") or 0.0))
-        stored = False
+        notes, stored = [], False
     tasks = sorted({task for column in arms for task in column.task_scores})
-    return CompareView(benchmark, arms, comparisons, tasks, k_values, stored)
+    return CompareView(benchmark, arms, comparisons, tasks, k_values, stored, notes)
 
 
 def arm_records(repository: Any, benchmark: Any) -> dict[str, list[TrialRecord]]:

@@ -50,7 +50,7 @@ from corral_core.runner.executors import StartingCluster, check_executor, start_
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
-from corral_core.runner.results import BenchmarkResult, Trials, analyse_stored, compute_metrics, metrics_records
+from corral_core.runner.results import BenchmarkResult, Trials, analyse_stored, compute_analysis, metrics_records
 from corral_core.runner.trial import (
     AssistTracker,
     NoPersonGate,
@@ -615,6 +615,7 @@ class BenchmarkRunner:
                 self._raise_store_failure(benchmark_id, self._store_failure)
             stored = analyse_stored(spec, repo, benchmark_id)  # streamed from the store, never held whole
             arms, comparisons, chains, headline = stored.arms, stored.comparisons, stored.chains, stored.headline
+            trend = stored.trend
             records: Trials[TrialRecord] = stored.records
             rows: Trials[dict[str, Any]] = stored.rows
         else:
@@ -622,7 +623,9 @@ class BenchmarkRunner:
             rows = [{"trial_id": tid, "task_id": task_id, **data} for tid, task_id, data in self._rows]
             for row in rows:
                 row["success"] = success(record_of(row["task_id"], row), spec.pass_threshold)
-            arms, comparisons, chains, headline = compute_metrics(spec, records)
+            analysis = compute_analysis(spec, records)
+            arms, comparisons, chains = analysis.arms, analysis.comparisons, analysis.chains
+            headline, trend = analysis.headline, analysis.trend
         previous = attempt = None
         earlier: list[EarlierRun] = []
         if repo is not None:  # "earlier": finished before this benchmark started, not errored
@@ -646,7 +649,8 @@ class BenchmarkRunner:
             if classified.previous_best is not None:
                 previous = classified.previous_best
         result = BenchmarkResult(benchmark_id, spec, status, arms, comparisons, chains, records, rows, headline,
-                                 previous, attempt, resumed, len(self._rows), duration, attempt=classified)
+                                 previous, attempt, resumed, len(self._rows), duration, attempt=classified,
+                                 trend=trend)
         if repo is not None:
             repo.finish_benchmark(benchmark_id, status=status, headline_score=headline, attempt_status=attempt,
                                   metrics_json=result.to_dict(include_trials=False))

@@ -132,7 +132,7 @@ class CompareScreen(QueryScreen):
         self.query_one("#compare-arms", Static).update(arms_table(view, redact) if view.arms
                                                        else Text("No finished trials yet.", style="dim"))
         tests = [Text.assemble((f"{arm_b} vs {arm_a}: ", "bold"), summary)
-                 for arm_a, arm_b, summary in view.comparisons]
+                 for arm_a, arm_b, summary in view.comparisons] + [Text(note) for note in view.notes]
         self.query_one("#compare-tests", Static).update(
             Text("\n").join(tests) if tests else Text("Only one arm: nothing to pair.", style="dim"))
         bars = [Bar(arm.name, arm.score.value, arm.score.ci) for arm in view.arms]
