@@ -46,12 +46,13 @@ class SignFlipTest:
     of the k non-zero differences (`min_p` = 2 / 2^k). Monte Carlo: (b + 1) / (draws + 1) with b the
     draws at least as extreme (`min_p` = 1 / (draws + 1)). Normal (above MONTE_CARLO_MAX_NONZERO
     non-zero differences): 2 * (1 - Phi(|sum d| / sqrt(sum d^2))), the permutation distribution's own
-    mean and variance. p never falls below `min_p`.
+    mean and variance, with a continuity correction of h when the differences lie on a lattice of
+    step h. p never falls below `min_p`.
     """
 
     mean: float
     p_value: float
-    method: str  # "exact" | "monte-carlo" | "normal"
+    method: str  # "exact" | "monte-carlo" | "normal" | "normal (continuity-corrected)"
     n: int  # units (tasks)
     n_nonzero: int
     draws: int | None  # Monte Carlo draws (None when exact)
@@ -100,10 +101,15 @@ def sign_flip_tests(columns: Sequence[Sequence[float]], *, draws: int = MONTE_CA
             count = _count_at_least(nonzero, threshold)  # patterns with sum >= threshold; the mirror doubles it
             results.append(SignFlipTest(mean, min(1.0, 2 * count / 2**k), "exact", n, k, None, None, 2.0 / 2**k))
         elif k > monte_carlo_max:
-            z = threshold / math.sqrt(math.fsum(d * d for d in nonzero))
+            # on a lattice (every |d| a multiple of the smallest, h: one trial per task, or the same trial
+            # count everywhere) the sum moves in steps of 2h, so the tail starts half a step lower: the
+            # plain normal tail was anti-conservative there by up to 0.005
+            step = _lattice_step(nonzero)
+            z = max(0.0, threshold - step) / math.sqrt(math.fsum(d * d for d in nonzero))
             min_p = 2.0 ** (1 - k)  # underflows to 0.0 beyond k = 1075: any p is then above it
             p = max(min(1.0, 2.0 * _NORMAL.cdf(-z)), min_p)
-            results.append(SignFlipTest(mean, p, "normal", n, k, None, None, min_p))
+            results.append(SignFlipTest(mean, p, "normal" if step == 0.0 else "normal (continuity-corrected)", n,
+                                        k, None, None, min_p))
         else:
             results.append(None)
             sampled.append((position, values, threshold))
@@ -114,6 +120,16 @@ def sign_flip_tests(columns: Sequence[Sequence[float]], *, draws: int = MONTE_CA
             results[position] = SignFlipTest(math.fsum(values) / n, (extreme + 1) / (draws + 1), "monte-carlo", n, k,
                                              draws, seed, 1.0 / (draws + 1))
     return [r for r in results if r is not None]
+
+
+def _lattice_step(values: Sequence[float]) -> float:
+    """h when every |value| is a whole multiple of the smallest |value| h (a lattice), else 0."""
+    h = min(abs(v) for v in values)
+    for v in values:
+        ratio = abs(v) / h
+        if abs(ratio - round(ratio)) > 1e-6 * max(1.0, ratio):
+            return 0.0
+    return h
 
 
 def _subset_sums(values: Sequence[float]) -> list[float]:
