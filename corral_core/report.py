@@ -489,6 +489,9 @@ def print_results(document: dict[str, Any], console: Console) -> None:
             say(note)
     for comparison in document.get("comparisons") or []:
         say(f"{comparison['arm_b']} vs {comparison['arm_a']}: {comparison['summary']}")
+    trend = document.get("trend") or {}
+    if trend.get("summary"):
+        say(trend["summary"])
     for name, m in arms.items():
         if m.get("surrender_calibration"):
             say(_calibration_line(name, m["surrender_calibration"]))
@@ -499,7 +502,9 @@ def print_results(document: dict[str, Any], console: Console) -> None:
     best = document.get("previous_best")
     direction = (document.get("spec") or {}).get("direction") or "maximize"
     cost = document.get("cost_total")
-    say(f"headline score {_num(headline, 3)} ({document.get('attempt_status') or 'not classified'}; "
+    attempt = (document.get("attempt") or {}).get("text") or ""
+    say(f"headline score {_num(headline, 3)} ({document.get('attempt_status') or 'not classified'}"
+        f"{f': {attempt}' if attempt else ''}; "
         f"best earlier run of this spec ({direction}): {_num(best, 3) if best is not None else 'none'}); "
         f"{document.get('trials_run', 0)} trials run now, {document.get('trials_errored', 0)} errored"
         + (f"; cost {cost:.4f}" if cost is not None else ""))

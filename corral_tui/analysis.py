@@ -101,12 +101,13 @@ class CompareView:
 
     benchmark: BenchmarkInfo
     arms: list[ArmColumn]  # in the benchmark's arm order
-    comparisons: list[tuple[str, str, str]]  # (arm A, arm B, summary) of every other arm against the first
+    comparisons: list[tuple[str, str, str]]  # (arm A, arm B, summary) of every pair of arms, Holm over all pairs
     tasks: list[str]
     k_values: list[int]
     stored: bool  # read from the finished benchmark's metrics (else computed from its trials)
     # each arm's tool documentation as its agents saw it: {channel, level, model, chars, tokens} per task
     documentation: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # e.g. the trend across ordered levels
 
 
 def benchmark_page(repository: Repository, offset: int, limit: int) -> Page[BenchmarkInfo]:
@@ -130,7 +131,7 @@ def filter_choices(benchmark: BenchmarkInfo, known_tasks: Iterable[str] = ()) ->
 
 
 def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
-    """Per-arm metrics, paired comparisons with the first arm and the task x arm scores.
+    """Per-arm metrics, paired comparisons of every pair of arms and the task x arm scores.
 
     A finished benchmark's stored metrics are read as they are (instant on 100,000 trials);
     a running or interrupted one is computed from its trials.
@@ -146,14 +147,15 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
         arms = [ArmColumn.from_json(d) for d in metrics["arms"].values()]
         comparisons = [(str(c.get("arm_a")), str(c.get("arm_b")), str(c.get("summary")))
                        for c in metrics.get("comparisons") or []]
+        notes = [str(trend["summary"])] if (trend := metrics.get("trend") or {}).get("summary") else []
         stored = True
     else:
         arms, comparisons = _computed(repository, benchmark, k_values, float(spec.get("pass_threshold") or 0.0))
-        stored = False
+        notes, stored = [], False
     tasks = sorted({task for column in arms for task in column.task_scores})
     documentation = metrics.get("documentation") or {}
     return CompareView(benchmark, arms, comparisons, tasks, k_values, stored,
-                       documentation if isinstance(documentation, dict) else {})
+                       documentation if isinstance(documentation, dict) else {}, notes)
 
 
 def arm_records(repository: Any, benchmark: Any) -> dict[str, list[TrialRecord]]:
@@ -169,7 +171,7 @@ def arm_records(repository: Any, benchmark: Any) -> dict[str, list[TrialRecord]]
 def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: float
               ) -> tuple[list[ArmColumn], list[tuple[str, str, str]]]:
     """Metrics of an unfinished benchmark in one streamed pass over its stored trials (keyset pages):
-    each arm's tally keeps per-task sums, never the records; every other arm is compared with the first.
+    each arm's tally keeps per-task sums, never the records; every pair of arms is compared.
     Tool calls are not read: the screen shows no tool statistics."""
     from corral_core.metrics import ArmTally, compare_tallies
     from corral_core.runner import stored_benchmark_records
@@ -182,10 +184,8 @@ def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: f
         tally.add(record)
     names = [name for name, tally in tallies.items() if tally.n_records]
     arms = [ArmColumn.from_metrics(tallies[name].finish(k_values)) for name in names]
-    comparisons = []
-    for other in names[1:]:
-        c = compare_tallies([tallies[names[0]], tallies[other]])[0]
-        comparisons.append((c.arm_a, c.arm_b, c.summary))
+    # every pair at once, Holm over all of them: the same call (and so the same verdicts) as a batch run
+    comparisons = [(c.arm_a, c.arm_b, c.summary) for c in compare_tallies([tallies[name] for name in names])]
     return arms, comparisons
 
 

@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-SUBCOMMANDS = ("serve", "history", "export", "docs")
+SUBCOMMANDS = ("serve", "history", "export", "docs", "plan")
 
 
 def _prepare_environment() -> None:
@@ -137,6 +137,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from corral_core.docsize import docs_main
 
         return _guard(lambda: docs_main(rest))
+    if name == "plan":
+        from corral_core.plan import plan_main
+
+        return _guard(lambda: plan_main(rest))
     from corral_core.batch import export_main, history_main
 
     return _guard(lambda: history_main(rest) if name == "history" else export_main(rest))

@@ -4,17 +4,20 @@ Definitions (what the README's "What the metrics mean" quotes):
 
 - success: status completed, score > pass_threshold (default 0, as in Corral), no error, not
   surrendered.
-- analysed trials: attempted (not skipped / cancelled / running) and not assisted by a person;
-  assisted trials are reported apart. A missing score counts as 0.
+- analysed trials: attempted (not skipped / cancelled / running), not assisted by a person (assisted
+  trials are reported apart) and not errored or timed out by a fault outside the agent (those are
+  missing, not failures; a sensitivity line counts them as failures). A missing score counts as 0.
 - the unit of analysis is the task: an independent task, or a whole chain (its episodes are its
   trials; a skipped link scores 0 in the episode's weighted workflow score).
-- average_score (the headline): mean over tasks of each task's mean score; t interval across tasks.
+- average_score (the headline): mean over tasks of each task's mean score; t interval across tasks,
+  its spread floored at what pass/fail trials at the arm's mean rate would show.
 - success / surrender / error rates: pooled over trials, Wilson interval on the design-effect
   adjusted sample size (cluster-robust variance by task).
 - pass@k: mean over tasks of 1 - C(n-c, k)/C(n, k) (unbiased, Chen et al.); pass^k: mean over
   tasks of C(c, k)/C(n, k). Tasks with fewer than k trials are left out and listed.
 - comparisons: every pair of arms, paired by task; sign-flip permutation test (exact or seeded Monte
-  Carlo) and task-cluster bootstrap CI; Holm-adjusted; McNemar on trials as a labelled secondary.
+  Carlo) and the interval that inverts it; Holm-adjusted; McNemar on trials as a labelled secondary.
+  See docs/statistics.md.
 - chains: per-link success, partial completion, end-to-end success, weighted workflow score.
 """
 
@@ -33,17 +36,39 @@ from .arm import (
     surrender_calibration,
     tool_call_stats,
 )
-from .attempt import ATTEMPT_STATUSES, DIRECTIONS, AttemptStatus, attempt_status, best_score
+from .attempt import (
+    ATTEMPT_STATUSES,
+    DIRECTIONS,
+    ERRORED_SHARE,
+    Attempt,
+    AttemptStatus,
+    EarlierRun,
+    best_score,
+    classify_attempt,
+    headline_units,
+)
 from .chain import ChainDef, ChainMetrics, EpisodeRow, LinkStats, chain_metrics, normalise_weights
-from .compare import McNemarResult, PairedComparison, TaskLevelResult, compare_arms, compare_tallies
+from .compare import (
+    ErrorsApart,
+    McNemarResult,
+    PairedComparison,
+    Sensitivity,
+    TaskLevelResult,
+    TaskSpread,
+    compare_arms,
+    compare_tallies,
+    tasks_needed,
+)
 from .intervals import Cluster, clustered_mean, clustered_proportion, task_mean_interval
 from .paired import (
     BootstrapCI,
+    SignFlipInterval,
     SignFlipTest,
     bootstrap_mean_ci,
     cohens_dz,
     format_p,
     holm,
+    sign_flip_interval,
     sign_flip_test,
 )
 from .records import (
@@ -56,6 +81,7 @@ from .records import (
     has_error,
     is_attempted,
     is_errored,
+    is_missing,
     success,
 )
 from .serialize import metrics_to_dict, to_jsonable
@@ -77,6 +103,7 @@ __all__ = [
     "ATTEMPTED_STATUSES",
     "ATTEMPT_STATUSES",
     "DIRECTIONS",
+    "ERRORED_SHARE",
     "EXCLUDED_STATUSES",
     "TOOL_STATUSES",
     "TRIAL_STATUSES",
@@ -84,31 +111,37 @@ __all__ = [
     "ArmMetrics",
     "ArmTally",
     "AssistedSummary",
+    "Attempt",
     "AttemptStatus",
     "BootstrapCI",
     "ChainDef",
     "ChainMetrics",
     "Cluster",
+    "EarlierRun",
     "EpisodeRow",
+    "ErrorsApart",
     "Estimate",
     "LinkStats",
     "McNemarResult",
     "PairedComparison",
     "PassK",
     "Resources",
+    "Sensitivity",
+    "SignFlipInterval",
     "SignFlipTest",
     "SurrenderCalibration",
     "TaskLevelResult",
     "TaskRow",
+    "TaskSpread",
     "ToolCallStats",
     "TrialRecord",
     "UnitRow",
     "analyse",
     "arm_metrics",
-    "attempt_status",
     "best_score",
     "bootstrap_mean_ci",
     "chain_metrics",
+    "classify_attempt",
     "clustered_mean",
     "clustered_proportion",
     "cohens_dz",
@@ -118,9 +151,11 @@ __all__ = [
     "fault_of",
     "format_p",
     "has_error",
+    "headline_units",
     "holm",
     "is_attempted",
     "is_errored",
+    "is_missing",
     "mcnemar_exact",
     "mean_ci",
     "metrics_to_dict",
@@ -129,12 +164,14 @@ __all__ = [
     "pass_hat_k",
     "pass_k_over_tasks",
     "proportion",
+    "sign_flip_interval",
     "sign_flip_test",
     "success",
     "surrender_calibration",
     "t_cdf",
     "t_quantile",
     "task_mean_interval",
+    "tasks_needed",
     "to_jsonable",
     "tool_call_stats",
     "wilson_interval",

@@ -11,6 +11,7 @@ from .arm import ArmMetrics, ArmTally
 from .chain import ChainDef, ChainMetrics
 from .compare import ALPHA, PairedComparison, compare_tallies
 from .records import TrialRecord
+from .trend import TrendResult, trend_test
 
 
 @dataclass
@@ -19,14 +20,17 @@ class Analysis:
     comparisons: list[PairedComparison]  # every pair of arms, Holm-adjusted
     chains: dict[str, list[ChainMetrics]]  # arm -> one entry per chain
     headline: float | None  # mean over arms of each arm's average score (None without any)
+    trend: TrendResult | None = None  # across `ordered_levels`, when given (3 levels or more)
 
 
 def analyse(records: Iterable[TrialRecord], arm_order: Sequence[str] = (), k_values: Iterable[int] = (1,),
             pass_threshold: float = 0.0, *, chains: Sequence[ChainDef] = (), include_assisted: bool = False,
-            seed: int = 0, alpha: float = ALPHA) -> Analysis:
+            seed: int = 0, alpha: float = ALPHA, equivalence_margin: float | None = None,
+            ordered_levels: Sequence[str] = ()) -> Analysis:
     """Consume `records` once (any iterable: a list, a stream of store pages) and analyse them.
 
-    Arms are reported in `arm_order`, then any other arm met in the records, by name.
+    Arms are reported in `arm_order`, then any other arm met in the records, by name. With
+    `ordered_levels` (arm names in level order, e.g. verbosity), a trend test across them too.
     """
     ks = list(k_values)
     tallies: dict[str, ArmTally] = {}
@@ -38,8 +42,14 @@ def analyse(records: Iterable[TrialRecord], arm_order: Sequence[str] = (), k_val
         tally.add(record)
     names = [a for a in arm_order if a in tallies] + sorted(a for a in tallies if a not in arm_order)
     arms = {name: tallies[name].finish(ks) for name in names}
-    comparisons = compare_tallies([tallies[name] for name in names], seed=seed, alpha=alpha)
+    comparisons = compare_tallies([tallies[name] for name in names], seed=seed, alpha=alpha,
+                                  equivalence_margin=equivalence_margin)
     chain_results = {name: tallies[name].chain_metrics for name in names if tallies[name].chain_metrics}
     values = [m.average_score.value for m in arms.values() if m.average_score.value is not None]
     headline = math.fsum(values) / len(values) if values else None
-    return Analysis(arms, comparisons, chain_results, headline)
+    trend = None
+    if len(ordered_levels) >= 3 and all(level in tallies for level in ordered_levels):
+        means = {level: {u: unit.mean_score for u, unit in tallies[level].units.items()} for level in ordered_levels}
+        trials = {level: {u: unit.n for u, unit in tallies[level].units.items()} for level in ordered_levels}
+        trend = trend_test(ordered_levels, means, trials, seed=seed)
+    return Analysis(arms, comparisons, chain_results, headline, trend)

@@ -25,6 +25,10 @@ from .records import ATTEMPTED_STATUSES, TrialRecord, has_error, is_errored
 from .stats import Estimate, PassK, StreamSum, pass_k_over_tasks, wilson_interval
 
 FAILED, SUCCEEDED = 1, 2  # a unit's outcome byte per trial index (0: no analysed trial there)
+# An errored or timed-out trial measures the agent only when the agent itself was at fault (its own
+# parsing, hooks or code); any other fault (provider, environment, grader, timeout, unknown) leaves the
+# trial out of the primary analysis as missing. Chain links keep their errors as failed links.
+AGENT_FAULT = "agent"
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,9 @@ class ArmMetrics:
     n_assisted: int  # attempted trials a person touched
     n_not_attempted: int  # skipped / cancelled / running
     include_assisted: bool
+    n_missing: int  # errored / timed-out trials whose fault is outside the agent: missing, not failures
+    missing_by_fault: dict[str, int]  # those trials by fault
+    tasks_only_missing: list[str]  # tasks whose every analysed trial was such an error: no score at all
     average_score: Estimate  # the headline: mean over tasks of per-task mean score (chain: workflow score)
     success_rate: Estimate  # successes / observations, pooled over tasks; Wilson on the effective n
     n_success: int  # successful observations (trials; a chain's end-to-end episodes)
@@ -235,10 +242,10 @@ def surrender_calibration(records: Iterable[TrialRecord]) -> SurrenderCalibratio
 class _Sums:
     """Counts and sums of one task's (or one unit's) observations."""
 
-    __slots__ = ("c", "n", "n_errors", "n_surrendered", "score_sq", "score_sum")
+    __slots__ = ("c", "n", "n_errors", "n_missing", "n_surrendered", "score_sq", "score_sum")
 
     def __init__(self) -> None:
-        self.n = self.c = self.n_surrendered = self.n_errors = 0
+        self.n = self.c = self.n_surrendered = self.n_errors = self.n_missing = 0
         self.score_sum = self.score_sq = 0.0
 
     def add(self, score: float, ok: bool) -> None:
@@ -307,6 +314,8 @@ class ArmTally:
         self._assisted_score: dict[str, Cluster] = {}
         self._trial_rates: dict[str, list[int]] = {}  # task -> [n, surrendered, errored]
         self.n_records = self.n_trials = self.n_assisted = self.n_unassisted = self.n_not_attempted = 0
+        self.n_missing = 0  # errored or timed-out trials whose fault is outside the agent: left out
+        self._missing_faults: Counter[str] = Counter()
         self._tokens = [0, 0, 0]
         self._costs = StreamSum()  # exact sums in bounded memory (not a list of every trial's value)
         self._durations = StreamSum()
@@ -352,27 +361,47 @@ class ArmTally:
                 return
         else:
             self.n_unassisted += 1
-        self.n_trials += 1
         task = self._tasks.get(task_id)
         if task is None:
             task = self._tasks[task_id] = _Sums()
+        if record.tool_calls:
+            self._tools.add(record)
+        if record.solvable is not None:
+            self._calibration.add(record)
+        if status == "timeout" or status == "error" or error:
+            task.n_errors += 1
+            fault = record.fault or ("timeout" if status == "timeout" else "unknown")
+            self._faults[fault] += 1
+            if fault != AGENT_FAULT and chain is None:  # outside the agent: missing, not a failure
+                task.n_missing += 1
+                self._missing_faults[fault] += 1
+                self.n_missing += 1
+                return
+        self.n_trials += 1
         task.n += 1
         task.c += ok
         task.score_sum += value
         task.score_sq += value * value
         task.n_surrendered += surrendered
-        if status == "timeout" or status == "error" or error:
-            task.n_errors += 1
-            self._faults[record.fault or ("timeout" if status == "timeout" else "unknown")] += 1
-        if record.tool_calls:
-            self._tools.add(record)
-        if record.solvable is not None:
-            self._calibration.add(record)
         if chain is None:
             unit = self.units.get(task_id)
             if unit is None:
                 unit = self.units[task_id] = UnitTally(task_id)
             unit.add(record.trial_index, value, ok)
+
+    def missing_in(self, unit_id: str) -> int:
+        """Errored trials of an independent task left out as missing (0 for a chain or an unknown task)."""
+        sums = self._tasks.get(unit_id)
+        return sums.n_missing if sums is not None and unit_id not in self._link_of else 0
+
+    def attempted_units(self) -> set[str]:
+        """Units with an analysed trial or a trial left out as missing (after `finish`)."""
+        return set(self.units) | {task for task, sums in self._tasks.items()
+                                  if sums.n_missing and task not in self._link_of}
+
+    @property
+    def missing_faults(self) -> dict[str, int]:
+        return dict(sorted(self._missing_faults.items()))
 
     def add_all(self, records: Iterable[TrialRecord]) -> ArmTally:
         for record in records:
@@ -404,9 +433,9 @@ class ArmTally:
         units = [self.units[u] for u in sorted(self.units)]
         unit_clusters = [Cluster(u.n, float(u.sums.c)) for u in units]
         counts = {u.unit_id: (u.n, u.sums.c) for u in units}
-        tasks = {task: _task_row(task, sums) for task, sums in sorted(self._tasks.items())}
+        tasks = {task: _task_row(task, sums) for task, sums in sorted(self._tasks.items()) if sums.n}
         surrendered = [Cluster(s.n, float(s.n_surrendered)) for s in self._tasks.values()]
-        errored = [Cluster(s.n, float(s.n_errors)) for s in self._tasks.values()]
+        errored = [Cluster(s.n + s.n_missing, float(s.n_errors)) for s in self._tasks.values()]
         costs, durations = self._costs, self._durations
         return ArmMetrics(
             arm=self.arm or "",
@@ -417,6 +446,9 @@ class ArmTally:
             n_assisted=self.n_assisted,
             n_not_attempted=self.n_not_attempted,
             include_assisted=self.include_assisted,
+            n_missing=self.n_missing,
+            missing_by_fault=dict(sorted(self._missing_faults.items())),
+            tasks_only_missing=sorted(task for task, sums in self._tasks.items() if sums.n_missing and not sums.n),
             average_score=_average_score(units),
             success_rate=clustered_proportion(unit_clusters),
             n_success=sum(u.sums.c for u in units),
@@ -448,7 +480,7 @@ def _average_score(units: list[UnitTally]) -> Estimate:
     if len(units) == 1:
         sums = units[0].sums
         return clustered_mean([Cluster(sums.n, sums.score_sum, sums.score_sq)])
-    return task_mean_interval([u.mean_score for u in units])
+    return task_mean_interval([u.mean_score for u in units], trials=[u.n for u in units])
 
 
 def _add_cluster(clusters: dict[str, Cluster], task: str, value: float, square: float) -> None:

@@ -2,34 +2,54 @@
 
 Every pair of arms is compared on the tasks both ran. Each task contributes one difference per
 outcome: arm B's mean minus arm A's mean over that task's analysed trials (a chain contributes its
-mean workflow score and end-to-end success rate over episodes). Over those differences:
+mean workflow score and end-to-end success rate over episodes). Errored and timed-out trials whose
+fault is outside the agent are *missing*, not failures: they enter no mean (a sensitivity line counts
+them as failures). Over the task differences:
 
 - primary, score: a paired sign-flip permutation test (exact up to 24 non-zero differences, else
-  10,000 seeded Monte Carlo draws, above 5,000 the permutation distribution's normal limit) and a
-  task-cluster bootstrap CI of the mean difference (the t interval above 2,000 tasks);
+  10,000 seeded Monte Carlo draws, above 5,000 the permutation distribution's normal limit), and the
+  95% interval that inverts the same test (unadjusted for multiplicity): every difference the test
+  would not reject. It excludes 0 exactly when the test's p is below 0.05;
 - secondary, success rate: the same test and interval on per-task success rates;
 - secondary, trial level: exact McNemar on trials paired by (task, trial index), which treats the
   trials of one task as independent and so overstates the evidence; it is labelled as such.
 
 p-values of each outcome are Holm-adjusted over every pair of arms; the verdict follows the adjusted
-score p at `alpha`. Effect sizes: the mean difference with its CI, and Cohen's d_z when the spread of
-the differences is not numerically zero.
+score p at `alpha`, except that it is withheld (with the reason) when the design cannot reach `alpha`
+(fewer than 6 tasks differ at 0.05) or when the arms' shares of errors outside the agent differ by
+more than ERROR_GAP. Effect sizes: the mean difference with its interval, Cohen's d_z (never beside a
+p forced to 1), and the minimum detectable effect (80% power) of the design.
 """
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from .arm import FAILED, SUCCEEDED, ArmTally, UnitTally
 from .chain import ChainDef
-from .paired import BootstrapCI, SignFlipTest, bootstrap_mean_cis, cohens_dz, format_p, holm, sign_flip_tests
+from .paired import SignFlipInterval, SignFlipTest, cohens_dz, format_p, holm, sign_flip_interval, sign_flip_tests
 from .records import TrialRecord
-from .stats import mcnemar_exact
+from .stats import mcnemar_exact, t_quantile
 
 ALPHA = 0.05
+POWER = 0.8
+# A verdict is withheld when the two arms' shares of trials lost to errors outside the agent differ by
+# more than this (over the tasks both arms attempted): missing data that one-sided could decide it.
+ERROR_GAP = 0.10
 SECONDARY_NOTE = "secondary, trial level: treats the trials of a task as independent, so it overstates the evidence"
+UNPAIRED_LISTED = 20  # unpaired task ids kept per arm (their count is always exact)
+
+
+def tasks_needed(alpha: float = ALPHA) -> int:
+    """The fewest differing tasks whose exact sign-flip test can reach p < alpha (6 at 0.05)."""
+    k = 1
+    while 2.0 / 2**k >= alpha:
+        k += 1
+    return k
 
 
 @dataclass(frozen=True)
@@ -40,15 +60,18 @@ class TaskLevelResult:
     mean_a: float | None  # mean over the paired tasks of A's per-task means
     mean_b: float | None
     mean_diff: float | None
-    ci: tuple[float, float] | None  # 95%, not adjusted for multiplicity; None with fewer than 2 tasks
-    ci_method: str | None  # "cluster-bootstrap" (expanded percentile) | "t" (above 2,000 tasks)
+    ci: tuple[float, float] | None  # 95%, unadjusted: the sign-flip test inverted; None with fewer than 2 tasks
+    ci_method: str | None  # "sign-flip inversion (exact)" | "(monte-carlo)" | "(normal limit)"
     ci_draws: int | None
     p_value: float | None  # paired sign-flip permutation test
     p_method: str | None  # "exact" | "monte-carlo" | "normal" (above 5,000 non-zero differences)
     p_draws: int | None
-    p_min: float | None  # the smallest p this design can produce
+    p_min: float | None  # the smallest p this design can produce (2 / 2^differing tasks when exact)
     p_adjusted: float | None  # Holm over every pair of arms, this outcome
     d_z: float | None  # Cohen's d_z of the per-task differences
+    ci_note: str | None = None  # e.g. "every task's difference is the same", "the whole range"
+    n_differing: int = 0  # tasks whose difference is not zero
+    mde: float | None = None  # minimum detectable effect at 80% power and alpha (None: no verdict possible)
 
 
 @dataclass(frozen=True)
@@ -62,6 +85,51 @@ class McNemarResult:
     p_value: float  # exact two-sided binomial test of b vs c
     odds_ratio: float  # c / b; 0.5 added to both when either is 0; > 1 favours B
     note: str = SECONDARY_NOTE
+
+
+@dataclass(frozen=True)
+class ErrorsApart:
+    """Errored / timed-out trials whose fault is outside the agent, over the tasks both arms attempted."""
+
+    missing_a: int
+    missing_b: int
+    attempted_a: int  # analysed + missing trials on those tasks
+    attempted_b: int
+    faults_a: dict[str, int]  # every such trial of the arm, by fault
+    faults_b: dict[str, int]
+    withheld: str | None  # why the verdict is withheld, when the shares differ by more than ERROR_GAP
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """The primary score comparison again with the missing trials counted as failures (score 0)."""
+
+    n_tasks: int
+    mean_diff: float
+    p_value: float  # sign-flip, unadjusted
+    p_method: str
+
+
+@dataclass(frozen=True)
+class TaskSpread:
+    """How the per-task score differences spread: the heterogeneity behind the mean."""
+
+    wins_b: int  # tasks where B's mean score is higher
+    ties: int
+    wins_a: int
+    sd_diff: float | None  # sd of the per-task differences (task x arm spread)
+    correlation: float | None  # Pearson correlation of A's and B's task means over paired tasks
+    unpaired_a: list[str]  # tasks only A has analysed trials for (first UNPAIRED_LISTED)
+    unpaired_b: list[str]
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """TOST against a margin: equivalent when the 90% (1 - 2 alpha) inverted interval lies inside it."""
+
+    margin: float
+    ci: tuple[float, float] | None
+    equivalent: bool
 
 
 @dataclass(frozen=True)
@@ -81,29 +149,83 @@ class PairedComparison:
     seed: int
     verdict: str
     summary: str
+    test: str = "paired sign-flip permutation test over tasks"
+    correction: str = "Holm over every pair of arms"
+    n_pairs: int = 1  # the family Holm adjusts over
+    errors: ErrorsApart | None = None
+    sensitivity: Sensitivity | None = None  # None when no trial was left out as missing
+    spread: TaskSpread | None = None
+    equivalence: Equivalence | None = None
 
 
-def _task_level(outcomes: list[tuple[str, list[float], list[float]]], seed: int) -> list[TaskLevelResult]:
-    """Each outcome's paired analysis; the outcomes share sign patterns and bootstrap resamples."""
+def _mde(diffs: list[float], floor_variance: float, alpha: float) -> float | None:
+    """(t_{1-alpha/2} + t_{power}) * sd / sqrt(n), the sd floored as for the arms' intervals."""
+    n = len(diffs)
+    if n < tasks_needed(alpha) or n < 2:
+        return None
+    sd = math.sqrt(max(statistics.variance(diffs), floor_variance))
+    return (t_quantile(1.0 - alpha / 2.0, n - 1) + t_quantile(POWER, n - 1)) * sd / math.sqrt(n)
+
+
+def _no_spread(unit: UnitTally) -> bool:
+    """Every trial of the unit scored the same (and so succeeded alike)."""
+    sums = unit.sums
+    return sums.c in (0, sums.n) and abs(sums.score_sq - sums.score_sum * sums.score_sum / sums.n) <= 1e-12 * sums.n
+
+
+def _bernoulli_floor(units: list[UnitTally]) -> float:
+    """m(1 - m) * mean(1 / trials): the least a task mean of pass/fail trials at rate m spreads by."""
+    if not units:
+        return 0.0
+    m = sum(u.mean_score for u in units) / len(units)
+    return max(0.0, m * (1.0 - m)) * sum(1.0 / u.n for u in units) / len(units)
+
+
+def _never_zero_width(interval: SignFlipInterval, test: SignFlipTest, floor: float, identical: bool,
+                      alpha: float) -> SignFlipInterval:
+    """Every task's difference alike gives the test nothing to spread over: the interval would have no
+    width. That is the truth only when every trial of each arm scored the same on each task (said so);
+    otherwise it gets the width of the variance floor (a t interval over tasks), never crossing 0 when
+    the test rejects 0."""
+    if interval.ci is None or interval.ci[0] != interval.ci[1]:
+        return interval
+    if identical or floor <= 0.0:
+        return replace(interval, note="no variation: every trial of each arm scored the same on each task")
+    n = test.n
+    half = t_quantile(1.0 - alpha / 2.0, n - 1) * math.sqrt(floor / n)
+    low, high = max(-1.0, test.mean - half), min(1.0, test.mean + half)
+    if test.p_value < alpha:
+        low, high = (max(low, 0.0), high) if test.mean > 0 else (low, min(high, 0.0))
+    return replace(interval, ci=(low, high), method="t over tasks, variance floor",
+                   note="every task's difference is the same: width from the variance floor")
+
+
+def _task_level(outcomes: list[tuple[str, list[float], list[float]]], seed: int, floor: float,
+                alpha: float, identical: bool = False) -> list[TaskLevelResult]:
+    """Each outcome's paired analysis; the outcomes share sign patterns."""
     n = len(outcomes[0][1])
     if n == 0:
         return [TaskLevelResult(name, None, None, None, None, None, None, None, None, None, None, None, None)
                 for name, _, _ in outcomes]
     columns = [[y - x for x, y in zip(a, b, strict=True)] for _, a, b in outcomes]
     tests = sign_flip_tests(columns, seed=seed)
-    boots = bootstrap_mean_cis(columns, seed=seed)
-    return [_result(name, a, b, diffs, test, boot)
-            for (name, a, b), diffs, test, boot in zip(outcomes, columns, tests, boots, strict=True)]
+    intervals = [_never_zero_width(sign_flip_interval(diffs, seed=seed, confidence=1.0 - alpha, test_p=test.p_value),
+                                   test, floor, identical, alpha)
+                 for diffs, test in zip(columns, tests, strict=True)]
+    return [_result(name, a, b, diffs, test, interval, floor, alpha)
+            for (name, a, b), diffs, test, interval in zip(outcomes, columns, tests, intervals, strict=True)]
 
 
 def _result(outcome: str, a: list[float], b: list[float], diffs: list[float], test: SignFlipTest,
-            boot: BootstrapCI | None) -> TaskLevelResult:
+            interval: SignFlipInterval, floor: float, alpha: float) -> TaskLevelResult:
     n = len(a)
+    draws = None if interval.method.endswith("(exact)") or interval.method.endswith("limit)") else 2_000
     return TaskLevelResult(
         outcome=outcome, mean_a=sum(a) / n, mean_b=sum(b) / n, mean_diff=test.mean,
-        ci=boot.ci if boot else None, ci_method=boot.method if boot else None, ci_draws=boot.draws if boot else None,
+        ci=interval.ci, ci_method=interval.method, ci_draws=draws,
         p_value=test.p_value, p_method=test.method, p_draws=test.draws, p_min=test.min_p, p_adjusted=test.p_value,
-        d_z=cohens_dz(diffs),
+        d_z=cohens_dz(diffs), ci_note=interval.note, n_differing=test.n_nonzero,
+        mde=_mde(diffs, floor if outcome == "score" else 0.0, alpha),
     )
 
 
@@ -111,7 +233,54 @@ def _mcnemar(a: UnitTally, b: UnitTally, counts: Counter[tuple[int, int]]) -> No
     counts.update(zip(a.outcomes, b.outcomes, strict=False))
 
 
-def _raw_comparison(tally_a: ArmTally, tally_b: ArmTally, seed: int) -> PairedComparison:
+def _errors_apart(tally_a: ArmTally, tally_b: ArmTally, name_a: str, name_b: str) -> ErrorsApart:
+    both = tally_a.attempted_units() & tally_b.attempted_units()
+    miss_a = sum(tally_a.missing_in(k) for k in both)
+    miss_b = sum(tally_b.missing_in(k) for k in both)
+    tried_a = miss_a + sum(tally_a.units[k].n for k in both if k in tally_a.units)
+    tried_b = miss_b + sum(tally_b.units[k].n for k in both if k in tally_b.units)
+    share_a = miss_a / tried_a if tried_a else 0.0
+    share_b = miss_b / tried_b if tried_b else 0.0
+    withheld = None
+    if abs(share_a - share_b) > ERROR_GAP:
+        withheld = (f"errors outside the agent differ ({name_a} {miss_a} of {tried_a} trials, {name_b} {miss_b} of "
+                    f"{tried_b}; more than {ERROR_GAP:.0%} apart): re-run them (--retry-errors) before comparing")
+    return ErrorsApart(miss_a, miss_b, tried_a, tried_b, tally_a.missing_faults, tally_b.missing_faults, withheld)
+
+
+def _sensitivity(tally_a: ArmTally, tally_b: ArmTally, seed: int) -> Sensitivity | None:
+    """Missing trials as failures: each task's mean over analysed + missing trials (missing score 0)."""
+    keys = sorted(tally_a.attempted_units() & tally_b.attempted_units())
+    if not keys or not any(tally_a.missing_in(k) or tally_b.missing_in(k) for k in keys):
+        return None
+
+    def mean(tally: ArmTally, key: str) -> float:
+        unit = tally.units.get(key)
+        total, n = (unit.sums.score_sum, unit.n) if unit is not None else (0.0, 0)
+        return total / (n + tally.missing_in(key))
+
+    diffs = [mean(tally_b, k) - mean(tally_a, k) for k in keys]
+    test = sign_flip_tests([diffs], seed=seed)[0]
+    return Sensitivity(len(keys), test.mean, test.p_value, test.method)
+
+
+def _spread(units_a: list[UnitTally], units_b: list[UnitTally], unpaired_a: list[str],
+            unpaired_b: list[str]) -> TaskSpread:
+    a = [u.mean_score for u in units_a]
+    b = [u.mean_score for u in units_b]
+    diffs = [y - x for x, y in zip(a, b, strict=True)]
+    wins_b = sum(1 for d in diffs if d > 1e-12)
+    wins_a = sum(1 for d in diffs if d < -1e-12)
+    correlation = None
+    if len(a) >= 3 and statistics.pstdev(a) > 1e-12 and statistics.pstdev(b) > 1e-12:
+        correlation = statistics.correlation(a, b)
+    return TaskSpread(wins_b, len(diffs) - wins_a - wins_b, wins_a,
+                      statistics.stdev(diffs) if len(diffs) >= 2 else None, correlation,
+                      unpaired_a[:UNPAIRED_LISTED], unpaired_b[:UNPAIRED_LISTED])
+
+
+def _raw_comparison(tally_a: ArmTally, tally_b: ArmTally, seed: int, alpha: float,
+                    margin: float | None) -> PairedComparison:
     name_a, name_b = tally_a.arm or "A", tally_b.arm or "B"
     if name_a == name_b:
         name_a, name_b = "A", "B"
@@ -124,32 +293,69 @@ def _raw_comparison(tally_a: ArmTally, tally_b: ArmTally, seed: int) -> PairedCo
     only_a, only_b = pairs[(SUCCEEDED, FAILED)], pairs[(FAILED, SUCCEEDED)]
     n_pairs = sum(count for (x, y), count in pairs.items() if x and y)
     odds = (only_b + 0.5) / (only_a + 0.5) if only_a == 0 or only_b == 0 else only_b / only_a
+    floor = _bernoulli_floor(units_a) + _bernoulli_floor(units_b)
+    identical = all(_no_spread(u) for u in units_a + units_b)
     score, rate = _task_level([("score", [u.mean_score for u in units_a], [u.mean_score for u in units_b]),
                                ("success_rate", [u.success_rate for u in units_a], [u.success_rate for u in units_b])],
-                              seed)
+                              seed, floor, alpha, identical)
+    equivalence = None
+    if margin is not None and keys:
+        diffs = [ub.mean_score - ua.mean_score for ua, ub in zip(units_a, units_b, strict=True)]
+        ci90 = sign_flip_interval(diffs, seed=seed, confidence=1.0 - 2.0 * alpha).ci
+        equivalence = Equivalence(margin, ci90, ci90 is not None and -margin < ci90[0] and ci90[1] < margin)
+    unpaired_a = sorted(tally_a.units.keys() - tally_b.units.keys())
+    unpaired_b = sorted(tally_b.units.keys() - tally_a.units.keys())
     return PairedComparison(
         arm_a=name_a, arm_b=name_b, unit="task", n_tasks=len(keys),
-        n_unpaired_a=len(tally_a.units) - len(keys), n_unpaired_b=len(tally_b.units) - len(keys),
+        n_unpaired_a=len(unpaired_a), n_unpaired_b=len(unpaired_b),
         score=score,
         success=rate,
         mcnemar=McNemarResult(n_pairs, only_a, only_b, mcnemar_exact(only_a, only_b), odds),
-        alpha=ALPHA, seed=seed, verdict="", summary="",
+        alpha=alpha, seed=seed, verdict="", summary="",
+        errors=_errors_apart(tally_a, tally_b, name_a, name_b),
+        sensitivity=_sensitivity(tally_a, tally_b, seed),
+        spread=_spread(units_a, units_b, unpaired_a, unpaired_b) if keys else None,
+        equivalence=equivalence,
     )
 
 
-def _verdict(c: PairedComparison, alpha: float) -> str:
-    score = c.score
+def possible(c: PairedComparison) -> bool:
+    """Whether this design can reach the comparison's alpha at all (after Holm over its family)."""
+    p_min = c.score.p_min
+    return p_min is not None and p_min * c.n_pairs < c.alpha
+
+
+def _verdict(c: PairedComparison) -> str:
+    score, alpha = c.score, c.alpha
     if c.n_tasks == 0 or score.mean_diff is None or score.p_adjusted is None:
         return "no paired tasks"
+    if c.errors is not None and c.errors.withheld:
+        return "no verdict: " + c.errors.withheld
+    if not possible(c):
+        needed = tasks_needed(alpha / c.n_pairs)
+        if c.n_tasks < needed:
+            return f"no verdict is possible with {c.n_tasks} task{'s' if c.n_tasks != 1 else ''} " \
+                   f"(p < {alpha:g}{' after Holm' if c.n_pairs > 1 else ''} needs at least {needed} differing tasks)"
+        return f"no verdict is possible: {score.n_differing} of {c.n_tasks} tasks differ " \
+               f"(p < {alpha:g}{' after Holm' if c.n_pairs > 1 else ''} needs at least {needed} differing tasks)"
     if score.p_adjusted < alpha and score.mean_diff > 0:
         return f"{c.arm_b} better on score"
     if score.p_adjusted < alpha and score.mean_diff < 0:
         return f"{c.arm_a} better on score"
+    if c.equivalence is not None and c.equivalence.equivalent:
+        return f"equivalent on score within ±{c.equivalence.margin:g}"
     return "no clear difference on score"
 
 
-def _interval(ci: tuple[float, float] | None) -> str:
-    return "[-]" if ci is None else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+def _interval(ci: tuple[float, float] | None, note: str | None = None) -> str:
+    if ci is None:
+        return "[-]"
+    text = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+    return f"{text} ({note})" if note else text
+
+
+def _faults(faults: dict[str, int]) -> str:
+    return ", ".join(f"{fault} {n}" for fault, n in faults.items())
 
 
 def _summary(c: PairedComparison) -> str:
@@ -159,20 +365,48 @@ def _summary(c: PairedComparison) -> str:
     s, r, m = c.score, c.success, c.mcnemar
     tasks = f"{c.n_tasks} task{'s' if c.n_tasks != 1 else ''}"
     method = {"exact": "exact", "normal": "normal approximation"}.get(s.p_method or "", f"{s.p_draws} draws")
-    d_z = f", d_z {s.d_z:+.2f}" if s.d_z is not None else ""
+    forced = not possible(c) or (s.p_value is not None and s.p_value >= 1.0)
+    d_z = f", d_z {s.d_z:+.2f}" if s.d_z is not None and not forced else ""
+    mde = f"MDE ±{s.mde:.3f} (80% power)" if s.mde is not None else "MDE none (no verdict possible)"
     assert s.mean_diff is not None and r.mean_diff is not None
-    return (f"{c.verdict} ({tasks}): score {s.mean_diff:+.3f} {_interval(s.ci)}, sign-flip p={format_p(s.p_value)} "
-            f"({method}), Holm p={format_p(s.p_adjusted)}{d_z}; success rate {r.mean_diff:+.3f} {_interval(r.ci)}, "
-            f"Holm p={format_p(r.p_adjusted)}; secondary, trial level: McNemar p={format_p(m.p_value)} "
-            f"({c.arm_b} alone {m.c}, {c.arm_a} alone {m.b})")
+    level = f"{1 - c.alpha:.0%}"
+    text = (f"{c.verdict} — {tasks}, unit: task; sign-flip test, Holm over {c.n_pairs} pair"
+            f"{'s' if c.n_pairs != 1 else ''}: score {s.mean_diff:+.3f}, {level} CI {_interval(s.ci, s.ci_note)} "
+            f"(the test inverted, unadjusted), sign-flip p={format_p(s.p_value)} ({method}), "
+            f"Holm p={format_p(s.p_adjusted)}{d_z}; {mde}, smallest attainable p {format_p(s.p_min)}")
+    if c.equivalence is not None:
+        eq = c.equivalence
+        text += (f"; TOST within ±{eq.margin:g}: {'equivalent' if eq.equivalent else 'not shown equivalent'} "
+                 f"(90% interval {_interval(eq.ci)})")
+    text += f"; success rate {r.mean_diff:+.3f} {_interval(r.ci)}, Holm p={format_p(r.p_adjusted)}"
+    if c.spread is not None:
+        sp = c.spread
+        spread = f", spread sd {sp.sd_diff:.3f}" if sp.sd_diff is not None else ""
+        corr = f", correlation {sp.correlation:+.2f}" if sp.correlation is not None else ""
+        text += f"; per task: {c.arm_b} higher {sp.wins_b}, ties {sp.ties}, {c.arm_a} higher {sp.wins_a}{spread}{corr}"
+    if c.n_unpaired_a or c.n_unpaired_b:
+        text += f"; unpaired tasks: {c.arm_a} {c.n_unpaired_a}, {c.arm_b} {c.n_unpaired_b}"
+    e = c.errors
+    if e is not None and (e.missing_a or e.missing_b or e.faults_a or e.faults_b):
+        text += (f"; errors outside the agent, left out: {c.arm_a} {e.missing_a} of {e.attempted_a}"
+                 f"{f' ({_faults(e.faults_a)})' if e.faults_a else ''}, {c.arm_b} {e.missing_b} of {e.attempted_b}"
+                 f"{f' ({_faults(e.faults_b)})' if e.faults_b else ''}")
+    if c.sensitivity is not None:
+        sens = c.sensitivity
+        text += (f"; sensitivity, errors as failures: score {sens.mean_diff:+.3f} over {sens.n_tasks} tasks, "
+                 f"sign-flip p={format_p(sens.p_value)} (unadjusted)")
+    return text + (f"; secondary, trial level: McNemar p={format_p(m.p_value)} "
+                   f"({c.arm_b} alone {m.c}, {c.arm_a} alone {m.b})")
 
 
-def compare_tallies(tallies: Sequence[ArmTally], *, seed: int = 0, alpha: float = ALPHA) -> list[PairedComparison]:
+def compare_tallies(tallies: Sequence[ArmTally], *, seed: int = 0, alpha: float = ALPHA,
+                    equivalence_margin: float | None = None) -> list[PairedComparison]:
     """Every pair of arms (A before B in the given order), Holm-adjusted per outcome over the pairs.
 
-    The tallies must be finished (ArmTally.finish) so chain units are in place.
+    The tallies must be finished (ArmTally.finish) so chain units are in place. This is the one path
+    for every readout: the batch report, the stored metrics and the compare screen of a running run.
     """
-    raw = [_raw_comparison(tallies[i], tallies[j], seed)
+    raw = [_raw_comparison(tallies[i], tallies[j], seed, alpha, equivalence_margin)
            for i in range(len(tallies)) for j in range(i + 1, len(tallies))]
     adjusted: dict[tuple[int, str], float] = {}
     for outcome in ("score", "success"):
@@ -181,10 +415,10 @@ def compare_tallies(tallies: Sequence[ArmTally], *, seed: int = 0, alpha: float 
             adjusted[(k, outcome)] = p
     result = []
     for k, c in enumerate(raw):
-        c = replace(c, alpha=alpha,
+        c = replace(c, alpha=alpha, n_pairs=len(raw),
                     score=replace(c.score, p_adjusted=adjusted.get((k, "score"))),
                     success=replace(c.success, p_adjusted=adjusted.get((k, "success"))))
-        c = replace(c, verdict=_verdict(c, alpha))
+        c = replace(c, verdict=_verdict(c))
         result.append(replace(c, summary=_summary(c)))
     return result
 
@@ -197,6 +431,8 @@ def compare_arms(
     *,
     chains: Sequence[ChainDef] = (),
     include_assisted: bool = False,
+    alpha: float = ALPHA,
+    equivalence_margin: float | None = None,
 ) -> PairedComparison:
     """Compare arm B with arm A over the tasks both ran (one pair: Holm changes nothing)."""
     tallies = []
@@ -204,4 +440,4 @@ def compare_arms(
         tally = ArmTally(None, pass_threshold, chains=chains, include_assisted=include_assisted).add_all(records)
         tally.finish()
         tallies.append(tally)
-    return compare_tallies(tallies, seed=seed)[0]
+    return compare_tallies(tallies, seed=seed, alpha=alpha, equivalence_margin=equivalence_margin)[0]

@@ -37,11 +37,17 @@ def _clip(low: float, high: float) -> tuple[float, float]:
     return max(low, UNIT[0]), min(high, UNIT[1])
 
 
-def task_mean_interval(task_means: Sequence[float], confidence: float = 0.95) -> Estimate:
+def task_mean_interval(task_means: Sequence[float], confidence: float = 0.95,
+                       trials: Sequence[int] | None = None) -> Estimate:
     """Mean over tasks of per-task means, with a t interval across tasks (see the module docstring).
 
     When every task has the same mean at 0 or 1 the t interval would have no width; the Wilson
     interval with the number of tasks as n is given instead ("wilson-over-tasks").
+
+    With `trials` (each task's trial count), the spread of the task means is floored at
+    m(1 - m) * mean(1 / trials): what pass/fail trials at the arm's mean rate m would spread by if every
+    task were alike, a lower bound of the true spread for 0/1 scores. A few tasks that happen to agree
+    then never give a narrow interval ("t-over-tasks, variance floor" when the floor was used).
     """
     n = len(task_means)
     if n == 0:
@@ -52,8 +58,13 @@ def task_mean_interval(task_means: Sequence[float], confidence: float = 0.95) ->
     sd = statistics.stdev(task_means)
     if sd == 0.0 and mean in UNIT:
         return Estimate(mean, wilson_from_rate(mean, n, confidence), n, "wilson-over-tasks", n)
+    method = "t-over-tasks"
+    if trials is not None and trials:
+        floor = max(0.0, mean * (1.0 - mean)) * math.fsum(1.0 / max(1, r) for r in trials) / len(trials)
+        if sd * sd < floor:
+            sd, method = math.sqrt(floor), "t-over-tasks, variance floor"
     half = t_quantile((1.0 + confidence) / 2.0, n - 1) * sd / math.sqrt(n)
-    return Estimate(mean, _clip(mean - half, mean + half), n, "t-over-tasks", n)
+    return Estimate(mean, _clip(mean - half, mean + half), n, method, n)
 
 
 def cluster_variance(clusters: Sequence[Cluster], mean: float) -> float:

@@ -13,7 +13,7 @@ import random
 import statistics
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import repeat
 from operator import getitem
 
@@ -46,12 +46,13 @@ class SignFlipTest:
     of the k non-zero differences (`min_p` = 2 / 2^k). Monte Carlo: (b + 1) / (draws + 1) with b the
     draws at least as extreme (`min_p` = 1 / (draws + 1)). Normal (above MONTE_CARLO_MAX_NONZERO
     non-zero differences): 2 * (1 - Phi(|sum d| / sqrt(sum d^2))), the permutation distribution's own
-    mean and variance. p never falls below `min_p`.
+    mean and variance, with a continuity correction of h when the differences lie on a lattice of
+    step h. p never falls below `min_p`.
     """
 
     mean: float
     p_value: float
-    method: str  # "exact" | "monte-carlo" | "normal"
+    method: str  # "exact" | "monte-carlo" | "normal" | "normal (continuity-corrected)"
     n: int  # units (tasks)
     n_nonzero: int
     draws: int | None  # Monte Carlo draws (None when exact)
@@ -100,10 +101,15 @@ def sign_flip_tests(columns: Sequence[Sequence[float]], *, draws: int = MONTE_CA
             count = _count_at_least(nonzero, threshold)  # patterns with sum >= threshold; the mirror doubles it
             results.append(SignFlipTest(mean, min(1.0, 2 * count / 2**k), "exact", n, k, None, None, 2.0 / 2**k))
         elif k > monte_carlo_max:
-            z = threshold / math.sqrt(math.fsum(d * d for d in nonzero))
+            # on a lattice (every |d| a multiple of the smallest, h: one trial per task, or the same trial
+            # count everywhere) the sum moves in steps of 2h, so the tail starts half a step lower: the
+            # plain normal tail was anti-conservative there by up to 0.005
+            step = _lattice_step(nonzero)
+            z = max(0.0, threshold - step) / math.sqrt(math.fsum(d * d for d in nonzero))
             min_p = 2.0 ** (1 - k)  # underflows to 0.0 beyond k = 1075: any p is then above it
             p = max(min(1.0, 2.0 * _NORMAL.cdf(-z)), min_p)
-            results.append(SignFlipTest(mean, p, "normal", n, k, None, None, min_p))
+            results.append(SignFlipTest(mean, p, "normal" if step == 0.0 else "normal (continuity-corrected)", n,
+                                        k, None, None, min_p))
         else:
             results.append(None)
             sampled.append((position, values, threshold))
@@ -114,6 +120,16 @@ def sign_flip_tests(columns: Sequence[Sequence[float]], *, draws: int = MONTE_CA
             results[position] = SignFlipTest(math.fsum(values) / n, (extreme + 1) / (draws + 1), "monte-carlo", n, k,
                                              draws, seed, 1.0 / (draws + 1))
     return [r for r in results if r is not None]
+
+
+def _lattice_step(values: Sequence[float]) -> float:
+    """h when every |value| is a whole multiple of the smallest |value| h (a lattice), else 0."""
+    h = min(abs(v) for v in values)
+    for v in values:
+        ratio = abs(v) / h
+        if abs(ratio - round(ratio)) > 1e-6 * max(1.0, ratio):
+            return 0.0
+    return h
 
 
 def _subset_sums(values: Sequence[float]) -> list[float]:
@@ -274,3 +290,155 @@ def format_p(p: float | None) -> str:
     scale = 10.0 ** (exponent - 1)
     rounded = math.ceil(p / scale - 1e-9) * scale
     return f"{rounded:.2g}" if rounded >= 1e-3 else f"{rounded:.1e}"
+
+
+# --- the interval that agrees with the test: the sign-flip test inverted -------------------------------
+
+# Up to this many tasks the inverted interval counts every sign pattern (meet in the middle); above it the
+# same seeded sign patterns as the Monte Carlo test are reused, so at a shift of 0 the interval and the
+# test see the same draws.
+EXACT_INVERSION_MAX = 16
+INVERSION_DRAWS = 2_000
+_BISECTIONS = 22  # a bound to within 2 * 2^-22 of a score point
+
+
+@dataclass(frozen=True)
+class SignFlipInterval:
+    """The set of mean differences delta that the sign-flip test of (d - delta) does not reject at
+    1 - confidence: the interval that agrees with the test by construction (0 is outside it exactly
+    when the test rejects, up to Monte Carlo noise above EXACT_INVERSION_MAX tasks).
+
+    `ci` is None with fewer than 2 tasks. With too few tasks for any rejection (2 / 2^n >= 1 - confidence)
+    every difference is consistent and the interval is the whole range [-1, 1] (`note` says so). A
+    zero-width interval only happens when every trial of each arm on each task scored the same; `note`
+    says so too.
+    """
+
+    ci: tuple[float, float] | None
+    confidence: float
+    method: str  # "sign-flip inversion (exact)" | "(monte-carlo)" | "(normal limit)"
+    note: str | None = None
+
+
+def _signed_sums(columns: Sequence[Sequence[float]], draws: int, seed: int) -> list[list[float]]:
+    """Per column, the signed sum of each Monte Carlo draw: the same patterns as `sign_flip_tests`."""
+    tables = [_tables(values) for values in columns]
+    totals = [math.fsum(values) for values in columns]
+    n_bytes = len(tables[0])
+    rng = random.Random(seed)
+    sums: list[list[float]] = [[] for _ in columns]
+    for _ in range(draws):
+        pattern = rng.getrandbits(8 * n_bytes).to_bytes(n_bytes, "little")
+        for table, total, out in zip(tables, totals, sums, strict=True):
+            out.append(2.0 * sum(map(getitem, table, pattern)) - total)
+    return sums
+
+
+def _exact_p_at(values: Sequence[float], delta: float) -> float:
+    shifted = [v - delta for v in values]
+    threshold = abs(math.fsum(shifted)) - _tolerance(shifted)
+    if threshold <= 0.0:
+        return 1.0
+    return min(1.0, 2 * _count_at_least(shifted, threshold) / 2 ** len(shifted))
+
+
+def sign_flip_interval(differences: Sequence[float], *, confidence: float = 0.95, draws: int = INVERSION_DRAWS,
+                       seed: int = 0, exact_max: int = EXACT_INVERSION_MAX,
+                       monte_carlo_max: int = MONTE_CARLO_MAX_NONZERO,
+                       bounds: tuple[float, float] = (-1.0, 1.0), test_p: float | None = None) -> SignFlipInterval:
+    """Invert the paired sign-flip test (see SignFlipInterval). `bounds` is the range a difference can
+    take (scores in [0, 1]: [-1, 1]); the interval never reaches past it. `test_p`, the test's own p
+    of a zero difference, settles the Monte Carlo and normal-limit intervals where they and the test
+    disagree about 0 by sampling noise: the bound moves to 0 and the note says so.
+
+    Every sign pattern is at least as extreme as the observed one over an interval of shifts that holds
+    the mean (there the observed statistic is 0), so p(delta) falls monotonically on each side of the
+    mean: each bound is found by bisection (exact) or read from the patterns' own intervals (Monte Carlo).
+    """
+    values = _snap(differences)
+    n = len(values)
+    alpha = 1.0 - confidence
+    if n < 2:
+        return SignFlipInterval(None, confidence, "sign-flip inversion (exact)", "one task: no interval over tasks")
+    mean = math.fsum(values) / n
+    if 2.0 / 2**n >= alpha:
+        return SignFlipInterval(bounds, confidence, "sign-flip inversion (exact)",
+                                f"the whole range: {n} tasks cannot reject any difference at {alpha:.2g}")
+    if min(values) == max(values):
+        return SignFlipInterval((mean, mean), confidence, "sign-flip inversion (exact)",
+                                "every task's difference is the same")
+    if n > monte_carlo_max:  # the permutation distribution's normal limit, solved in closed form
+        z2 = _NORMAL.inv_cdf(1.0 - alpha / 2.0) ** 2
+        sd = statistics.stdev(values)
+        half = sd * math.sqrt(z2 * (n - 1) / (n * (n - z2)))
+        return _agree(SignFlipInterval((max(bounds[0], mean - half), min(bounds[1], mean + half)), confidence,
+                                       "sign-flip inversion (normal limit)"), test_p)
+    if n <= exact_max:
+        low = _bisect_bound(values, mean, min(values), alpha)
+        high = _bisect_bound(values, mean, max(values), alpha)
+        # a bound on a jump of p (a shift where a difference of 0 turns into a non-zero one) is closed:
+        # bisection stops a hair inside it, so the test's own p at 0 places 0 exactly
+        return _agree(SignFlipInterval((max(bounds[0], low), min(bounds[1], high)), confidence,
+                                       "sign-flip inversion (exact)"), test_p, note=None)
+    low, high = _monte_carlo_bounds(values, mean, alpha, draws, seed)
+    return _agree(SignFlipInterval((max(bounds[0], low), min(bounds[1], high)), confidence,
+                                   "sign-flip inversion (monte-carlo)"), test_p)
+
+
+def _agree(interval: SignFlipInterval, test_p: float | None,
+           note: str | None = "a bound moved to 0 to agree with the test's own p") -> SignFlipInterval:
+    """Move the bound nearest 0 onto 0 when the interval and the test disagree about 0 (sampling noise)."""
+    if test_p is None or interval.ci is None:
+        return interval
+    low, high = interval.ci
+    rejected = test_p < 1.0 - interval.confidence
+    if rejected == (low <= 0.0 <= high):
+        moved = (0.0, high) if (low > 0.0 or (rejected and abs(low) < abs(high))) else (low, 0.0)
+        return replace(interval, ci=moved, note=note)
+    return interval
+
+
+def _bisect_bound(values: Sequence[float], mean: float, extreme: float, alpha: float) -> float:
+    """The farthest shift from `mean` towards `extreme` that the exact test does not reject (p >= alpha).
+    Just past the most extreme difference only the two all-same-sign patterns remain (p = 2 / 2^n < alpha)."""
+    inside, outside = mean, extreme
+    if _exact_p_at(values, extreme) >= alpha:
+        return extreme
+    for _ in range(_BISECTIONS):
+        middle = (inside + outside) / 2.0
+        if _exact_p_at(values, middle) < alpha:
+            outside = middle
+        else:
+            inside = middle
+    return inside
+
+
+def _monte_carlo_bounds(values: list[float], mean: float, alpha: float, draws: int, seed: int
+                        ) -> tuple[float, float]:
+    """Bounds from the test's own Monte Carlo patterns: pattern b (signed sum a, sum of signs s) is at
+    least as extreme at shift delta when (a - delta*s)^2 >= (S - n*delta)^2, an interval [r1, r2] of delta
+    around the mean; p(delta) = (1 + patterns whose interval holds delta) / (draws + 1)."""
+    n = len(values)
+    total = math.fsum(values)
+    signed, signs = _signed_sums([values, [1.0] * n], draws, seed)
+    lows: list[float] = []
+    highs: list[float] = []
+    always = 0
+    for a, s in zip(signed, signs, strict=True):
+        qa = s * s - n * n
+        if qa >= 0.0:  # all signs alike: as extreme as the observed pattern at every shift
+            always += 1
+            continue
+        qb = -2.0 * (a * s - total * n)
+        qc = a * a - total * total
+        root = math.sqrt(max(0.0, qb * qb - 4.0 * qa * qc))
+        r1, r2 = (-qb + root) / (2.0 * qa), (-qb - root) / (2.0 * qa)
+        lows.append(min(r1, r2, mean))
+        highs.append(max(r1, r2, mean))
+    # rejected where 1 + count < alpha * (draws + 1): the bound is where count falls to `kept` - 1
+    kept = max(0, math.ceil(alpha * (draws + 1) - 1.0 - 1e-9) - always)
+    if kept == 0 or kept > len(highs):
+        return min(values), max(values)
+    highs.sort(reverse=True)
+    lows.sort()
+    return lows[kept - 1], highs[kept - 1]

@@ -123,6 +123,12 @@ def is_errored(record: TrialRecord) -> bool:
     return record.status == "timeout" or has_error(record)
 
 
+def is_missing(record: TrialRecord) -> bool:
+    """True when the trial errored or timed out and the fault was not the agent's own: the primary
+    analysis leaves it out as missing (a sensitivity line counts it as a failure)."""
+    return is_errored(record) and record.fault != "agent"
+
+
 class Outcome(Protocol):
     """What `success` reads of a trial: a TrialRecord, or a stored trial (corral_core.store.TrialInfo)."""
 

@@ -36,13 +36,21 @@ from corral_core.env.approval import is_stricter
 from corral_core.errors import StoreError, UserError
 from corral_core.events import EventBus, EventKind, EventSink, emit_event
 from corral_core.llm import preload as preload_llm
-from corral_core.metrics import TrialRecord, attempt_status, success
+from corral_core.metrics import (
+    ATTEMPTED_STATUSES,
+    EarlierRun,
+    TrialRecord,
+    classify_attempt,
+    headline_units,
+    metrics_to_dict,
+    success,
+)
 from corral_core.metrics.records import RETIRED_STATUS
 from corral_core.runner.executors import StartingCluster, check_executor, start_forkserver
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
-from corral_core.runner.results import BenchmarkResult, Trials, analyse_stored, compute_metrics, metrics_records
+from corral_core.runner.results import BenchmarkResult, Trials, analyse_stored, compute_analysis, metrics_records
 from corral_core.runner.trial import (
     AssistTracker,
     NoPersonGate,
@@ -607,6 +615,7 @@ class BenchmarkRunner:
                 self._raise_store_failure(benchmark_id, self._store_failure)
             stored = analyse_stored(spec, repo, benchmark_id)  # streamed from the store, never held whole
             arms, comparisons, chains, headline = stored.arms, stored.comparisons, stored.chains, stored.headline
+            trend = stored.trend
             records: Trials[TrialRecord] = stored.records
             rows: Trials[dict[str, Any]] = stored.rows
         else:
@@ -614,17 +623,34 @@ class BenchmarkRunner:
             rows = [{"trial_id": tid, "task_id": task_id, **data} for tid, task_id, data in self._rows]
             for row in rows:
                 row["success"] = success(record_of(row["task_id"], row), spec.pass_threshold)
-            arms, comparisons, chains, headline = compute_metrics(spec, records)
+            analysis = compute_analysis(spec, records)
+            arms, comparisons, chains = analysis.arms, analysis.comparisons, analysis.chains
+            headline, trend = analysis.headline, analysis.trend
         previous = attempt = None
-        if repo is not None:  # "earlier": finished before this benchmark started
+        earlier: list[EarlierRun] = []
+        if repo is not None:  # "earlier": finished before this benchmark started, not errored
             info = repo.get_benchmark(benchmark_id)
+            before = info.created_at if info is not None else None
             previous = repo.best_previous_score(spec.digest, exclude_id=benchmark_id, direction=spec.direction,
-                                                finished_before=info.created_at if info is not None else None)
+                                                finished_before=before)
+            earlier = [EarlierRun(run.id, float(run.headline_score),
+                                  headline_units((run.metrics or {}).get("arms") or {}))
+                       for run in repo.earlier_runs(spec.digest, exclude_id=benchmark_id, finished_before=before)
+                       if run.headline_score is not None]
+        classified = None
         if status == "finished":
-            unassisted = sum(m.assisted.n_unassisted for m in arms.values())
-            attempt = attempt_status(headline, previous, spec.direction, n_unassisted=unassisted)
+            classified = classify_attempt(
+                headline, headline_units({name: metrics_to_dict(m) for name, m in arms.items()}), earlier,
+                spec.direction, n_unassisted=sum(m.assisted.n_unassisted for m in arms.values()),
+                n_attempted=sum(n for m in arms.values() for s, n in m.status_counts.items()
+                                if s in ATTEMPTED_STATUSES),
+                n_errored=sum(m.status_counts.get(s, 0) for m in arms.values() for s in ("error", "timeout")))
+            attempt = classified.status
+            if classified.previous_best is not None:
+                previous = classified.previous_best
         result = BenchmarkResult(benchmark_id, spec, status, arms, comparisons, chains, records, rows, headline,
-                                 previous, attempt, resumed, len(self._rows), duration)
+                                 previous, attempt, resumed, len(self._rows), duration, attempt=classified,
+                                 trend=trend)
         if repo is not None:
             repo.finish_benchmark(benchmark_id, status=status, headline_score=headline, attempt_status=attempt,
                                   metrics_json=result.to_dict(include_trials=False))

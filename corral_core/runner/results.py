@@ -22,7 +22,9 @@ import yaml
 from corral_core.env import Suite, load_suite
 from corral_core.errors import UserError
 from corral_core.metrics import (
+    Analysis,
     ArmMetrics,
+    Attempt,
     ChainDef,
     ChainMetrics,
     PairedComparison,
@@ -32,11 +34,13 @@ from corral_core.metrics import (
     success,
 )
 from corral_core.metrics.records import RETIRED_STATUS
+from corral_core.metrics.trend import TrendResult
 from corral_core.runner.plan import chained_tasks
 from corral_core.spec import BenchmarkSpec
 from corral_core.store.convert import TRIAL_RECORD_COLUMNS
 from corral_core.store.models import TrialInfo
 from corral_core.store.tables import iso_from_driver
+from corral_core.tools.verbosity import verbosity_rank
 
 log = logging.getLogger(__name__)
 
@@ -77,10 +81,12 @@ class BenchmarkResult:
     rows: Trials[dict[str, Any]] = field(default_factory=list)  # one per trial, for reports
     headline_score: float | None = None
     previous_best: float | None = None
-    attempt_status: str | None = None  # first | improved | baseline | regressed | no_unassisted | crashed | None
+    attempt_status: str | None = None  # metrics.ATTEMPT_STATUSES, or None (unfinished)
     resumed: bool = False
     trials_run: int = 0  # trials run by this call (a resumed run counts only its own)
     duration: float = 0.0
+    attempt: Attempt | None = None  # the comparison with the best earlier run behind attempt_status
+    trend: TrendResult | None = None  # across arms that are ordered verbosity levels
 
     @property
     def errored(self) -> int:
@@ -109,6 +115,7 @@ class BenchmarkResult:
             "headline_score": _finite(self.headline_score),
             "previous_best": _finite(self.previous_best),
             "attempt_status": self.attempt_status,
+            "attempt": metrics_to_dict(self.attempt) if self.attempt is not None else None,
             "resumed": self.resumed,
             "trials_run": self.trials_run,
             "trials_total": self.trials_total,
@@ -118,6 +125,7 @@ class BenchmarkResult:
             "arms": {name: metrics_to_dict(m) for name, m in self.arms.items()},
             "documentation": arms_documentation(spec),
             "comparisons": [metrics_to_dict(c) for c in self.comparisons],
+            "trend": metrics_to_dict(self.trend) if self.trend is not None else None,
             "chains": {arm: [metrics_to_dict(c) for c in chains] for arm, chains in self.chains.items()},
         }
         if include_trials:
@@ -166,12 +174,34 @@ def chain_defs(spec: BenchmarkSpec) -> list[ChainDef]:
     return chains
 
 
+def ordered_levels(spec: BenchmarkSpec) -> list[str]:
+    """The arms in verbosity order when they are levels of one thing: three or more arms, each its own
+    verbosity level, the same model and agent otherwise (else [], and no trend test)."""
+    arms = list(spec.arms)
+    if len(arms) < 3 or len({arm.verbosity for arm in arms}) != len(arms):
+        return []
+    if len({(repr(arm.model.to_dict()), repr(arm.agent.to_dict())) for arm in arms}) != 1:
+        return []
+    try:
+        ranks = {arm.name: verbosity_rank(arm.verbosity) for arm in arms}
+    except ValueError:
+        return []
+    return sorted(ranks, key=ranks.__getitem__)
+
+
+def compute_analysis(spec: BenchmarkSpec, records: Iterable[TrialRecord]) -> Analysis:
+    """Per-arm metrics, every pair of arms compared, chain metrics, the headline score and, for arms that
+    are ordered levels, the trend across them (one pass)."""
+    return analyse(records, [a.name for a in spec.arms], list(spec.k_values), spec.pass_threshold,
+                   chains=chain_defs(spec), equivalence_margin=spec.equivalence_margin,
+                   ordered_levels=ordered_levels(spec))
+
+
 def compute_metrics(spec: BenchmarkSpec, records: Iterable[TrialRecord]
                     ) -> tuple[dict[str, ArmMetrics], list[PairedComparison], dict[str, list[ChainMetrics]],
                                float | None]:
     """Per-arm metrics, every pair of arms compared, chain metrics and the headline score (one pass)."""
-    analysis = analyse(records, [a.name for a in spec.arms], list(spec.k_values), spec.pass_threshold,
-                       chains=chain_defs(spec))
+    analysis = compute_analysis(spec, records)
     return analysis.arms, analysis.comparisons, analysis.chains, analysis.headline
 
 
@@ -267,6 +297,7 @@ class StoredAnalysis:
     headline: float | None
     records: StoredTrials[TrialRecord]
     rows: StoredTrials[dict[str, Any]]
+    trend: TrendResult | None = None
 
 
 def analyse_stored(spec: BenchmarkSpec, repository: Any, benchmark_id: str) -> StoredAnalysis:
@@ -277,10 +308,11 @@ def analyse_stored(spec: BenchmarkSpec, repository: Any, benchmark_id: str) -> S
     def records() -> Iterator[TrialRecord]:
         return iter_records_from_values(repository.iter_trial_record_values(benchmark_id), facts)
 
-    arms, comparisons, chains, headline = compute_metrics(spec, records())
-    total = sum(m.n_records for m in arms.values())
+    analysis = compute_analysis(spec, records())
+    total = sum(m.n_records for m in analysis.arms.values())
     rows = StoredTrials(lambda: stored_trial_rows(repository, benchmark_id, spec.pass_threshold), total)
-    return StoredAnalysis(arms, comparisons, chains, headline, StoredTrials(records, total), rows)
+    return StoredAnalysis(analysis.arms, analysis.comparisons, analysis.chains, analysis.headline,
+                          StoredTrials(records, total), rows, analysis.trend)
 
 
 _INFO_FIELDS = tuple(f.name for f in dataclasses.fields(TrialInfo))

@@ -75,6 +75,7 @@ def parse_spec(doc: YamlDocument, base_dir: Path, text: str) -> BenchmarkSpec:
                              APPROVAL_POLICIES, "approval policy")
     hooks = check.collect(HooksSpec(), _hooks, check, data.get("hooks"), suites)
     limits = _limits(check, data.get("limits"))
+    margin = check.collect(None, _margin, check, data.get("equivalence_margin"))
     executor = check.collect("local", _executor, check, data.get("executor"))
     direction = check.collect("maximize", check.choice, ("direction",), data.get("direction", "maximize"),
                               DIRECTIONS, "direction")
@@ -87,7 +88,7 @@ def parse_spec(doc: YamlDocument, base_dir: Path, text: str) -> BenchmarkSpec:
         model=model or arms[0].model, arms=arms, trials_per_task=trials, k_values=k_values, parallel=parallel,
         surrender=surrender, pass_threshold=threshold, tasks=tasks, timeouts=timeouts, approval=approval,
         hooks=hooks, limits=limits, executor=executor, direction=direction, chain_weights=chain_weights,
-        description=str(data.get("description") or ""),
+        equivalence_margin=margin, description=str(data.get("description") or ""),
         text=text, data=dict(data), suites=suites,
         content_hashes=content_hashes(suite_paths, [arm.model.id for arm in arms]),
     )
@@ -288,6 +289,16 @@ def _threshold(check: _Checker, value: Any) -> float:
         raise check.fail(("pass_threshold",), f"`pass_threshold` must be in [0, 1), not {threshold:g}.",
                          "a trial succeeds when its score is above the threshold; 0 counts any credit.")
     return threshold
+
+
+def _margin(check: _Checker, value: Any) -> float | None:
+    if value is None:
+        return None
+    margin = check.number(("equivalence_margin",), value)
+    if not 0.0 < margin < 1.0:
+        raise check.fail(("equivalence_margin",), f"`equivalence_margin` must be in (0, 1), not {margin:g}.",
+                         "the largest score difference you would call no difference, e.g. 0.05.")
+    return margin
 
 
 def _arms(check: _Checker, value: Any, agent: AgentSpec, model: ModelSpec | None,

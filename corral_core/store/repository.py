@@ -15,10 +15,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Select, bindparam, case, delete, func, insert, select, tuple_, update
+from sqlalchemy import Connection, Engine, Select, bindparam, case, delete, func, insert, or_, select, tuple_, update
 from sqlalchemy.exc import DBAPIError
 
-from corral_core.metrics.attempt import ATTEMPT_STATUSES, DIRECTIONS
+from corral_core.metrics.attempt import ATTEMPT_STATUSES, DIRECTIONS, ERRORED_ATTEMPT
 from corral_core.metrics.records import RETIRED_STATUS, retired_attempt, retired_index
 from corral_core.store import convert, detail
 from corral_core.store.database import store_error, write_transaction
@@ -355,7 +355,8 @@ class Repository:
         b = benchmark_table
         best = func.max if direction == "maximize" else func.min
         query = select(best(b.c.headline_score)).where(
-            b.c.spec_digest == spec_digest, b.c.status == "finished", b.c.headline_score.is_not(None)
+            b.c.spec_digest == spec_digest, b.c.status == "finished", b.c.headline_score.is_not(None),
+            or_(b.c.attempt_status.is_(None), b.c.attempt_status != ERRORED_ATTEMPT),
         )
         if exclude_id is not None:
             query = query.where(b.c.id != exclude_id)
@@ -363,6 +364,23 @@ class Repository:
             query = query.where(b.c.finished_at < finished_before)
         with self._read() as conn:
             return conn.execute(query).scalar_one()
+
+    def earlier_runs(self, spec_digest: str, exclude_id: str | None = None, *,
+                     finished_before: datetime | None = None, limit: int = 200) -> list[BenchmarkInfo]:
+        """Finished benchmarks of this spec with a headline and not `errored`, finished before
+        `finished_before`, newest first (at most `limit`): what an attempt is compared with."""
+        b = benchmark_table
+        query = select(b).where(
+            b.c.spec_digest == spec_digest, b.c.status == "finished", b.c.headline_score.is_not(None),
+            or_(b.c.attempt_status.is_(None), b.c.attempt_status != ERRORED_ATTEMPT),
+        )
+        if exclude_id is not None:
+            query = query.where(b.c.id != exclude_id)
+        if finished_before is not None:
+            query = query.where(b.c.finished_at < finished_before)
+        with self._read() as conn:
+            rows = conn.execute(query.order_by(b.c.finished_at.desc(), b.c.id.desc()).limit(limit)).all()
+        return [convert.benchmark_from_row(row._mapping) for row in rows]
 
     # --- trials ------------------------------------------------------------------------------
 

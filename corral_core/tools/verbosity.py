@@ -134,6 +134,11 @@ _RETURNS_LINE = re.compile(r"^[ \t]*Returns?:[ \t]*", re.MULTILINE)
 CHOICES_FRAGMENT = re.compile(r"\(choices:\s*(\[.*?\])\s*\)", re.IGNORECASE | re.DOTALL)
 
 
+def verbosity_rank(level: str | ToolVerbosity) -> int:
+    """The level's place from minimal (0) to full (8); ValueError for an unknown level."""
+    return _RANK[parse_verbosity(level)]
+
+
 def included_sections(level: str | ToolVerbosity | None) -> frozenset[str]:
     """Names of the known sections a level shows (FULL shows these and any unknown tag too)."""
     rank = _RANK[parse_verbosity(level)]

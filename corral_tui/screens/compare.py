@@ -111,7 +111,8 @@ class CompareScreen(QueryScreen):
         yield Label(Text("Loading…", style="dim"), id="compare-title", classes="screen-title")
         with VerticalScroll(id="compare-body"):
             yield Static("", id="compare-arms")
-            yield Label("Paired tests (each arm against the first)", classes="section")
+            yield Label("Paired tests (every pair of arms; unit: task; sign-flip test, Holm over all pairs)",
+                        classes="section")
             yield Static("", id="compare-tests")
             yield Label("Score by arm (95% CI)", classes="section")
             yield BarChart(id="compare-chart")
@@ -139,7 +140,7 @@ class CompareScreen(QueryScreen):
         self.query_one("#compare-arms", Static).update(arms_table(view, redact) if view.arms
                                                        else Text("No finished trials yet.", style="dim"))
         tests = [Text.assemble((f"{arm_b} vs {arm_a}: ", "bold"), summary)
-                 for arm_a, arm_b, summary in view.comparisons]
+                 for arm_a, arm_b, summary in view.comparisons] + [Text(note) for note in view.notes]
         self.query_one("#compare-tests", Static).update(
             Text("\n").join(tests) if tests else Text("Only one arm: nothing to pair.", style="dim"))
         bars = [Bar(arm.name, arm.score.value, arm.score.ci) for arm in view.arms]

@@ -65,6 +65,10 @@ def test_json_pass_at_k_matches_the_trials_in_the_database(quickstart: dict) -> 
     assert [(c["arm_a"], c["arm_b"]) for c in document["comparisons"]] == [
         ("minimal", "brief"), ("minimal", "syntactical"), ("brief", "syntactical")]
     assert document["attempt_status"] == "first" and document["status"] == "finished"  # nothing to compare with yet
+    # three verbosity levels of one agent: one trend test across them, not only three pairs
+    trend = document["trend"]
+    assert trend["levels"] == ["minimal", "brief", "syntactical"] and trend["n_tasks"] == 5
+    assert trend["p_method"] == "exact" and trend["summary"].startswith("trend across 3 ordered levels")
 
 
 def test_json_carries_each_arms_documentation_size(quickstart: dict) -> None:

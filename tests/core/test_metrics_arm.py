@@ -80,7 +80,7 @@ def test_average_score_is_the_mean_of_task_means_and_rates_cover_trials() -> Non
     records = [
         rec("a", 0, 1.0), rec("a", 1, 1.0), rec("a", 2, 0.0), rec("a", 3, 0.0),
         rec("b", 0, 0.5),
-        rec("c", 0, 0.0, status="error", error="boom"),
+        rec("c", 0, 0.0, status="error", error="boom", fault="agent"),  # the agent's own error: a failure
         rec("c", 1, None, status="iteration_limit"),
         rec("c", 2, 0.0, status="surrendered", surrendered=True),
         rec("a", 4, None, status="skipped"),
@@ -88,10 +88,11 @@ def test_average_score_is_the_mean_of_task_means_and_rates_cover_trials() -> Non
     ]
     m = arm_metrics(records, k_values=[1, 3])
     assert m.arm == "full"
-    assert (m.n_records, m.n_trials, m.n_tasks, m.n_not_attempted) == (10, 8, 3, 2)
+    assert (m.n_records, m.n_trials, m.n_tasks, m.n_not_attempted, m.n_missing) == (10, 8, 3, 2, 0)
     assert m.average_score.value == pytest.approx((0.5 + 0.5 + 0.0) / 3)
     assert m.average_score.n == 3 and m.average_score.ci is not None
-    assert (m.average_score.method, m.average_score.n_tasks) == ("t-over-tasks", 3)
+    # three tasks spread less than pass/fail trials at the arm's rate would: the floor sets the width
+    assert (m.average_score.method, m.average_score.n_tasks) == ("t-over-tasks, variance floor", 3)
     assert (m.n_success, m.success_rate.value) == (3, pytest.approx(3 / 8))
     assert (m.success_rate.method, m.success_rate.n_tasks) == ("wilson-deff-by-task", 3)
     assert m.surrender_rate.value == pytest.approx(1 / 8)
@@ -258,7 +259,7 @@ def test_the_tally_applies_the_record_rules_of_records_py() -> None:
 
     from corral_core.metrics import ArmTally
     from corral_core.metrics.arm import fault_of
-    from corral_core.metrics.records import effective_score, is_attempted, is_errored
+    from corral_core.metrics.records import effective_score, is_attempted, is_errored, is_missing
 
     statuses = ["completed", "surrendered", "iteration_limit", "error", "timeout", "stopped", "skipped", "running"]
     combos = list(product(statuses, [None, 0.0, 0.4, 1.0, 2], [None, "", "boom"], [False, True], [False, True],
@@ -273,18 +274,22 @@ def test_the_tally_applies_the_record_rules_of_records_py() -> None:
             tallies[threshold].add(record)
             if not is_attempted(record) or (assisted and not include_assisted):
                 continue
-            sums = expected[threshold].setdefault(record.task_id, [0, 0, 0.0, 0, 0])
+            sums = expected[threshold].setdefault(record.task_id, [0, 0, 0.0, 0, 0, 0])
+            if (who := fault_of(record)) is not None:
+                faults[threshold][who] = faults[threshold].get(who, 0) + 1
+            sums[4] += is_errored(record)
+            if is_missing(record):  # errored outside the agent: missing, in no score or rate
+                sums[5] += 1
+                continue
             value = effective_score(record)
             sums[0] += 1
             sums[1] += success(record, threshold)
             sums[2] += value
             sums[3] += surrendered
-            sums[4] += is_errored(record)
-            if (who := fault_of(record)) is not None:
-                faults[threshold][who] = faults[threshold].get(who, 0) + 1
         for threshold, tally in tallies.items():
-            got = {task: [s.n, s.c, s.score_sum, s.n_surrendered, s.n_errors] for task, s in tally._tasks.items()}
+            got = {task: [s.n, s.c, s.score_sum, s.n_surrendered, s.n_errors, s.n_missing]
+                   for task, s in tally._tasks.items()}
             assert got == expected[threshold]
             assert dict(tally._faults) == faults[threshold]
             units = {task: (u.n, u.sums.c, u.sums.score_sum) for task, u in tally.units.items()}
-            assert units == {task: (s[0], s[1], s[2]) for task, s in expected[threshold].items()}
+            assert units == {task: (s[0], s[1], s[2]) for task, s in expected[threshold].items() if s[0]}

@@ -235,3 +235,17 @@ def test_above_5000_nonzero_differences_the_sign_flip_p_is_its_normal_limit() ->
     sampled = sign_flip_test(diffs, monte_carlo_max=10_000, seed=3)
     assert sampled.method == "monte-carlo"
     assert abs(sampled.p_value - ours.p_value) < 4 * math.sqrt(ours.p_value * (1 - ours.p_value) / 10_000) + 1e-4
+
+
+def test_above_5000_lattice_differences_the_normal_tail_is_continuity_corrected() -> None:
+    """One trial per task: differences in {-1, 0, 1}, so the sign-flip sum is 2B - k with B binomial. The
+    plain normal tail was anti-conservative (by up to 0.005); the corrected one matches scipy's exact test."""
+    rng = random.Random(12)
+    for shift in (0.0, 0.02, 0.035):
+        diffs = [1.0 if rng.random() < 0.5 + shift else -1.0 for _ in range(5_200)]
+        ours = sign_flip_test(diffs)
+        wins = sum(d > 0 for d in diffs)
+        exact = ss.binomtest(wins, len(diffs), 0.5).pvalue
+        assert ours.method == "normal (continuity-corrected)"
+        assert ours.p_value == pytest.approx(exact, abs=2e-4), (shift, ours.p_value, exact)
+        assert ours.p_value >= exact - 2e-4
