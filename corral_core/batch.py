@@ -17,6 +17,7 @@ import shlex
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -337,18 +338,32 @@ def export_main(argv: list[str]) -> int:
     """`corral-tui export ID --format json|csv [--db URL] [--output FILE]`."""
     from corral_core.runner.results import ROW_KEYS, stored_trial_values
 
-    parser = _store_parser("corral-tui export", "Write a recorded benchmark's results as JSON or its trials as CSV.")
+    parser = _store_parser("corral-tui export", "Write a recorded benchmark's results as JSON, its trials as CSV, "
+                                                "or one Inspect AI log per arm (--format inspect).")
     parser.add_argument("benchmark_id", metavar="BENCHMARK_ID")
-    parser.add_argument("--format", choices=("json", "csv"), default="json")
-    parser.add_argument("--output", "-o", metavar="FILE", default="-", help="file to write (default: stdout)")
+    parser.add_argument("--format", choices=("json", "csv", "inspect"), default="json")
+    parser.add_argument("--output", "-o", metavar="FILE", default=None,
+                        help="file to write (default: stdout); with --format inspect, a folder (default: inspect-logs)")
     args = _parse(parser, argv)
-    report.check_writable(args.output, "--output")
+    if args.format == "inspect":
+        args.output = args.output or "inspect-logs"
+        if Path(args.output).exists() and not Path(args.output).is_dir():
+            raise UserError(f"--output {args.output} is a file; Inspect logs go into a folder.", where="--output")
+    else:
+        args.output = args.output or "-"
+        report.check_writable(args.output, "--output")
     engine, repository = open_repository(args.db, create=False)
     try:
         info = repository.get_benchmark(args.benchmark_id)
         if info is None:
             raise UserError(f"no benchmark {args.benchmark_id!r} in the store.", where="export",
                             fix="list benchmarks with `corral-tui history` (with the same --db).")
+        if args.format == "inspect":
+            from corral_core.interop.inspect_out import write_inspect_logs
+
+            for path in write_inspect_logs(repository, info, Path(args.output)):
+                print(path)
+            return EXIT_OK
         threshold = float(((info.metrics or {}).get("spec") or {}).get("pass_threshold") or 0.0)
         if args.format == "csv":  # streamed: one page at a time
             report.write_csv_values(args.output, stored_trial_values(repository, args.benchmark_id, threshold,
