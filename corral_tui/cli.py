@@ -1,4 +1,4 @@
-"""`corral-tui` command line: the workbench, `--batch`, `serve`, `history` and `export`.
+"""`corral-tui` command line: the workbench, `--batch`, `serve`, `history`, `export` and `compare`.
 
 Only the workbench imports Textual; batch mode, the server and the store commands run on the
 engine alone. User mistakes exit 2 with one readable paragraph, never a traceback.
@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-SUBCOMMANDS = ("serve", "history", "export")
+SUBCOMMANDS = ("serve", "history", "export", "compare")
 
 
 def _prepare_environment() -> None:
@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="corral-tui",
         description="Terminal workbench for benchmarking LLM agents on tool-using tasks.",
         epilog="Subcommands: `corral-tui serve SUITE.yaml`, `corral-tui history`, "
-        "`corral-tui export BENCHMARK_ID --format json|csv`.",
+        "`corral-tui export BENCHMARK_ID --format json|csv|inspect`, `corral-tui compare A.eval B.eval`.",
     )
     from corral_core import __version__
 
@@ -131,6 +131,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from corral_core.server.serve import serve_main
 
         return serve_main(rest)
+    if name == "compare":
+        from corral_core.interop.inspect_in import compare_main
+
+        return _guard(lambda: compare_main(rest))
     from corral_core.batch import export_main, history_main
 
     return _guard(lambda: history_main(rest) if name == "history" else export_main(rest))

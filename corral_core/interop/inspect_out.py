@@ -79,7 +79,8 @@ def _eval_log(info: BenchmarkInfo, arm_name: str, samples: list[Any], tasks: dic
         metadata={"corral_tui": {"benchmark_id": info.id, "spec_digest": info.spec_digest, "arm": arm_name,
                                  "status": info.status, "attempt_status": info.attempt_status}},
     )
-    return EvalLog(status="success" if info.status == "finished" else "cancelled", eval=spec, plan=EvalPlan(name=info.agent or "corral"),
+    return EvalLog(status="success" if info.status == "finished" else "cancelled", eval=spec,
+                   plan=EvalPlan(name=info.agent or "corral"),
                    results=_results(arm_metrics, samples), samples=samples,
                    stats=EvalStats(started_at=info.created_at.isoformat(), completed_at=finished.isoformat()))
 
