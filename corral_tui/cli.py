@@ -123,6 +123,9 @@ def _main(argv: list[str] | None) -> int:
     # of interpreter finalisation that litellm's import leaves behind. Quitting should feel instant.
     sys.stdout.flush()
     sys.stderr.flush()
+    from corral_core.tracing import flush
+
+    flush()  # os._exit skips atexit, where the batched spans would otherwise be exported
     os._exit(code)
 
 
