@@ -156,6 +156,15 @@ def batch_main(args: argparse.Namespace) -> int:
     base_url, max_connections = getattr(args, "model_base_url", None), getattr(args, "max_connections", None)
     if base_url or max_connections:
         spec = spec.with_overrides(api_base=base_url, max_connections=max_connections)
+    callbacks = tuple(getattr(args, "litellm_callback", None) or ())
+    if callbacks:
+        from dataclasses import replace
+
+        from corral_core.llm.callbacks import check_callback
+
+        for name in callbacks:
+            check_callback(name)
+        spec = replace(spec, litellm_callbacks=tuple(dict.fromkeys((*spec.litellm_callbacks, *callbacks))))
     check_models(spec, file=spec.source, where="--model" if getattr(args, "model", None) else "model",
                  fix="correct the model id (a litellm id such as openai/gpt-4o-mini); `scripted/<script>` runs "
                      "offline.")

@@ -78,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--workers", type=_positive_int, metavar="N",
                         help="with --executor processes: worker processes (default: one per core)")
     parser.add_argument("--quiet", action="store_true", help="with --batch: no progress on stderr")
+    parser.add_argument("--litellm-callback", action="append", metavar="NAME",
+                        help="report every LLM call to this litellm callback (repeatable): an integration litellm "
+                             "documents (mlflow, langfuse, wandb, ...) or module:attribute of a CustomLogger")
     return parser
 
 
@@ -118,6 +121,12 @@ def _main(argv: list[str] | None) -> int:
         return 2
     from corral_tui.app import run_app
 
+    if args.litellm_callback:
+        from corral_core.llm.callbacks import use_callbacks
+
+        code = _guard(lambda: use_callbacks(args.litellm_callback))
+        if code:
+            return code
     code = _guard(lambda: run_app(args))
     # The workbench has closed its server, workers and store by now; what remains is about a second
     # of interpreter finalisation that litellm's import leaves behind. Quitting should feel instant.

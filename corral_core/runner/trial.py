@@ -31,6 +31,7 @@ from corral_core.agents.breakpoints import BreakpointSet, BreakpointWatch
 from corral_core.agents.limits import BenchmarkBudget, UsageLimits
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
 from corral_core.events import EventKind, EventSink, emit_event
+from corral_core.llm.callbacks import use_callbacks
 from corral_core.llm.types import ModelSettings
 from corral_core.metrics import TrialRecord
 from corral_core.runner.live_trials import ControlRegistry
@@ -167,6 +168,8 @@ def build_agent(arm: ArmSpec, spec: BenchmarkSpec, hooks: AgentHooks | None, sin
                              temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
                              timeout=model.timeout, max_retries=model.max_retries, extra=dict(model.extra),
                              max_connections=model.max_connections)
+    if spec.litellm_callbacks:  # here, so trials on Dask workers report to them too
+        use_callbacks(spec.litellm_callbacks)
     cls = AGENT_CLASSES[arm.agent.type]
     return cls(max_iterations=arm.agent.max_iterations, system_prompt=arm.agent.system_prompt, hooks=hooks,
                enable_surrender=spec.surrender, sink=sink, settings=settings, timeout=model.timeout,

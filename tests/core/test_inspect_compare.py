@@ -108,3 +108,14 @@ def test_compare_mistakes_exit_2_in_words(logs: tuple[Path, Path], tmp_path: Pat
     assert scorer.returncode == 2 and "no scorer 'nope' in the log" in scorer.stderr and "match" in scorer.stderr
     for run in (one, junk, scorer):
         assert "Traceback" not in run.stderr
+
+
+def test_without_the_inspect_extra_the_message_says_what_to_install(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    from corral_core.errors import UserError
+    from corral_core.interop.inspect_in import compare_logs
+
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # as if inspect_ai were not installed
+    with pytest.raises(UserError, match=r"`compare` on Inspect logs needs the optional `inspect` extra.*"
+                                        r"pip install 'corral-tui\[inspect\]'"):
+        compare_logs([tmp_path / "a.eval", tmp_path / "b.eval"])
