@@ -113,8 +113,10 @@ class Suite:
 
     def __init__(self, name: str, tasks: Iterable[TaskSpec], tools: Iterable[Tool], *,
                  environment_class: type[SuiteEnvironment] = SuiteEnvironment, description: str = "",
-                 path: Path | None = None, script: str | None = None, allow_private_urls: bool = False) -> None:
+                 path: Path | None = None, script: str | None = None, allow_private_urls: bool = False,
+                 source_hashes: tuple[tuple[str, str], ...] = ()) -> None:
         self.name = name
+        self.source_hashes = source_hashes  # (task source, fingerprint of its content): in the spec digest
         self.description = description
         self.path = path
         self.script = script
@@ -201,11 +203,13 @@ def load_suite(path: str | Path) -> Suite:
     default_scoring = data.get("scoring", {"type": "exact"})
     if not isinstance(default_scoring, Mapping):
         raise doc.error(("scoring",), "`scoring` must be a mapping such as {type: numeric}.")
-    tasks = _load_tasks(doc, module, dict(default_scoring))
+    source_hashes: list[tuple[str, str]] = []
+    tasks = _load_tasks(doc, module, dict(default_scoring), source_hashes)
     env_class = _environment_class(doc, module)
     try:
         return Suite(name, tasks, tools, environment_class=env_class, description=str(data.get("description", "")),
-                     path=doc.path, script=data.get("script"), allow_private_urls=bool(data.get("allow_private_urls")))
+                     path=doc.path, script=data.get("script"), allow_private_urls=bool(data.get("allow_private_urls")),
+                     source_hashes=tuple(source_hashes))
     except DependencyError as exc:
         raise doc.error(("tasks",), f"{exc}.", "make `depends_on` name earlier tasks without cycles.") from None
     except ValueError as exc:
@@ -288,7 +292,9 @@ def _declared_tools(doc: YamlDocument, at: tuple, declaration: dict[str, Any]) -
         raise doc.error(at, f"tool {declaration.get('name', '?')!r} failed to build: {exc}") from None
 
 
-def _load_tasks(doc: YamlDocument, module: ModuleType | None, default_scoring: dict[str, Any]) -> list[TaskSpec]:
+def _load_tasks(doc: YamlDocument, module: ModuleType | None, default_scoring: dict[str, Any],
+                source_hashes: list[tuple[str, str]]) -> list[TaskSpec]:
+    """The suite's tasks; a task source's fingerprint is added to `source_hashes`."""
     entries = doc.data.get("tasks")
 
     def resolve_python(name: str) -> Any:
@@ -298,7 +304,8 @@ def _load_tasks(doc: YamlDocument, module: ModuleType | None, default_scoring: d
 
     if isinstance(entries, (str, Mapping)):  # a file or dataset reference (see task_source)
         source = parse_source(doc, entries)
-        name, rows = load_rows(doc, source)
+        name, rows, fingerprint = load_rows(doc, source)
+        source_hashes.append((name, fingerprint))
         tasks: list[TaskSpec] = []
         seen: dict[str, str] = {}
         for number, row in enumerate(rows, 1):

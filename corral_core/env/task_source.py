@@ -20,6 +20,7 @@ the file and its line (files) or row (datasets).
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 import random
@@ -142,10 +143,14 @@ def parse_source(doc: YamlDocument, value: Any) -> TaskSource:
     return spec
 
 
-def load_rows(doc: YamlDocument, spec: TaskSource) -> tuple[str, list[Row]]:
-    """(the source as named in messages, its selected rows): read, sampled, shuffled and limited."""
+def load_rows(doc: YamlDocument, spec: TaskSource) -> tuple[str, list[Row], str]:
+    """(the source as named in messages, its selected rows, a fingerprint of its content): read,
+    sampled, shuffled and limited. The fingerprint goes into the spec digest (see `Suite.source_hashes`)."""
     if spec.source.startswith(HF_SCHEME):
-        name, rows = spec.source, _dataset_rows(doc, spec, None)
+        _datasets_or_error(doc, spec)  # before a download it could not read
+        snapshot = _hub_snapshot_or_error(doc, spec)
+        name, rows = spec.source, _dataset_rows(doc, spec, snapshot, hub=True)
+        fingerprint = f"hf-commit:{snapshot.name}"  # the snapshot folder is named by its commit
     else:
         path = doc.path.parent / spec.source
         name = str(path)
@@ -162,9 +167,22 @@ def load_rows(doc: YamlDocument, spec: TaskSource) -> tuple[str, list[Row]]:
         else:
             raise doc.error(("tasks",), f"task source {spec.source!r}: unknown file type {path.suffix!r}.",
                             "use a .jsonl or .csv file, a dataset folder, or hf://org/name.")
+        fingerprint = _hash_path(path)
     if not rows:
         raise doc.error(("tasks",), f"task source {spec.source!r} has no rows.")
-    return name, select_rows(rows, spec)
+    return name, select_rows(rows, spec), fingerprint
+
+
+def _hash_path(path: Path) -> str:
+    """sha256 of a file, or of every file under a folder (names and bytes, in name order)."""
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for file in files:
+        digest.update(str(file.relative_to(path) if file != path else file.name).encode())
+        with file.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
 
 
 def select_rows(rows: list[Row], spec: TaskSource) -> list[Row]:
@@ -208,28 +226,27 @@ def _csv_rows(path: Path) -> Iterator[Row]:
             yield Row(where, {k: v for k, v in values.items() if v is not None})
 
 
-def _dataset_rows(doc: YamlDocument, spec: TaskSource, folder: Path | None) -> list[Row]:
+def _datasets_or_error(doc: YamlDocument, spec: TaskSource) -> Any:
     try:
         import datasets
     except ImportError:
         raise doc.error(("tasks",), f"task source {spec.source!r} needs the `datasets` library.",
                         HF_EXTRA_HINT + ".") from None
+    return datasets
+
+
+def _dataset_rows(doc: YamlDocument, spec: TaskSource, folder: Path, *, hub: bool = False) -> list[Row]:
+    datasets = _datasets_or_error(doc, spec)
     what = spec.source
     try:
-        saved = folder is not None and any((folder / n).is_file() for n in ("dataset_info.json", "dataset_dict.json"))
-        if folder is not None and saved:
+        saved = any((folder / n).is_file() for n in ("dataset_info.json", "dataset_dict.json"))
+        if saved and not hub:
             loaded: Any = datasets.load_from_disk(str(folder))
-        elif folder is not None:
-            loaded = datasets.load_dataset(str(folder), split=spec.split)
         else:
-            loaded = datasets.load_dataset(str(_hub_snapshot(spec)), spec.config, split=spec.split)
-    except UserError:
-        raise
-    except Exception as exc:  # the library's errors are many (network, missing split, bad files)
-        offline = " (offline: a dataset loads from the cache only after a first download)" \
-            if folder is None else ""
-        raise doc.error(("tasks",), f"could not load task source {what!r}: {type(exc).__name__}: {exc}{offline}.",
-                        "check the name, split and revision; set HF_HUB_OFFLINE=1 to use the cached copy.") from None
+            loaded = datasets.load_dataset(str(folder), spec.config, split=spec.split)
+    except Exception as exc:  # the library's errors are many (missing split, bad files)
+        raise doc.error(("tasks",), f"could not load task source {what!r}: {type(exc).__name__}: {exc}.",
+                        "check the split and the files.") from None
     if isinstance(loaded, datasets.DatasetDict):
         splits = sorted(loaded)
         chosen = spec.split or (splits[0] if len(splits) == 1 else None)
@@ -239,6 +256,20 @@ def _dataset_rows(doc: YamlDocument, spec: TaskSource, folder: Path | None) -> l
                             "name one with `split:` (or ?split= in an hf:// reference).")
         loaded = loaded[chosen]
     return [Row(f"row {index + 1}", values) for index, values in enumerate(loaded)]
+
+
+def _hub_snapshot_or_error(doc: YamlDocument, spec: TaskSource) -> Path:
+    try:
+        import huggingface_hub  # noqa: F401  (comes with the [hf] extra, and with litellm)
+    except ImportError:
+        raise doc.error(("tasks",), f"task source {spec.source!r} needs the `huggingface_hub` library.",
+                        HF_EXTRA_HINT + ".") from None
+    try:
+        return _hub_snapshot(spec)
+    except Exception as exc:  # network, an unknown repository or revision, nothing in the cache
+        raise doc.error(("tasks",), f"could not load task source {spec.source!r}: {type(exc).__name__}: {exc} "
+                        "(offline, a dataset loads from the cache only after a first download).",
+                        "check the name and revision; set HF_HUB_OFFLINE=1 to use the cached copy.") from None
 
 
 def _hub_snapshot(spec: TaskSource) -> Path:

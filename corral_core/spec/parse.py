@@ -93,7 +93,7 @@ def parse_spec(doc: YamlDocument, base_dir: Path, text: str) -> BenchmarkSpec:
         litellm_callbacks=callbacks,
         description=str(data.get("description") or ""),
         text=text, data=dict(data), suites=suites,
-        content_hashes=content_hashes(suite_paths, [arm.model.id for arm in arms]),
+        content_hashes=content_hashes(suite_paths, [arm.model.id for arm in arms], suites),
     )
 
 

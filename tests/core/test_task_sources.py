@@ -182,3 +182,18 @@ def test_without_the_hf_extra_the_message_says_what_to_install(tmp_path, monkeyp
     with pytest.raises(UserError, match=r"needs the `datasets` library\. Fix: install the Hugging Face extra: "
                                         r"pip install 'corral-tui\[hf\]'"):
         load_suite(suite_file(tmp_path, "ds"))
+
+
+def test_the_task_source_is_part_of_the_spec_digest(tmp_path):
+    from corral_core.spec import spec_from_dict
+
+    write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "prompt": "What is 1 + 1?", "answer": 2}])
+    suite = suite_file(tmp_path, "t.jsonl")
+
+    def digest() -> str:
+        return spec_from_dict({"name": "d", "suite": str(suite), "model": "scripted/samplemath"}, tmp_path).digest
+
+    before = digest()
+    assert digest() == before
+    write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "prompt": "What is 1 + 1?", "answer": 3}])  # an answer edited
+    assert digest() != before  # a new lineage: never resumed into runs of the old tasks
