@@ -160,10 +160,8 @@ def load_rows(doc: YamlDocument, spec: TaskSource) -> tuple[str, list[Row], str]
             raise doc.error(("tasks",), f"task source {spec.source!r} not found (looked at {path}).",
                             "give a .jsonl or .csv file or a dataset folder, relative to the suite file, "
                             "or hf://org/name.")
-        elif path.suffix.lower() in (".jsonl", ".ndjson"):
-            rows = list(_jsonl_rows(path))
-        elif path.suffix.lower() in (".csv", ".tsv"):
-            rows = list(_csv_rows(path))
+        elif path.suffix.lower() in (".jsonl", ".ndjson", ".csv", ".tsv"):
+            rows = _file_rows(path)
         else:
             raise doc.error(("tasks",), f"task source {spec.source!r}: unknown file type {path.suffix!r}.",
                             "use a .jsonl or .csv file, a dataset folder, or hf://org/name.")
@@ -197,6 +195,18 @@ def select_rows(rows: list[Row], spec: TaskSource) -> list[Row]:
     return rows[: spec.limit] if spec.limit is not None else rows
 
 
+def _file_rows(path: Path) -> list[Row]:
+    """Every row of a JSONL or CSV file; unreadable text is a UserError naming the file."""
+    read = _jsonl_rows if path.suffix.lower() in (".jsonl", ".ndjson") else _csv_rows
+    try:
+        return list(read(path))
+    except UnicodeDecodeError as exc:
+        raise UserError(f"not UTF-8 text (byte {exc.start} cannot be decoded).", file=path,
+                        fix="save the file as UTF-8.") from None
+    except OSError as exc:
+        raise UserError(f"cannot be read: {exc.strerror or exc}.", file=path) from None
+
+
 def _jsonl_rows(path: Path) -> Iterator[Row]:
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
@@ -217,13 +227,21 @@ def _jsonl_rows(path: Path) -> Iterator[Row]:
 def _csv_rows(path: Path) -> Iterator[Row]:
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
-        header = reader.fieldnames or []
-        for values in reader:
-            where = f"line {reader.line_num}"
-            if None in values:
-                raise UserError(f"more cells than the {len(header)} columns of the header.", file=path,
-                                where=where, fix="quote cells that contain the delimiter.")
-            yield Row(where, {k: v for k, v in values.items() if v is not None})
+        try:
+            yield from _csv_records(path, reader)
+        except csv.Error as exc:
+            raise UserError(f"not valid CSV: {exc}.", file=path, where=f"line {reader.line_num + 1}",
+                            fix="check the quoting (a cell may hold at most 128 KiB).") from None
+
+
+def _csv_records(path: Path, reader: csv.DictReader) -> Iterator[Row]:
+    header = reader.fieldnames or []
+    for values in reader:
+        where = f"line {reader.line_num}"
+        if None in values:
+            raise UserError(f"more cells than the {len(header)} columns of the header.", file=path,
+                            where=where, fix="quote cells that contain the delimiter.")
+        yield Row(where, {k: v for k, v in values.items() if v is not None})
 
 
 def _datasets_or_error(doc: YamlDocument, spec: TaskSource) -> Any:

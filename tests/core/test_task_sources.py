@@ -103,6 +103,18 @@ def test_bad_csv_rows_are_named_by_line(tmp_path):
         load_suite(suite_file(tmp_path, "{source: t.csv, fields: {prompt: question}}", scoring="{type: exact}"))
 
 
+def test_unreadable_files_are_named(tmp_path):
+    (tmp_path / "t.csv").write_bytes(b"id,prompt\na,caf\xe9?\n")
+    with pytest.raises(UserError, match=r"t\.csv: not UTF-8 text"):
+        load_suite(suite_file(tmp_path, "t.csv"))
+    (tmp_path / "t.csv").write_text("id,prompt\na," + "x" * 200_000 + "\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"t\.csv \(line 2\): not valid CSV: field larger than field limit"):
+        load_suite(suite_file(tmp_path, "t.csv"))
+    (tmp_path / "t.csv").write_text("id,prompt\na,x?,extra\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"t\.csv \(line 2\): more cells than the 2 columns"):
+        load_suite(suite_file(tmp_path, "t.csv"))
+
+
 @pytest.mark.parametrize(("tasks", "expected"), [
     ("missing.jsonl", r"task source 'missing.jsonl' not found"),
     ("tasks.txt", r"unknown file type '.txt'"),
