@@ -17,6 +17,7 @@ import shlex
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -155,6 +156,15 @@ def batch_main(args: argparse.Namespace) -> int:
     base_url, max_connections = getattr(args, "model_base_url", None), getattr(args, "max_connections", None)
     if base_url or max_connections:
         spec = spec.with_overrides(api_base=base_url, max_connections=max_connections)
+    callbacks = tuple(getattr(args, "litellm_callback", None) or ())
+    if callbacks:
+        from dataclasses import replace
+
+        from corral_core.llm.callbacks import check_callback
+
+        for name in callbacks:
+            check_callback(name)
+        spec = replace(spec, litellm_callbacks=tuple(dict.fromkeys((*spec.litellm_callbacks, *callbacks))))
     check_models(spec, file=spec.source, where="--model" if getattr(args, "model", None) else "model",
                  fix="correct the model id (a litellm id such as openai/gpt-4o-mini); `scripted/<script>` runs "
                      "offline.")
@@ -337,18 +347,32 @@ def export_main(argv: list[str]) -> int:
     """`corral-tui export ID --format json|csv [--db URL] [--output FILE]`."""
     from corral_core.runner.results import ROW_KEYS, stored_trial_values
 
-    parser = _store_parser("corral-tui export", "Write a recorded benchmark's results as JSON or its trials as CSV.")
+    parser = _store_parser("corral-tui export", "Write a recorded benchmark's results as JSON, its trials as CSV, "
+                                                "or one Inspect AI log per arm (--format inspect).")
     parser.add_argument("benchmark_id", metavar="BENCHMARK_ID")
-    parser.add_argument("--format", choices=("json", "csv"), default="json")
-    parser.add_argument("--output", "-o", metavar="FILE", default="-", help="file to write (default: stdout)")
+    parser.add_argument("--format", choices=("json", "csv", "inspect"), default="json")
+    parser.add_argument("--output", "-o", metavar="FILE", default=None,
+                        help="file to write (default: stdout); with --format inspect, a folder (default: inspect-logs)")
     args = _parse(parser, argv)
-    report.check_writable(args.output, "--output")
+    if args.format == "inspect":
+        args.output = args.output or "inspect-logs"
+        if Path(args.output).exists() and not Path(args.output).is_dir():
+            raise UserError(f"--output {args.output} is a file; Inspect logs go into a folder.", where="--output")
+    else:
+        args.output = args.output or "-"
+        report.check_writable(args.output, "--output")
     engine, repository = open_repository(args.db, create=False)
     try:
         info = repository.get_benchmark(args.benchmark_id)
         if info is None:
             raise UserError(f"no benchmark {args.benchmark_id!r} in the store.", where="export",
                             fix="list benchmarks with `corral-tui history` (with the same --db).")
+        if args.format == "inspect":
+            from corral_core.interop.inspect_out import write_inspect_logs
+
+            for path in write_inspect_logs(repository, info, Path(args.output)):
+                print(path)
+            return EXIT_OK
         threshold = float(((info.metrics or {}).get("spec") or {}).get("pass_threshold") or 0.0)
         if args.format == "csv":  # streamed: one page at a time
             report.write_csv_values(args.output, stored_trial_values(repository, args.benchmark_id, threshold,

@@ -37,6 +37,7 @@ from urllib.parse import quote
 import httpx
 
 from corral_core.constants import MAX_IN_FLIGHT
+from corral_core.tracing import inject
 
 __all__ = [
     "NO_TRIAL_ROUTES",
@@ -187,6 +188,9 @@ class _Transport:
         if "json" in kwargs:  # ASCII JSON: a lone surrogate (an LLM can emit one) travels as "\\ud800"
             kwargs["content"] = json.dumps(kwargs.pop("json"), separators=(",", ":"), allow_nan=False).encode()
             kwargs["headers"] = {**kwargs.get("headers", {}), "Content-Type": "application/json"}
+        trace = inject({})  # the agent's span, the parent of the server's execute_tool span
+        if trace:
+            kwargs["headers"] = {**kwargs.get("headers", {}), **trace}
         try:
             response = self.http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:

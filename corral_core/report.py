@@ -473,6 +473,21 @@ def _chain_line(arm: str, chain: dict[str, Any]) -> str:
 
 def print_results(document: dict[str, Any], console: Console) -> None:
     """The per-arm table, comparison lines, calibration, chain lines and the headline of a results document."""
+    print_arms(document, console)
+    headline = document.get("headline_score")
+    best = document.get("previous_best")
+    direction = (document.get("spec") or {}).get("direction") or "maximize"
+    cost = document.get("cost_total")
+    attempt = (document.get("attempt") or {}).get("text") or ""
+    console.print(f"headline score {_num(headline, 3)} ({document.get('attempt_status') or 'not classified'}"
+                  f"{f': {attempt}' if attempt else ''}; "
+                  f"best earlier run of this spec ({direction}): {_num(best, 3) if best is not None else 'none'}); "
+                  f"{document.get('trials_run', 0)} trials run now, {document.get('trials_errored', 0)} errored"
+                  + (f"; cost {cost:.4f}" if cost is not None else ""), highlight=False, markup=False, soft_wrap=True)
+
+
+def print_arms(document: dict[str, Any], console: Console) -> None:
+    """The per-arm tables, comparison lines, calibration and chain lines of a results document."""
     arms: dict[str, Any] = document.get("arms") or {}
     title = f"{document.get('name')} — benchmark {document.get('benchmark_id')} ({document.get('status')})"
     console.print(_arm_table(title, arms, quality_columns(document)))
@@ -498,16 +513,6 @@ def print_results(document: dict[str, Any], console: Console) -> None:
     for arm, chains in (document.get("chains") or {}).items():
         for chain in chains:
             say(_chain_line(arm, chain))
-    headline = document.get("headline_score")
-    best = document.get("previous_best")
-    direction = (document.get("spec") or {}).get("direction") or "maximize"
-    cost = document.get("cost_total")
-    attempt = (document.get("attempt") or {}).get("text") or ""
-    say(f"headline score {_num(headline, 3)} ({document.get('attempt_status') or 'not classified'}"
-        f"{f': {attempt}' if attempt else ''}; "
-        f"best earlier run of this spec ({direction}): {_num(best, 3) if best is not None else 'none'}); "
-        f"{document.get('trials_run', 0)} trials run now, {document.get('trials_errored', 0)} errored"
-        + (f"; cost {cost:.4f}" if cost is not None else ""))
 
 
 def planned_trials(benchmark: Any) -> int | None:

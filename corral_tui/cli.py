@@ -1,4 +1,5 @@
-"""`corral-tui` command line: the workbench, `--batch`, `serve`, `history`, `export` and `docs`.
+"""`corral-tui` command line: the workbench, `--batch`, `serve`, `history`, `export`, `docs`, `plan`
+and `compare`.
 
 Only the workbench imports Textual; batch mode, the server and the store commands run on the
 engine alone. User mistakes exit 2 with one readable paragraph, never a traceback.
@@ -10,7 +11,7 @@ import argparse
 import os
 import sys
 
-SUBCOMMANDS = ("serve", "history", "export", "docs", "plan")
+SUBCOMMANDS = ("serve", "history", "export", "docs", "plan", "compare")
 
 
 def _prepare_environment() -> None:
@@ -47,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="corral-tui",
         description="Terminal workbench for benchmarking LLM agents on tool-using tasks.",
         epilog="Subcommands: `corral-tui serve SUITE.yaml`, `corral-tui history`, "
-        "`corral-tui export BENCHMARK_ID --format json|csv`, `corral-tui docs SUITE [--level L | --diff L1 L2]`.",
+        "`corral-tui export BENCHMARK_ID --format json|csv|inspect`, `corral-tui docs SUITE [--level L | --diff L1 L2]`, "
+        "`corral-tui plan SPEC --effect E`, `corral-tui compare A.eval B.eval`.",
     )
     from corral_core import __version__
 
@@ -80,6 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--quiet", action="store_true", help="with --batch: no progress on stderr")
     parser.add_argument("--no-confirm", action="store_true",
                         help="workbench: end a trial (k, ctrl+t in an approval) or stop a run (x) without asking")
+    parser.add_argument("--litellm-callback", action="append", metavar="NAME",
+                        help="report every LLM call to this litellm callback (repeatable): an integration litellm "
+                             "documents (mlflow, langfuse, wandb, ...) or module:attribute of a CustomLogger")
     return parser
 
 
@@ -120,11 +125,20 @@ def _main(argv: list[str] | None) -> int:
         return 2
     from corral_tui.app import run_app
 
+    if args.litellm_callback:
+        from corral_core.llm.callbacks import use_callbacks
+
+        code = _guard(lambda: use_callbacks(args.litellm_callback))
+        if code:
+            return code
     code = _guard(lambda: run_app(args))
     # The workbench has closed its server, workers and store by now; what remains is about a second
     # of interpreter finalisation that litellm's import leaves behind. Quitting should feel instant.
     sys.stdout.flush()
     sys.stderr.flush()
+    from corral_core.tracing import flush
+
+    flush()  # os._exit skips atexit, where the batched spans would otherwise be exported
     os._exit(code)
 
 
@@ -141,6 +155,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from corral_core.plan import plan_main
 
         return _guard(lambda: plan_main(rest))
+    if name == "compare":
+        from corral_core.interop.inspect_in import compare_main
+
+        return _guard(lambda: compare_main(rest))
     from corral_core.batch import export_main, history_main
 
     return _guard(lambda: history_main(rest) if name == "history" else export_main(rest))

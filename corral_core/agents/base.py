@@ -25,6 +25,7 @@ from corral_core.llm.types import (
     Usage,
     request_digest,
 )
+from corral_core.tracing import span
 
 from .breakpoints import BreakpointWatch
 from .hooks import AgentHooks, CriticalHookError, HookContext, HookPoint, TrialCancelled
@@ -319,11 +320,20 @@ class BaseAgent(ABC):
                   model=settings.model)
         context = CallContext(task_id=self._task_id, trial_index=self.trial_index, arm=self.arm, role=role,
                               turn=turn, benchmark_id=self.benchmark_id)
-        try:
-            result = completion(settings, request, tools or None, context=context)
-        except LLMError as exc:
-            self._ledger.llm_retries += exc.retries
-            raise
+        with span(f"chat {settings.model}", {
+                "gen_ai.operation.name": "chat", "gen_ai.request.model": settings.model,
+                "gen_ai.request.temperature": settings.temperature, "corral.arm": self.arm,
+                "corral.llm.role": role, "corral.llm.turn": turn}) as traced:
+            try:
+                result = completion(settings, request, tools or None, context=context)
+            except LLMError as exc:
+                self._ledger.llm_retries += exc.retries
+                traced.fail(str(exc.error_type or exc.kind), str(exc))
+                raise
+            traced.set({"gen_ai.response.model": result.model,
+                        "gen_ai.usage.input_tokens": result.usage.prompt_tokens,
+                        "gen_ai.usage.output_tokens": result.usage.completion_tokens,
+                        "corral.llm.retries": result.retries, "corral.cost": result.cost})
         self._ledger.llm_retries += result.retries
         self._ledger.add(result.usage, result.cost)
         limits = self._ledger.limits

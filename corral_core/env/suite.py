@@ -11,6 +11,9 @@ tasks:
     answer: 42
 ```
 
+`tasks:` may instead name a JSONL or CSV file, a dataset folder or a Hugging Face dataset, with a
+field mapping and sampling (`corral_core.env.task_source`).
+
 Every mistake is a `UserError` naming the file, the line and the fix.
 """
 
@@ -21,14 +24,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from corral_core.env.chains import DependencyError, EpisodeStore, topological_order
 from corral_core.env.environment import Environment, ScoreResult
 from corral_core.env.scoring import Scorer, ScoringContext, build_scorer
+from corral_core.env.task_source import RowSite, load_rows, parse_source, row_entry
+from corral_core.errors import UserError
 from corral_core.pyfile import load_python_file
 from corral_core.tools import Tool
-from corral_core.yamlfile import YamlDocument, load_yaml_document
+from corral_core.yamlfile import KeyPath, YamlDocument, load_yaml_document
 
 SUITE_KEYS = {
     "name": "the suite's name",
@@ -39,7 +44,7 @@ SUITE_KEYS = {
     "allow_private_urls": "let URL tools reach private and loopback addresses",
     "scoring": "default scoring for the tasks",
     "script": "the scripted model's script name for this suite",
-    "tasks": "the list of tasks",
+    "tasks": "the list of tasks, or a file or dataset holding them (tasks.jsonl, tasks.csv, hf://org/name)",
 }
 TASK_KEYS = {"id", "prompt", "answer", "scoring", "depends_on", "solvable", "tools", "metadata", "description"}
 
@@ -108,8 +113,10 @@ class Suite:
 
     def __init__(self, name: str, tasks: Iterable[TaskSpec], tools: Iterable[Tool], *,
                  environment_class: type[SuiteEnvironment] = SuiteEnvironment, description: str = "",
-                 path: Path | None = None, script: str | None = None, allow_private_urls: bool = False) -> None:
+                 path: Path | None = None, script: str | None = None, allow_private_urls: bool = False,
+                 source_hashes: tuple[tuple[str, str], ...] = ()) -> None:
         self.name = name
+        self.source_hashes = source_hashes  # (task source, fingerprint of its content): in the spec digest
         self.description = description
         self.path = path
         self.script = script
@@ -196,18 +203,20 @@ def load_suite(path: str | Path) -> Suite:
     default_scoring = data.get("scoring", {"type": "exact"})
     if not isinstance(default_scoring, Mapping):
         raise doc.error(("scoring",), "`scoring` must be a mapping such as {type: numeric}.")
-    tasks = _load_tasks(doc, module, dict(default_scoring))
+    source_hashes: list[tuple[str, str]] = []
+    tasks = _load_tasks(doc, module, dict(default_scoring), source_hashes)
     env_class = _environment_class(doc, module)
     try:
         return Suite(name, tasks, tools, environment_class=env_class, description=str(data.get("description", "")),
-                     path=doc.path, script=data.get("script"), allow_private_urls=bool(data.get("allow_private_urls")))
+                     path=doc.path, script=data.get("script"), allow_private_urls=bool(data.get("allow_private_urls")),
+                     source_hashes=tuple(source_hashes))
     except DependencyError as exc:
         raise doc.error(("tasks",), f"{exc}.", "make `depends_on` name earlier tasks without cycles.") from None
     except ValueError as exc:
         raise doc.error(("tasks",), f"{exc}.") from None
 
 
-def _check_keys(doc: YamlDocument, at: tuple, mapping: Mapping[str, Any], allowed: Iterable[str]) -> None:
+def _check_keys(doc: ErrorSite, at: tuple, mapping: Mapping[str, Any], allowed: Iterable[str]) -> None:
     allowed = set(allowed)
     for key in mapping:
         if key not in allowed:
@@ -283,21 +292,45 @@ def _declared_tools(doc: YamlDocument, at: tuple, declaration: dict[str, Any]) -
         raise doc.error(at, f"tool {declaration.get('name', '?')!r} failed to build: {exc}") from None
 
 
-def _load_tasks(doc: YamlDocument, module: ModuleType | None, default_scoring: dict[str, Any]) -> list[TaskSpec]:
+def _load_tasks(doc: YamlDocument, module: ModuleType | None, default_scoring: dict[str, Any],
+                source_hashes: list[tuple[str, str]]) -> list[TaskSpec]:
+    """The suite's tasks; a task source's fingerprint is added to `source_hashes`."""
     entries = doc.data.get("tasks")
-    if not isinstance(entries, list) or not entries:
-        raise doc.error(("tasks",), "missing or empty `tasks` list.", "add `tasks:` with at least one `- id: ...`.")
 
     def resolve_python(name: str) -> Any:
         if module is None or not hasattr(module, name):
             raise ValueError(f"scoring function {name!r} not found in the environment module")
         return getattr(module, name)
 
+    if isinstance(entries, (str, Mapping)):  # a file or dataset reference (see task_source)
+        source = parse_source(doc, entries)
+        name, rows, fingerprint = load_rows(doc, source)
+        source_hashes.append((name, fingerprint))
+        tasks: list[TaskSpec] = []
+        seen: dict[str, str] = {}
+        for number, row in enumerate(rows, 1):
+            site = RowSite(name, row, source.fields)
+            task = _load_task(site, (), row_entry(row, source, site, number), default_scoring, resolve_python)
+            if task.id in seen:
+                raise site.error(("id",), f"task id {task.id!r} is already used ({seen[task.id]}).",
+                                 "give every row its own id.")
+            seen[task.id] = row.where
+            tasks.append(task)
+        return tasks
+    if not isinstance(entries, list) or not entries:
+        raise doc.error(("tasks",), "missing or empty `tasks` list.", "add `tasks:` with at least one `- id: ...`, "
+                        "or name a file or dataset: `tasks: tasks.jsonl` (see docs/bring-your-own.md).")
     return [_load_task(doc, ("tasks", index), entry, default_scoring, resolve_python)
             for index, entry in enumerate(entries)]
 
 
-def _load_task(doc: YamlDocument, at: tuple, entry: Any, default_scoring: dict[str, Any],
+class ErrorSite(Protocol):
+    """Where a task entry stands, for its error messages: a suite file's key, or a source's row."""
+
+    def error(self, key_path: KeyPath, problem: str, fix: str | None = None) -> UserError: ...
+
+
+def _load_task(doc: ErrorSite, at: tuple, entry: Any, default_scoring: dict[str, Any],
                resolve_python: Any) -> TaskSpec:
     if not isinstance(entry, Mapping):
         raise doc.error(at, "each task must be a mapping with `id:` and `prompt:`.")
@@ -335,7 +368,7 @@ def _load_task(doc: YamlDocument, at: tuple, entry: Any, default_scoring: dict[s
                     description=str(entry.get("description", "")), scorer=scorer)
 
 
-def _names(doc: YamlDocument, at: tuple, value: Any, key: str) -> list[str]:
+def _names(doc: ErrorSite, at: tuple, value: Any, key: str) -> list[str]:
     """A list of task or tool names (a single name is accepted as a list of one)."""
     if isinstance(value, str):
         return [value]

@@ -62,6 +62,14 @@ def _litellm() -> ModuleType:
                 except ImportError:  # pragma: no cover - a litellm without it just logs offline calls too
                     _quiet_flag = None
                 _litellm_module = litellm
+                from corral_core.llm import callbacks
+
+                callbacks.apply(litellm)
+    return _litellm_module
+
+
+def litellm_if_imported() -> ModuleType | None:
+    """litellm when a call has imported it already (None: not yet)."""
     return _litellm_module
 
 

@@ -31,10 +31,12 @@ from corral_core.agents.breakpoints import BreakpointSet, BreakpointWatch
 from corral_core.agents.limits import BenchmarkBudget, UsageLimits
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
 from corral_core.events import EventKind, EventSink, emit_event
+from corral_core.llm.callbacks import use_callbacks
 from corral_core.llm.types import ModelSettings
 from corral_core.metrics import TrialRecord
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.spec import ArmSpec, BenchmarkSpec
+from corral_core.tracing import span
 
 if TYPE_CHECKING:
     from corral_core.runner.fork import ForkPoint
@@ -166,6 +168,8 @@ def build_agent(arm: ArmSpec, spec: BenchmarkSpec, hooks: AgentHooks | None, sin
                              temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
                              timeout=model.timeout, max_retries=model.max_retries, extra=dict(model.extra),
                              max_connections=model.max_connections)
+    if spec.litellm_callbacks:  # here, so trials on Dask workers report to them too
+        use_callbacks(spec.litellm_callbacks)
     cls = AGENT_CLASSES[arm.agent.type]
     return cls(max_iterations=arm.agent.max_iterations, system_prompt=arm.agent.system_prompt, hooks=hooks,
                enable_surrender=spec.surrender, sink=sink, settings=settings, timeout=model.timeout,
@@ -214,11 +218,19 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
     ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_fields)
     started = time.perf_counter()
     try:
-        data = _run_opened(ctx, arm, task_id, index, episode_id, client, agent)
-    except Exception as exc:  # a bug somewhere below: keep the run going, say what happened
-        log.exception("trial %s of %s failed unexpectedly", trial_id, task_id)
-        data = _finished_data(arm, index, episode_id, error=f"{type(exc).__name__}: {exc}", fault="unknown",
-                              duration=time.perf_counter() - started)
+        with span(f"invoke_agent {arm.agent.type}", agent_attributes(ctx, arm, task_id, index, trial_id)) as traced:
+            try:
+                data = _run_opened(ctx, arm, task_id, index, episode_id, client, agent)
+            except Exception as exc:  # a bug somewhere below: keep the run going, say what happened
+                log.exception("trial %s of %s failed unexpectedly", trial_id, task_id)
+                data = _finished_data(arm, index, episode_id, error=f"{type(exc).__name__}: {exc}", fault="unknown",
+                                      duration=time.perf_counter() - started)
+            traced.set({"corral.status": data.get("status"), "corral.fault": data.get("fault"),
+                        "corral.score": data.get("score"), "corral.assisted": data.get("assisted"),
+                        "gen_ai.usage.input_tokens": data.get("prompt_tokens"),
+                        "gen_ai.usage.output_tokens": data.get("completion_tokens")})
+            if data.get("error"):
+                traced.fail(str(data.get("fault") or "error"), str(data["error"]))
     finally:
         try:
             client.close()
@@ -226,6 +238,15 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
             log.debug("closing trial %s failed: %s", trial_id, exc)
     ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
     return trial_id, data
+
+
+def agent_attributes(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, trial_id: str) -> dict[str, Any]:
+    """The `invoke_agent` span's attributes (GenAI conventions, then ours)."""
+    return {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": str(arm.agent.type),
+            "gen_ai.request.model": arm.model.id, "gen_ai.conversation.id": trial_id,
+            "corral.benchmark_id": ctx.benchmark_id, "corral.arm": arm.name, "corral.verbosity": str(arm.verbosity),
+            "corral.task_id": task_id, "corral.trial_id": trial_id, "corral.trial_index": index,
+            "corral.approval": ctx.approval or ctx.spec.approval}
 
 
 def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_id: str | None, client: Any,

@@ -146,6 +146,8 @@ class McpEndpoint:
         arguments = params.arguments if isinstance(params.arguments, dict) else {}
         if finish and params.name in FINISH_TOOLS and params.name not in target.env.tools:
             return await self._finish(target, params.name, arguments)
+        # Tracing: the MCP SDK's span for this request continues the trace context of the request's `_meta`,
+        # and anyio runs the call in a copy of this context, so the execute_tool span nests in it.
         try:  # the REST path exactly: validation, risk levels and approvals, records, events
             call = await anyio.to_thread.run_sync(self.runtime.execute, target, params.name, arguments)
         except ConflictError as exc:  # the trial already ended

@@ -15,7 +15,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request
 
 from corral_core.server.runtime import ServerRuntime, Target, TaskSlot, TrialRuntime
 from corral_core.server.schemas import (
@@ -36,6 +36,7 @@ from corral_core.server.schemas import (
     TrialCreateRequest,
 )
 from corral_core.tools import DocStyle, ToolVerbosity, parse_style, parse_verbosity
+from corral_core.tracing import TRACE_HEADERS
 
 _LEVELS = ", ".join(level.value for level in ToolVerbosity)
 VerbosityParam = Annotated[
@@ -128,9 +129,10 @@ def add_target_routes(
 
     @post(f"{prefix}/tools/execute", tags=[tag], response_model=ToolExecuteResponse,
           responses={**ERRORS_404, **ERRORS_409, **ERRORS_422})
-    def execute(target: TargetDep, request: ToolRequest) -> SafeJSONResponse:
+    def execute(target: TargetDep, request: ToolRequest, http: Request) -> SafeJSONResponse:
         """Run a tool. Tool failures are HTTP 200 with a non-success `status` (Corral's shape)."""
-        return _json({"result": runtime.execute(target, request.tool_name, request.arguments)})
+        trace = {key: http.headers[key] for key in TRACE_HEADERS if key in http.headers} or None
+        return _json({"result": runtime.execute(target, request.tool_name, request.arguments, trace)})
 
     @post(f"{prefix}/submit", tags=[tag], response_model=TrialCompletionResponse,
           responses={**ERRORS_404, **ERRORS_409, **ERRORS_422})

@@ -20,6 +20,7 @@ import shutil
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from corral_core.env import Environment, EpisodeStore, ServedSuite, TrialFinishe
 from corral_core.env.approval import ApprovalGate, StricterGate, is_stricter, policy_of
 from corral_core.events import NULL_SINK, Event, EventKind, EventSink
 from corral_core.server.approvals import EventingGate, QueueGate
+from corral_core.tracing import span
 
 log = logging.getLogger(__name__)
 
@@ -271,8 +273,23 @@ class ServerRuntime:
 
     # --- operations shared by both kinds of target ---------------------------------------------
 
-    def execute(self, target: Target, tool_name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """Run one tool call; the hot path, so it does little besides the call itself."""
+    def execute(self, target: Target, tool_name: str, arguments: dict[str, Any],
+                trace: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Run one tool call; the hot path, so it does little besides the call itself. `trace`: the
+        caller's trace context (HTTP headers, an MCP `_meta`), the parent of the `execute_tool` span."""
+        with span(f"execute_tool {tool_name}", {"gen_ai.operation.name": "execute_tool",
+                                                "gen_ai.tool.name": tool_name, "gen_ai.tool.type": "function",
+                                                "corral.task_id": target.env.task_id,
+                                                "corral.trial_id": target.env.state.trial_id}, parent=trace) as traced:
+            result = self._execute(target, tool_name, arguments)
+            traced.set({"corral.tool.status": result.get("status"),
+                        "corral.risk": result.get("risk"), "corral.approval": result.get("approval"),
+                        "corral.tool.duration": result.get("duration")})
+            if result.get("status") != "success":
+                traced.fail(str(result.get("status")), result.get("error_message"))
+        return result
+
+    def _execute(self, target: Target, tool_name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         with target.lock:
             env = target.env
             state = env.state

@@ -18,7 +18,7 @@ from corral_core.llm.types import DEFAULT_MAX_RETRIES
 AGENT_TYPES = ("react", "tool_calling", "planner", "reflection")
 SPEC_KEYS = ("name", "description", "suite", "suites", "agent", "model", "arms", "trials_per_task", "k_values",
              "parallel", "surrender", "pass_threshold", "tasks", "timeouts", "approval", "hooks", "direction",
-             "chain", "limits", "executor", "equivalence_margin")
+             "chain", "limits", "executor", "equivalence_margin", "litellm_callbacks")
 CHAIN_KEYS = ("weights",)
 AGENT_KEYS = ("type", "max_iterations", "temperature", "system_prompt", "options")
 MODEL_KEYS = ("id", "api_base", "api_key_env", "temperature", "timeout", "max_retries", "max_connections", "extra")
@@ -158,6 +158,7 @@ class BenchmarkSpec:
     limits: Limits = field(default_factory=Limits)
     executor: str = "local"  # where trials run (runner/executors.py); not part of the digest, like parallel
     equivalence_margin: float | None = None  # TOST margin on score differences (docs/statistics.md)
+    litellm_callbacks: tuple[str, ...] = ()  # litellm integrations to report to (llm/callbacks.py); no digest
     description: str = ""
     text: str = ""  # the YAML text as written (for the store and `export`)
     data: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # the raw mapping

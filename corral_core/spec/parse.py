@@ -14,6 +14,8 @@ from typing import Any
 from corral_core.agents.breakpoints import SYNTAX, Breakpoint
 from corral_core.constants import EXECUTOR_FIX, MAX_IN_FLIGHT, is_executor
 from corral_core.env import Suite, load_suite
+from corral_core.errors import UserError
+from corral_core.llm.callbacks import check_callback
 from corral_core.llm.types import DEFAULT_MAX_RETRIES
 from corral_core.metrics.attempt import DIRECTIONS
 from corral_core.spec.checks import _Checker, _kind, did_you_mean
@@ -77,6 +79,7 @@ def parse_spec(doc: YamlDocument, base_dir: Path, text: str) -> BenchmarkSpec:
     limits = _limits(check, data.get("limits"))
     margin = check.collect(None, _margin, check, data.get("equivalence_margin"))
     executor = check.collect("local", _executor, check, data.get("executor"))
+    callbacks = check.collect((), _litellm_callbacks, check, data.get("litellm_callbacks"))
     direction = check.collect("maximize", check.choice, ("direction",), data.get("direction", "maximize"),
                               DIRECTIONS, "direction")
     chain_weights = check.collect((), _chain_weights, check, data.get("chain"), suites or (), tasks) \
@@ -88,9 +91,10 @@ def parse_spec(doc: YamlDocument, base_dir: Path, text: str) -> BenchmarkSpec:
         model=model or arms[0].model, arms=arms, trials_per_task=trials, k_values=k_values, parallel=parallel,
         surrender=surrender, pass_threshold=threshold, tasks=tasks, timeouts=timeouts, approval=approval,
         hooks=hooks, limits=limits, executor=executor, direction=direction, chain_weights=chain_weights,
-        equivalence_margin=margin, description=str(data.get("description") or ""),
+        equivalence_margin=margin, litellm_callbacks=callbacks,
+        description=str(data.get("description") or ""),
         text=text, data=dict(data), suites=suites,
-        content_hashes=content_hashes(suite_paths, [arm.model.id for arm in arms]),
+        content_hashes=content_hashes(suite_paths, [arm.model.id for arm in arms], suites),
     )
 
 
@@ -443,6 +447,22 @@ def _executor(check: _Checker, value: Any) -> str:
     if is_executor(text):
         return text
     raise check.fail(("executor",), f"unknown executor {text!r}.", EXECUTOR_FIX)
+
+
+def _litellm_callbacks(check: _Checker, value: Any) -> tuple[str, ...]:
+    """`litellm_callbacks: [mlflow, my_module:LOGGER]`: litellm integration names or module:attribute."""
+    if value is None:
+        return ()
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) and n.strip() for n in names):
+        raise check.fail(("litellm_callbacks",), "`litellm_callbacks` must be a list of names.",
+                         "e.g. `litellm_callbacks: [mlflow, langfuse]` (as litellm documents them).")
+    for name in names:
+        try:
+            check_callback(name.strip())
+        except UserError as exc:
+            raise check.fail(("litellm_callbacks",), exc.problem, exc.fix) from None
+    return tuple(name.strip() for name in names)
 
 
 def _limits(check: _Checker, value: Any) -> Limits:

@@ -78,8 +78,10 @@ def scripted_default(check: _Checker, suites: tuple[Suite, ...]) -> str | None:
     return f"{SCRIPTED}{distinct[0]}" if distinct else None
 
 
-def content_hashes(suite_paths: Iterable[Path], model_ids: Iterable[str]) -> tuple[tuple[str, str], ...]:
-    """sha256 of each suite file, its environment module and each scripted model's script, by path.
+def content_hashes(suite_paths: Iterable[Path], model_ids: Iterable[str], suites: Iterable[Any] = ()
+                   ) -> tuple[tuple[str, str], ...]:
+    """sha256 of each suite file, its environment module and each scripted model's script, by path,
+    and the fingerprint of each suite's task source (a file's or folder's sha256, a dataset's commit).
 
     In the digest, so editing a task, a tool or a script starts a new lineage instead of resuming
     into a run that would mix old and new results."""
@@ -93,7 +95,10 @@ def content_hashes(suite_paths: Iterable[Path], model_ids: Iterable[str]) -> tup
         if model_id.startswith(SCRIPTED):
             script = script_path(model_id).resolve()
             files[str(script)] = script
-    return tuple((name, hashlib.sha256(path.read_bytes()).hexdigest()) for name, path in sorted(files.items()))
+    hashes = {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in files.items()}
+    for suite in suites:
+        hashes.update(getattr(suite, "source_hashes", ()))
+    return tuple(sorted(hashes.items()))
 
 
 def _environment_module(suite_path: Path) -> Path | None:

@@ -38,3 +38,13 @@ def test_importing_the_engine_does_not_import_litellm():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_the_optional_integrations_are_imported_only_when_used():
+    """The [hf], [inspect] and [otel] extras: importing any engine module loads none of them."""
+    code = ("import importlib, sys\n"
+            f"for name in {engine_modules()!r}: importlib.import_module(name)\n"
+            "print(sorted(m for m in ('datasets', 'inspect_ai', 'opentelemetry.sdk') if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

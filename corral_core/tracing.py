@@ -1,0 +1,174 @@
+"""OpenTelemetry spans of runs, in the GenAI semantic conventions: `invoke_agent` per trial, `chat` per
+LLM call, `execute_tool` per tool call on the environment server (its parent is the agent's span,
+carried over REST in the `traceparent` header and over MCP in the request's `_meta`).
+
+Off unless asked, and then nearly free when off: tracing is on when a tracer provider is installed
+(`use_provider`, or an SDK provider set globally, e.g. by `opentelemetry-instrument`), or when the
+standard variables ask for an exporter (`OTEL_EXPORTER_OTLP_ENDPOINT`,
+`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_TRACES_EXPORTER`); the latter needs the `[otel]` extra.
+`OTEL_SDK_DISABLED=true` turns it off. opentelemetry is imported only then.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from collections.abc import Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
+from typing import Any
+
+from corral_core.errors import UserError
+
+INSTRUMENTATION = "corral-tui"
+TRACE_HEADERS = ("traceparent", "tracestate", "baggage")  # W3C trace context, as the default propagator writes it
+_UNSET: Any = object()
+_lock = threading.Lock()
+_tracer: Any = _UNSET  # the Tracer in use, None when tracing is off, _UNSET before the first look
+
+
+class Span:
+    """What a `span` block may add to its span; every method does nothing when tracing is off."""
+
+    def __init__(self, span: Any = None) -> None:
+        self._span = span
+
+    @property
+    def recording(self) -> bool:
+        return self._span is not None
+
+    def set(self, attributes: Mapping[str, Any]) -> None:
+        """Set attributes; a None value is left out."""
+        if self._span is not None:
+            for key, value in attributes.items():
+                if value is not None:
+                    self._span.set_attribute(key, value)
+
+    def fail(self, error_type: str, message: str | None = None) -> None:
+        """Mark the span as failed (`error.type` and an error status)."""
+        if self._span is not None:
+            from opentelemetry.trace import Status, StatusCode
+
+            self._span.set_attribute("error.type", error_type)
+            self._span.set_status(Status(StatusCode.ERROR, message))
+
+
+def _wanted_by_environment() -> bool:
+    exporter = os.environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+    if exporter == "none":
+        return False
+    return bool(exporter or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+                or os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+
+
+def _disabled() -> bool:
+    return os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
+
+
+def _global_sdk_provider() -> Any:
+    """The globally set tracer provider when it is a real one (not the API's proxy or no-op)."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return None
+    provider = trace.get_tracer_provider()
+    return None if type(provider).__name__ in ("ProxyTracerProvider", "NoOpTracerProvider") else provider
+
+
+def _provider_from_environment() -> Any:
+    """A tracer provider exporting as the OTEL_* variables say (OTLP over HTTP/protobuf, or console)."""
+    try:
+        from opentelemetry import trace
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+    except ImportError:
+        raise UserError("the OTEL_* variables ask for traces, but the OpenTelemetry SDK is not installed.",
+                        fix="pip install 'corral-tui[otel]', or unset OTEL_EXPORTER_OTLP_ENDPOINT / "
+                            "OTEL_TRACES_EXPORTER.") from None
+    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME") or INSTRUMENTATION})
+    provider = TracerProvider(resource=resource)
+    for name in (os.environ.get("OTEL_TRACES_EXPORTER") or "otlp").split(","):
+        name = name.strip().lower()
+        if name == "console":
+            provider.add_span_processor(BatchSpanProcessor(ConsoleSpanExporter()))
+        elif name in ("otlp", ""):
+            protocol = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or \
+                os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf"
+            if protocol != "http/protobuf":
+                raise UserError(f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol} is not supported.",
+                                fix="use http/protobuf (the [otel] extra's OTLP exporter).")
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+        else:
+            raise UserError(f"OTEL_TRACES_EXPORTER={name} is not supported.", fix="use otlp, console or none.")
+    trace.set_tracer_provider(provider)  # litellm's and the MCP SDK's spans join the same traces
+    atexit.register(provider.shutdown)  # flushes what is batched
+    return provider
+
+
+def tracer() -> Any:
+    """The Tracer to use, or None when tracing is off (decided once; `use_provider` changes it)."""
+    global _tracer
+    if _tracer is _UNSET:
+        with _lock:
+            if _tracer is _UNSET:
+                provider = None
+                if not _disabled():
+                    provider = _global_sdk_provider()
+                    if provider is None and _wanted_by_environment():
+                        provider = _provider_from_environment()
+                _tracer = provider.get_tracer(INSTRUMENTATION) if provider is not None else None
+    return _tracer
+
+
+def use_provider(provider: Any) -> None:
+    """Trace with `provider` from now on (None: decide again from the environment). For tests and hosts."""
+    global _tracer
+    with _lock:
+        _tracer = provider.get_tracer(INSTRUMENTATION) if provider is not None else _UNSET
+
+
+def flush() -> None:
+    """Export what is batched now (before a process ends without running atexit handlers)."""
+    if tracer() is None:
+        return
+    from opentelemetry import trace
+
+    provider = trace.get_tracer_provider()
+    force_flush = getattr(provider, "force_flush", None)
+    if force_flush is not None:
+        force_flush()
+
+
+@contextmanager
+def span(name: str, attributes: Mapping[str, Any] | None = None, *, parent: Mapping[str, Any] | None = None
+         ) -> Iterator[Span]:
+    """A span around the block, current in this thread (None attributes left out). `parent`: a carrier
+    (HTTP headers, an MCP `_meta`) whose trace context the span continues; else the current span's."""
+    active = tracer()
+    if active is None:
+        yield Span()
+        return
+    from opentelemetry.propagate import extract
+    from opentelemetry.trace import get_current_span
+
+    context = None
+    if parent:
+        candidate = extract(parent)
+        if get_current_span(candidate).get_span_context().is_valid:
+            context = candidate
+    with active.start_as_current_span(name, context=context) as current:
+        handle = Span(current)
+        handle.set(attributes or {})
+        yield handle
+
+
+def inject(carrier: MutableMapping[str, str]) -> MutableMapping[str, str]:
+    """Add the current trace context (`traceparent`, `tracestate`) to `carrier`, when tracing is on."""
+    if tracer() is not None:
+        from opentelemetry.propagate import inject as otel_inject
+
+        otel_inject(carrier)
+    return carrier

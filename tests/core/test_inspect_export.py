@@ -1,0 +1,96 @@
+"""`corral-tui export ID --format inspect`: one Inspect AI log per arm, read back with inspect_ai itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLEMATH = ROOT / "sample_tasks" / "samplemath.yaml"
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
+    return subprocess.run([sys.executable, "-m", "corral_tui.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    folder = tmp_path_factory.mktemp("inspect-export")
+    spec = folder / "two.bench.yaml"
+    spec.write_text(f"name: two\nsuite: {SAMPLEMATH}\ntasks: [add, power, compound]\nmodel: scripted/samplemath\n"
+                    "agent: {type: react, max_iterations: 6}\n"
+                    "arms:\n  - {name: react, verbosity: minimal}\n"
+                    "  - {name: calling, verbosity: full, agent: {type: tool_calling}}\n"
+                    "trials_per_task: 2\nparallel: 2\n", encoding="utf-8")
+    db, out = folder / "x.db", folder / "out.json"
+    run = cli("--batch", str(spec), "--db", str(db), "--json", str(out), "--quiet", cwd=folder)
+    assert run.returncode == 0, run.stderr
+    return {"folder": folder, "db": db, "document": json.loads(out.read_text())}
+
+
+def test_export_writes_one_log_per_arm_that_inspect_reads_back(recorded: dict) -> None:
+    from inspect_ai.log import read_eval_log
+
+    document, folder = recorded["document"], recorded["folder"]
+    bid = document["benchmark_id"]
+    exported = cli("export", bid, "--format", "inspect", "--db", str(recorded["db"]), "--output", "logs", cwd=folder)
+    assert exported.returncode == 0, exported.stderr
+    files = [Path(line) for line in exported.stdout.splitlines()]
+    assert len(files) == 2 and all((folder / f).is_file() and f.suffix == ".eval" for f in files)
+    logs = {log.eval.task_args["arm"]: log for log in (read_eval_log(str(folder / f)) for f in files)}
+    assert set(logs) == {"react", "calling"}
+    assert logs["react"].eval.task_args["verbosity"] == "minimal"
+    assert logs["calling"].eval.task_args["agent"] == "tool_calling"
+
+    with sqlite3.connect(recorded["db"]) as conn:
+        trials = conn.execute("select id, arm, task_id, trial_index, status, score, fault, assisted from trial "
+                              "where benchmark_id=?", (bid,)).fetchall()
+        messages = dict(conn.execute("select trial_id, count(*) from message group by trial_id").fetchall())
+        calls = dict(conn.execute("select trial_id, count(*) from tool_call group by trial_id").fetchall())
+        assistant_calls = dict(conn.execute(
+            "select trial_id, sum(json_array_length(tool_calls_json)) from message where role='assistant' "
+            "and tool_calls_json is not null group by trial_id").fetchall())
+    assert len(trials) == 12
+    for trial_id, arm, task_id, index, status, score, fault, assisted in trials:
+        log = logs[arm]
+        sample = next(s for s in log.samples if s.id == task_id and s.epoch == index + 1)
+        corral = sample.scores["corral"]
+        assert corral.value == (score or 0.0)
+        assert corral.metadata["status"] == status and corral.metadata["fault"] == fault
+        assert corral.metadata["assisted"] == bool(assisted)
+        assert sample.metadata["trial_id"] == trial_id
+        assert len(sample.messages) == messages[trial_id]
+        assert len([e for e in sample.events if e.event == "tool"]) == calls.get(trial_id, 0)
+        in_messages = sum(len(m.tool_calls or []) for m in sample.messages if m.role == "assistant")
+        assert in_messages == (assistant_calls.get(trial_id) or 0)
+    # the tool-calling arm's conversation carries its tool calls and their results
+    sample = next(s for s in logs["calling"].samples if s.id == "add")
+    call = next(m for m in sample.messages if m.role == "assistant" and m.tool_calls).tool_calls[0]
+    assert call.function == "calculator" and call.arguments == {"operation": "+", "a": 17, "b": 25}
+    assert any(m.role == "tool" and m.tool_call_id == call.id for m in sample.messages)
+    assert sample.target == "42" and sample.input == "What is 17 + 25?"
+    # results carry our per-arm estimates and their intervals
+    for arm, log in logs.items():
+        metrics = log.results.scores[0].metrics
+        ours = document["arms"][arm]
+        assert metrics["average_score"].value == pytest.approx(ours["average_score"]["value"])
+        assert metrics["average_score"].metadata["ci"] == pytest.approx(ours["average_score"]["ci"])
+        assert metrics["pass@1"].value == pytest.approx(ours["pass_k"]["1"]["pass_at_k"])
+        assert log.results.total_samples == 6 and log.eval.config.epochs == 2
+
+
+def test_export_inspect_needs_a_folder(recorded: dict) -> None:
+    (recorded["folder"] / "a-file").write_text("x")
+    bid = recorded["document"]["benchmark_id"]
+    refused = cli("export", bid, "--format", "inspect", "--db", str(recorded["db"]), "-o", "a-file",
+                  cwd=recorded["folder"])
+    assert refused.returncode == 2 and "is a file; Inspect logs go into a folder" in refused.stderr
+    assert "Traceback" not in refused.stderr
