@@ -48,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="corral-tui",
         description="Terminal workbench for benchmarking LLM agents on tool-using tasks.",
         epilog="Subcommands: `corral-tui serve SUITE.yaml`, `corral-tui history`, "
-        "`corral-tui export BENCHMARK_ID --format json|csv|inspect`, `corral-tui docs SUITE [--level L | --diff L1 L2]`, "
+        "`corral-tui export BENCHMARK_ID --format json|csv|inspect`, "
+        "`corral-tui docs SUITE [--level L | --diff L1 L2]`, "
         "`corral-tui plan SPEC --effect E`, `corral-tui compare A.eval B.eval`.",
     )
     from corral_core import __version__
