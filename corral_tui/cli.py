@@ -15,7 +15,7 @@ SUBCOMMANDS = ("serve", "history", "export", "docs", "plan", "compare")
 
 
 def _prepare_environment() -> None:
-    # litellm must not fetch its cost map from the network, and stays quiet (see STYLE.md).
+    # litellm must not fetch its cost map from the network (it tries at import without this), and stays quiet.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_LOG", "ERROR")
     load_env_file()

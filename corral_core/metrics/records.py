@@ -49,7 +49,7 @@ def retired_attempt(history_index: int) -> int:
 # counted in status_counts, left out of scores, rates and pairings.
 EXCLUDED_STATUSES = frozenset({"skipped", "cancelled", "running"})
 
-# Whose fault an errored trial was (DESIGN §7): the model provider or the network to it, the environment
+# Whose fault an errored trial was: the model provider or the network to it, the environment
 # (tool server, trial routes, approvals), the agent (its own parsing, hooks or code), or the grader.
 # A trial that ran past its time limit is "timeout"; an error from before faults were recorded, "unknown".
 FAULTS = ("provider", "environment", "agent", "grader", "timeout", "unknown")
