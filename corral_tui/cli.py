@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-SUBCOMMANDS = ("serve", "history", "export", "docs", "plan", "compare")
+SUBCOMMANDS = ("serve", "history", "export", "docs", "plan", "compare", "samples")
 
 
 def _prepare_environment() -> None:
@@ -160,6 +160,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from corral_core.interop.inspect_in import compare_main
 
         return _guard(lambda: compare_main(rest))
+    if name == "samples":
+        from corral_tui.samples_cmd import samples_main
+
+        return _guard(lambda: samples_main(rest))
     from corral_core.batch import export_main, history_main
 
     return _guard(lambda: history_main(rest) if name == "history" else export_main(rest))

@@ -19,10 +19,10 @@ FIRST_SUITE = "samplemath"
 
 
 def sample_suite_paths() -> list[Path]:
-    """The repository's sample suites: sample_tasks/*.yaml without specs and scripts."""
-    import corral_core
+    """The sample suites (sample_tasks/*.yaml without specs and scripts), shipped in the package."""
+    from corral_core.samples import sample_tasks_dir
 
-    folder = Path(corral_core.__file__).resolve().parents[1] / "sample_tasks"
+    folder = sample_tasks_dir()
     paths = sorted(p for p in folder.glob("*.yaml") if not p.name.endswith(SUITE_SKIP_SUFFIXES))
     return sorted(paths, key=lambda p: p.stem != FIRST_SUITE)  # the quick-start suite on top
 
