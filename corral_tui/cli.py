@@ -10,6 +10,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from corral_core.batch import BatchOptions
 
 SUBCOMMANDS = ("serve", "history", "export", "docs", "plan", "compare", "samples")
 
@@ -43,6 +47,50 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _whole_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, not {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, not {value}")
+    return value
+
+
+def _temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number such as 0 or 0.7, not {text!r}") from None
+    if not 0 <= value <= 2:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2, not {value:g}")
+    return value
+
+
+def _price(text: str) -> tuple[float, float]:
+    parts = text.replace("/", ",").split(",")
+    try:
+        prices = tuple(float(p) for p in parts)
+    except ValueError:
+        prices = ()
+    if len(prices) != 2 or min(prices) < 0:
+        raise argparse.ArgumentTypeError(f"must be two prices >= 0 in USD per million tokens, prompt then "
+                                         f"completion, such as 0.15,0.6; not {text!r}")
+    return prices[0], prices[1]
+
+
+def _model_arg(text: str) -> tuple[str, object]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"must be KEY=VALUE such as top_p=0.9, not {text!r}")
+    import yaml
+
+    try:
+        return key.strip(), yaml.safe_load(value) if value.strip() else value
+    except yaml.YAMLError:
+        return key.strip(), value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="corral-tui",
@@ -65,11 +113,30 @@ def build_parser() -> argparse.ArgumentParser:
                         help="api_base for every arm's model (e.g. http://127.0.0.1:8000/v1 for a vLLM server)")
     parser.add_argument("--max-connections", type=_positive_int, metavar="N",
                         help="at most N requests in flight per model id (default: the spec's, else no cap)")
+    parser.add_argument("--temperature", type=_temperature, metavar="T",
+                        help="with --batch: every arm's model temperature (default: the spec's)")
+    parser.add_argument("--max-retries", type=_whole_number, metavar="N",
+                        help="with --batch: transient provider failures (429, timeout, 5xx) retried per LLM call "
+                             "(default: the spec's, else 4)")
+    parser.add_argument("--rpm", "--requests-per-minute", dest="requests_per_minute", type=_positive_int, metavar="N",
+                        help="with --batch: at most N requests started per minute per model id (default: the spec's)")
+    parser.add_argument("--tpm", "--tokens-per-minute", dest="tokens_per_minute", type=_positive_int, metavar="N",
+                        help="with --batch: at most N tokens (prompt + completion) per minute per model id")
+    parser.add_argument("--price", type=_price, metavar="IN,OUT",
+                        help="with --batch: USD per million prompt and completion tokens, for models litellm has "
+                             "no price for (e.g. 0.15,0.6)")
+    parser.add_argument("-M", "--model-arg", dest="model_args", action="append", type=_model_arg, default=None,
+                        metavar="KEY=VALUE",
+                        help="with --batch: an extra litellm parameter for every arm's model, e.g. -M top_p=0.9 "
+                             "-M seed=1 (the value is read as YAML; repeatable)")
     parser.add_argument("--batch", metavar="SPEC", help="run the benchmark spec headless and exit")
     parser.add_argument("--json", metavar="FILE", help="with --batch: write full results as JSON")
     parser.add_argument("--junit", metavar="FILE", help="with --batch: write a JUnit XML report")
     parser.add_argument("--fail-under", type=float, metavar="X",
                         help="with --batch: exit 1 when a headline score is below X")
+    parser.add_argument("--summary-md", metavar="FILE",
+                        help="with --batch: write a Markdown summary (arms, comparisons, errors), e.g. "
+                             "$GITHUB_STEP_SUMMARY in GitHub Actions")
     parser.add_argument("--resume", metavar="ID", help="with --batch: resume benchmark ID")
     parser.add_argument("--retry-errors", nargs="?", const="", metavar="ID",
                         help="with --batch: run the errored trials of finished benchmark ID (default: the newest "
@@ -117,8 +184,12 @@ def _main(argv: list[str] | None) -> int:
     if args.batch:
         from corral_core.batch import batch_main
 
-        return _guard(lambda: batch_main(args))
+        return _guard(lambda: batch_main(batch_options(args)))
     batch_only = [flag for flag, value in (("--json", args.json), ("--junit", args.junit),
+                                            ("--summary-md", args.summary_md), ("--temperature", args.temperature),
+                                            ("--max-retries", args.max_retries is not None),
+                                            ("--rpm", args.requests_per_minute), ("--tpm", args.tokens_per_minute),
+                                            ("--price", args.price), ("-M", args.model_args),
                                             ("--fail-under", args.fail_under), ("--resume", args.resume),
                                             ("--retry-errors", args.retry_errors is not None)) if value]
     if batch_only:
@@ -141,6 +212,19 @@ def _main(argv: list[str] | None) -> int:
 
     flush()  # os._exit skips atexit, where the batched spans would otherwise be exported
     os._exit(code)
+
+
+def batch_options(args: argparse.Namespace) -> BatchOptions:
+    """The typed options of `--batch` from the parsed command line."""
+    from corral_core.batch import BatchOptions
+
+    return BatchOptions(
+        batch=args.batch, db=args.db, server=args.server, token=args.token, model=args.model,
+        model_base_url=args.model_base_url, max_connections=args.max_connections, temperature=args.temperature,
+        max_retries=args.max_retries, requests_per_minute=args.requests_per_minute,
+        tokens_per_minute=args.tokens_per_minute, price=args.price, model_args=dict(args.model_args or ()),
+        json=args.json, junit=args.junit, summary_md=args.summary_md, fail_under=args.fail_under, resume=args.resume,
+        retry_errors=args.retry_errors, executor=args.executor, workers=args.workers, quiet=args.quiet)
 
 
 def _subcommand(name: str, rest: list[str]) -> int:
