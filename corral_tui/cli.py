@@ -10,10 +10,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from corral_core.errors import UserError
+
 if TYPE_CHECKING:
-    from corral_core.batch import BatchOptions
+    from corral_tui.options import CliOptions, UserConfig
 
 SUBCOMMANDS = ("serve", "history", "export", "docs", "plan", "compare", "samples")
 
@@ -180,30 +183,28 @@ def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
         return _subcommand(argv[0], argv[1:])
-    args = build_parser().parse_args(argv)
-    if args.batch:
+    try:
+        options = parse_options(argv)
+    except UserError as exc:
+        print(f"corral-tui: {exc}", file=sys.stderr)
+        return exc.exit_code
+    if options.batch:
         from corral_core.batch import batch_main
 
-        return _guard(lambda: batch_main(batch_options(args)))
-    batch_only = [flag for flag, value in (("--json", args.json), ("--junit", args.junit),
-                                            ("--summary-md", args.summary_md), ("--temperature", args.temperature),
-                                            ("--max-retries", args.max_retries is not None),
-                                            ("--rpm", args.requests_per_minute), ("--tpm", args.tokens_per_minute),
-                                            ("--price", args.price), ("-M", args.model_args),
-                                            ("--fail-under", args.fail_under), ("--resume", args.resume),
-                                            ("--retry-errors", args.retry_errors is not None)) if value]
+        return _guard(lambda: batch_main(options.batch_options()))
+    batch_only = options.batch_only_flags()
     if batch_only:
         print(f"corral-tui: {', '.join(batch_only)} only work with --batch SPEC.yaml.", file=sys.stderr)
         return 2
     from corral_tui.app import run_app
 
-    if args.litellm_callback:
+    if options.litellm_callback:
         from corral_core.llm.callbacks import use_callbacks
 
-        code = _guard(lambda: use_callbacks(args.litellm_callback))
+        code = _guard(lambda: use_callbacks(options.litellm_callback))
         if code:
             return code
-    code = _guard(lambda: run_app(args))
+    code = _guard(lambda: run_app(options))
     # The workbench has closed its server, workers and store by now; what remains is about a second
     # of interpreter finalisation that litellm's import leaves behind. Quitting should feel instant.
     sys.stdout.flush()
@@ -214,17 +215,31 @@ def _main(argv: list[str] | None) -> int:
     os._exit(code)
 
 
-def batch_options(args: argparse.Namespace) -> BatchOptions:
-    """The typed options of `--batch` from the parsed command line."""
-    from corral_core.batch import BatchOptions
+def parse_options(argv: list[str], *, environ: Mapping[str, str] | None = None,
+                  config: UserConfig | None = None) -> CliOptions:
+    """`corral-tui`'s own flags, typed: the command line, then CORRAL_TUI_* variables, then the user config
+    file (corral_tui/options.py). A wrong default is a UserError naming where it came from."""
+    from corral_tui.options import CliOptions, default_tokens, load_user_config
 
-    return BatchOptions(
-        batch=args.batch, db=args.db, server=args.server, token=args.token, model=args.model,
-        model_base_url=args.model_base_url, max_connections=args.max_connections, temperature=args.temperature,
-        max_retries=args.max_retries, requests_per_minute=args.requests_per_minute,
-        tokens_per_minute=args.tokens_per_minute, price=args.price, model_args=dict(args.model_args or ()),
-        json=args.json, junit=args.junit, summary_md=args.summary_md, fail_under=args.fail_under, resume=args.resume,
-        retry_errors=args.retry_errors, executor=args.executor, workers=args.workers, quiet=args.quiet)
+    config = load_user_config() if config is None else config
+    parser = build_parser()
+    defaults = default_tokens(parser, argv, environ=environ, config=config)
+    if defaults:
+        _check_defaults(parser, defaults, config)
+    return CliOptions.from_namespace(parser.parse_args([*defaults, *argv]), config.keymap)
+
+
+def _check_defaults(parser: argparse.ArgumentParser, defaults: list[str], config: UserConfig) -> None:
+    parser.exit_on_error = False
+    try:
+        parser.parse_args(defaults)
+    except argparse.ArgumentError as exc:
+        where = f"the CORRAL_TUI_* environment variables or {config.path}" if config.path else \
+            "the CORRAL_TUI_* environment variables"
+        raise UserError(f"a default from {where} is wrong: {exc}.", where=" ".join(defaults),
+                        fix="correct or unset it (the command line wins over both).") from None
+    finally:
+        parser.exit_on_error = True
 
 
 def _subcommand(name: str, rest: list[str]) -> int:
