@@ -228,14 +228,12 @@ class CliOptions:
 
     @classmethod
     def from_namespace(cls, args: argparse.Namespace, keymap: Mapping[str, str] | None = None) -> CliOptions:
-        return cls(suite=tuple(args.suite or ()), db=args.db, server=args.server, token=args.token, model=args.model,
-                   model_base_url=args.model_base_url, max_connections=args.max_connections,
-                   temperature=args.temperature, max_retries=args.max_retries,
-                   requests_per_minute=args.requests_per_minute, tokens_per_minute=args.tokens_per_minute,
-                   price=args.price, model_args=tuple(args.model_args or ()), batch=args.batch, json=args.json,
-                   junit=args.junit, summary_md=args.summary_md, fail_under=args.fail_under, resume=args.resume,
-                   retry_errors=args.retry_errors, executor=args.executor, workers=args.workers, quiet=args.quiet,
-                   keymap=dict(keymap or {}))
+        """Every flag of the parser becomes its field: a flag added to the parser without its field here
+        fails loudly (TypeError) at the first parse, in every test that runs the CLI."""
+        values = dict(vars(args))
+        values.update(suite=tuple(values.get("suite") or ()), model_args=tuple(values.get("model_args") or ()),
+                      keymap=dict(keymap or {}))
+        return cls(**values)
 
     def batch_only_flags(self) -> list[str]:
         """The flags given that only `--batch` reads (the workbench refuses them)."""

@@ -5,6 +5,8 @@ exported, and a price per model gives a cost where litellm has none."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -105,8 +107,7 @@ def test_retries_and_their_waits_are_stored_per_trial_and_exported(tmp_path: Pat
     benchmark_id = json.loads((tmp_path / "run.json").read_text())["benchmark_id"]
     capsys.readouterr()
     assert main(["export", benchmark_id, "--db", str(tmp_path / "s.db"), "--format", "csv"]) == 0
-    header, row = capsys.readouterr().out.splitlines()[:2]
-    stored = dict(zip(header.split(","), row.split(","), strict=True))
+    [stored] = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert (stored["llm_retries"], stored["llm_retry_wait"], stored["rate_limit_wait"]) == ("2", "5.0", "0.0")
 
 
@@ -160,3 +161,22 @@ def test_wrong_provider_flags_exit_2_with_a_message(flags: list[str], capsys: py
     with pytest.raises(SystemExit) as info:
         main(["--batch", "x.bench.yaml", *flags])
     assert info.value.code == 2 and flags[0] in capsys.readouterr().err
+
+
+def test_trials_of_a_store_from_before_the_wait_columns_read_zero(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import sqlite3
+
+    from corral_core.store import Repository, init_db, make_engine
+
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as conn:  # a store made by corral-tui 0.1 (migrated through every revision)
+        conn.executescript((Path(__file__).resolve().parent / "data" / "store_0_1.sql").read_text(encoding="utf-8"))
+    engine = make_engine(path)
+    init_db(engine)
+    (benchmark,) = Repository(engine).list_benchmarks().items
+    engine.dispose()
+    assert main(["export", benchmark.id, "--db", str(path), "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 10 and {(r["llm_retries"], r["llm_retry_wait"], r["rate_limit_wait"]) for r in rows} == {
+        ("0", "0.0", "0.0")}
