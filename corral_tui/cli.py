@@ -1,5 +1,12 @@
-"""`corral-tui` command line: the workbench, `--batch`, `serve`, `history`, `export`, `docs`, `plan`
-and `compare`.
+"""`corral-tui` command line: the workbench, `--batch`, and the subcommands (`serve`, `history`, `export`,
+`samples`, `completion`, ...).
+
+One argparse parser: the workbench's and `--batch`'s flags, and a subparser per subcommand. Each
+subcommand keeps its own parser in its `xxx_main(argv)` (so it has its own `--help`); its subparser
+hands it everything after its name. Defaults for every flag of every command come from `CORRAL_TUI_*`
+variables and the user config (corral_tui/options.py); `completion` writes shell completion from the
+same parsers (corral_tui/completion.py). To add a subcommand: its name in SUBCOMMANDS, a line in
+SUBCOMMAND_HELP, a branch in `_subcommand`.
 
 Only the workbench imports Textual; batch mode, the server and the store commands run on the
 engine alone. User mistakes exit 2 with one readable paragraph, never a traceback.
@@ -18,7 +25,17 @@ from corral_core.errors import UserError
 if TYPE_CHECKING:
     from corral_tui.options import CliOptions, UserConfig
 
-SUBCOMMANDS = ("serve", "history", "export", "docs", "plan", "compare", "samples")
+SUBCOMMANDS = ("serve", "history", "export", "docs", "plan", "compare", "samples", "completion")
+SUBCOMMAND_HELP = {  # one line each in `corral-tui --help`; the rest is in `corral-tui COMMAND --help`
+    "serve": "serve a suite's environments (REST and MCP) to agents running elsewhere",
+    "history": "list the recorded benchmarks, newest first",
+    "export": "write a recorded benchmark's results: JSON (--with-transcripts), CSV or Inspect AI logs",
+    "docs": "print what an agent receives of a suite's tool documentation, and its size per level",
+    "plan": "the power of a spec's paired comparison for a true effect (tasks x trials)",
+    "compare": "compare runs recorded as Inspect AI logs, paired by sample id and epoch",
+    "samples": "show the packaged sample suites and specs, or copy them to edit (--copy DIR)",
+    "completion": "print a shell completion script: corral-tui completion bash|zsh|fish",
+}
 
 
 def _prepare_environment() -> None:
@@ -97,11 +114,10 @@ def _model_arg(text: str) -> tuple[str, object]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="corral-tui",
-        description="Terminal workbench for benchmarking LLM agents on tool-using tasks.",
-        epilog="Subcommands: `corral-tui serve SUITE.yaml`, `corral-tui history`, "
-        "`corral-tui export BENCHMARK_ID --format json|csv|inspect`, "
-        "`corral-tui docs SUITE [--level L | --diff L1 L2]`, "
-        "`corral-tui plan SPEC --effect E`, `corral-tui compare A.eval B.eval`.",
+        description="Terminal workbench for benchmarking LLM agents on tool-using tasks. Without a command it "
+                    "opens the workbench; with --batch SPEC it runs a benchmark headless.",
+        epilog="Every flag also takes its default from CORRAL_TUI_<FLAG> or the user config file "
+               "(docs/install-and-config.md).",
     )
     from corral_core import __version__
 
@@ -156,7 +172,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--litellm-callback", action="append", metavar="NAME",
                         help="report every LLM call to this litellm callback (repeatable): an integration litellm "
                              "documents (mlflow, langfuse, wandb, ...) or module:attribute of a CustomLogger")
+    _add_subcommands(parser)
     return parser
+
+
+def _add_subcommands(parser: argparse.ArgumentParser) -> None:
+    """A subparser per subcommand that takes everything after the name as it is (prefix_chars no flag can
+    start with): the subcommand's own parser reads it, `--help` included."""
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands",
+                                     description="each has its own help: corral-tui COMMAND --help")
+    for name in SUBCOMMANDS:
+        commands.add_parser(name, help=SUBCOMMAND_HELP.get(name, f"see corral-tui {name} --help"), add_help=False,
+                            prefix_chars="\0")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,9 +208,10 @@ def _reader_left() -> int:
 def _main(argv: list[str] | None) -> int:
     _prepare_environment()
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in SUBCOMMANDS:
-        return _subcommand(argv[0], argv[1:])
+    command, _ = build_parser().parse_known_args(argv)  # which command (argparse exits 2 on an unknown one)
     try:
+        if command.command is not None:
+            return _run_subcommand(command.command, argv)
         options = parse_options(argv)
     except UserError as exc:
         print(f"corral-tui: {exc}", file=sys.stderr)
@@ -242,6 +270,50 @@ def _check_defaults(parser: argparse.ArgumentParser, defaults: list[str], config
         parser.exit_on_error = True
 
 
+def _run_subcommand(name: str, argv: list[str]) -> int:
+    """`corral-tui NAME ARGS`: NAME's own flags get their defaults from the environment and the config file."""
+    from corral_tui.completion import parser_of
+    from corral_tui.options import default_tokens, load_user_config
+
+    if argv[0] != name:
+        raise UserError(f"flags before `{name}` are not its flags: {' '.join(argv[:argv.index(name)])}.",
+                        where=name, fix=f"write them after it: corral-tui {name} ... (see corral-tui {name} --help).")
+    rest = argv[1:]
+    parser = parser_of(lambda args: _subcommand(name, args))
+    if parser is not None:
+        rest = [*default_tokens(parser, rest, command=name, config=load_user_config()), *rest]
+    return _subcommand(name, rest)
+
+
+def command_parsers() -> dict[str, tuple[str, argparse.ArgumentParser | None]]:
+    """Each subcommand's one-line help and its own parser (for completion)."""
+    from corral_tui.completion import parser_of
+
+    return {name: (SUBCOMMAND_HELP.get(name, ""), parser_of(lambda args, n=name: _subcommand(n, args)))  # type: ignore[misc]
+            for name in SUBCOMMANDS}
+
+
+def completion_main(argv: list[str]) -> int:
+    """`corral-tui completion bash|zsh|fish`: print the completion script (corral_tui/completion.py)."""
+    from corral_tui.completion import SHELLS
+
+    parser = argparse.ArgumentParser(prog="corral-tui completion",
+                                     description="Print a shell completion script for corral-tui. bash: "
+                                                 "eval \"$(corral-tui completion bash)\" in ~/.bashrc; zsh: the same "
+                                                 "in ~/.zshrc; fish: corral-tui completion fish > "
+                                                 "~/.config/fish/completions/corral-tui.fish")
+    parser.add_argument("shell", choices=SHELLS)
+    args = parser.parse_args(argv)
+    print(completion_script_for(args.shell), end="")
+    return 0
+
+
+def completion_script_for(shell: str) -> str:
+    from corral_tui.completion import completion_script
+
+    return completion_script(shell, build_parser(), command_parsers())
+
+
 def _subcommand(name: str, rest: list[str]) -> int:
     if name == "serve":
         from corral_core.server.serve import serve_main
@@ -263,6 +335,8 @@ def _subcommand(name: str, rest: list[str]) -> int:
         from corral_tui.samples_cmd import samples_main
 
         return _guard(lambda: samples_main(rest))
+    if name == "completion":
+        return completion_main(rest)
     from corral_core.batch import export_main, history_main
 
     return _guard(lambda: history_main(rest) if name == "history" else export_main(rest))

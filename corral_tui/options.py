@@ -231,6 +231,7 @@ class CliOptions:
         """Every flag of the parser becomes its field: a flag added to the parser without its field here
         fails loudly (TypeError) at the first parse, in every test that runs the CLI."""
         values = dict(vars(args))
+        values.pop("command", None)  # the subcommand's name: a subcommand never gets here
         values.update(suite=tuple(values.get("suite") or ()), model_args=tuple(values.get("model_args") or ()),
                       keymap=dict(keymap or {}))
         return cls(**values)
