@@ -252,22 +252,7 @@ def parse_options(argv: list[str], *, environ: Mapping[str, str] | None = None,
     config = load_user_config() if config is None else config
     parser = build_parser()
     defaults = default_tokens(parser, argv, environ=environ, config=config)
-    if defaults:
-        _check_defaults(parser, defaults, config)
     return CliOptions.from_namespace(parser.parse_args([*defaults, *argv]), config.keymap)
-
-
-def _check_defaults(parser: argparse.ArgumentParser, defaults: list[str], config: UserConfig) -> None:
-    parser.exit_on_error = False
-    try:
-        parser.parse_args(defaults)
-    except argparse.ArgumentError as exc:
-        where = f"the CORRAL_TUI_* environment variables or {config.path}" if config.path else \
-            "the CORRAL_TUI_* environment variables"
-        raise UserError(f"a default from {where} is wrong: {exc}.", where=" ".join(defaults),
-                        fix="correct or unset it (the command line wins over both).") from None
-    finally:
-        parser.exit_on_error = True
 
 
 def _run_subcommand(name: str, argv: list[str]) -> int:

@@ -105,6 +105,7 @@ class _Flag:
     options: tuple[str, ...]
     takes_value: bool
     repeatable: bool
+    action: argparse.Action
 
 
 def _flags(parser: argparse.ArgumentParser) -> list[_Flag]:
@@ -115,7 +116,7 @@ def _flags(parser: argparse.ArgumentParser) -> list[_Flag]:
         if not longs or isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
             continue
         flags.append(_Flag(longs[0][2:], tuple(action.option_strings), action.nargs != 0,
-                           isinstance(action, (argparse._AppendAction, argparse._ExtendAction))))
+                           isinstance(action, (argparse._AppendAction, argparse._ExtendAction)), action))
     return flags
 
 
@@ -152,11 +153,34 @@ def default_tokens(parser: argparse.ArgumentParser, argv: Sequence[str], *, comm
             continue
         variable = ENV_PREFIX + flag.name.upper().replace("-", "_")
         if variable in environ:
-            tokens += _from_env(flag, variable, environ[variable])
+            tokens += _checked(flag, _from_env(flag, variable, environ[variable]), f"{variable}={environ[variable]!r}",
+                               variable)
             continue
         value = section.get(flag.name, section.get(flag.name.replace("-", "_")))
         if value is not None:
-            tokens += _from_file(flag, value, command, config)
+            where = f"[defaults{'.' + command if command else ''}] {flag.name}"
+            tokens += _checked(flag, _from_file(flag, value, command, config), f"{where} = {value!r}",
+                               str(config.path) if config and config.path else where)
+    return tokens
+
+
+def _checked(flag: _Flag, tokens: list[str], source: str, where: str) -> list[str]:
+    """The tokens, once each value passed the flag's own type and choices: a wrong default is refused
+    naming where it came from, before the command's parser sees it."""
+    for token in tokens:
+        if "=" not in token:
+            continue
+        text = token.split("=", 1)[1]
+        action = flag.action
+        try:
+            value = action.type(text) if callable(action.type) else text
+        except (argparse.ArgumentTypeError, TypeError, ValueError) as exc:
+            raise UserError(f"{source}: --{flag.name} {exc or 'is not a valid value'}.", where=where,
+                            fix="correct or unset it (the command line wins over the environment and the file).") \
+                from None
+        if action.choices is not None and value not in action.choices:
+            raise UserError(f"{source}: --{flag.name} must be one of {', '.join(map(str, action.choices))}.",
+                            where=where, fix="correct or unset it.")
     return tokens
 
 

@@ -67,11 +67,15 @@ def test_a_wrong_environment_default_exits_2_naming_its_source(monkeypatch: pyte
     monkeypatch.setenv("CORRAL_TUI_RPM", "0")
     assert main(["--batch", "x.bench.yaml"]) == 2
     err = capsys.readouterr().err
-    assert "CORRAL_TUI_* environment variables" in err and "--rpm" in err and "Traceback" not in err
+    assert "CORRAL_TUI_RPM='0': --rpm must be a whole number >= 1, not 0" in err and "Traceback" not in err
     monkeypatch.setenv("CORRAL_TUI_RPM", "5")
     monkeypatch.setenv("CORRAL_TUI_QUIET", "perhaps")
     assert main(["--batch", "x.bench.yaml"]) == 2
     assert "CORRAL_TUI_QUIET='perhaps' is not a switch value" in capsys.readouterr().err
+    monkeypatch.delenv("CORRAL_TUI_QUIET")
+    monkeypatch.setenv("CORRAL_TUI_FORMAT", "xml")  # a subcommand's flag with choices
+    assert main(["export", "bm_1"]) == 2
+    assert "CORRAL_TUI_FORMAT='xml': --format must be one of json, csv" in capsys.readouterr().err
 
 
 def test_the_config_file_comes_from_the_user_config_folder_or_corral_tui_config(
