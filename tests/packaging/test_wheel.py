@@ -34,7 +34,7 @@ def run(command: list[str], cwd: Path, env: dict[str, str], bound: float = RUN_B
     return done
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """(the fresh venv's bin folder, an environment without CORRAL_TUI_* variables) with the wheel installed."""
     root = tmp_path_factory.mktemp("wheel")
@@ -58,8 +58,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     return bin_dir, env
 
 
-def test_the_wheel_runs_a_packaged_sample_spec_in_a_fresh_venv(installed: tuple[Path, dict[str, str]],
-                                                               tmp_path: Path) -> None:
+def test_the_wheel_installed_in_a_fresh_venv_runs_a_packaged_spec_and_python_m(
+        installed: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     bin_dir, env = installed
     where = run([str(bin_dir / "python"), "-c", "import corral_core, corral_tui; "
                  "print(corral_core.__file__); print(corral_tui.__file__)"], tmp_path, env).stdout.split()
@@ -72,10 +72,7 @@ def test_the_wheel_runs_a_packaged_sample_spec_in_a_fresh_venv(installed: tuple[
     document = json.loads((tmp_path / "out.json").read_text())
     assert document["status"] == "finished" and len(document["trials"]) == 3 * 5 * 3, done.stdout
     assert all(t["status"] == "completed" for t in document["trials"])  # scripted/samplemath found its script
-
-
-def test_python_m_corral_tui_and_the_packaged_suites(installed: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
-    bin_dir, env = installed
+    # one test, not two: under pytest-xdist a second test could land on another worker and build again
     version = run([str(bin_dir / "python"), "-m", "corral_tui", "--version"], tmp_path, env).stdout
     assert version.startswith("corral-tui ")
     suites = run([str(bin_dir / "python"), "-c", "from corral_tui.config import sample_suite_paths; "
