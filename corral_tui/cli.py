@@ -103,6 +103,11 @@ def _model_arg(text: str) -> tuple[str, object]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"must be KEY=VALUE such as top_p=0.9, not {text!r}")
+    from corral_core.llm.types import RESERVED_PARAMS
+
+    if key.strip() in RESERVED_PARAMS:
+        raise argparse.ArgumentTypeError(f"{key.strip()} is set by corral-tui itself; use its own flag or spec key "
+                                         "(--temperature, --max-retries, --model-base-url, ...)")
     import yaml
 
     try:

@@ -156,7 +156,7 @@ def test_budgets_and_price_leave_the_digest_of_a_spec_without_them_alone() -> No
 
 
 @pytest.mark.parametrize("flags", [["--rpm", "0"], ["--temperature", "hot"], ["-M", "top_p"], ["--price", "1"],
-                                   ["--max-retries", "-1"]])
+                                   ["--max-retries", "-1"], ["-M", "temperature=1"]])
 def test_wrong_provider_flags_exit_2_with_a_message(flags: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["--batch", "x.bench.yaml", *flags])
@@ -180,3 +180,12 @@ def test_trials_of_a_store_from_before_the_wait_columns_read_zero(tmp_path: Path
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert len(rows) == 10 and {(r["llm_retries"], r["llm_retry_wait"], r["rate_limit_wait"]) for r in rows} == {
         ("0", "0.0", "0.0")}
+
+
+def test_extra_may_not_set_what_corral_tui_sets_itself() -> None:
+    """Before: `extra: {timeout: 3}` (or -M timeout=3) was accepted and every trial then errored."""
+    from corral_core.errors import UserError
+
+    with pytest.raises(UserError, match=r"model.extra.timeout.*set by corral-tui itself"):
+        spec_from_dict({"name": "p", "suite": str(SAMPLEMATH), "model": {"id": "openai/x", "extra": {"timeout": 3}}},
+                       SAMPLEMATH.parent)
