@@ -91,3 +91,17 @@ def test_the_config_file_comes_from_the_user_config_folder_or_corral_tui_config(
     monkeypatch.setenv("CORRAL_TUI_CONFIG", str(tmp_path / "missing.toml"))
     with pytest.raises(UserError, match="named by CORRAL_TUI_CONFIG does not exist"):
         parse_options([], environ={})
+
+
+@pytest.mark.anyio
+async def test_a_keymap_from_the_config_file_rebinds_the_workbench(tmp_path: Path) -> None:
+    from corral_tui.screens.history import HistoryScreen
+    from tests.tui.helpers import SIZE, make_app, wait_for, wait_ready
+
+    config = write_config(tmp_path, '[keymap]\n"app.history" = "f6"\n')
+    options = parse_options([], environ={}, config=config)
+    app = make_app(tmp_path, keymap=dict(options.keymap))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("f6")
+        await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen), "the history screen on f6")
