@@ -17,8 +17,8 @@ import shlex
 import signal
 import sys
 import threading
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
