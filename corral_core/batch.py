@@ -17,6 +17,7 @@ import shlex
 import signal
 import sys
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,62 @@ def open_repository(db: str | None, *, create: bool = True) -> tuple[Any, Any]:
     return engine, Repository(engine)
 
 
-def batch_main(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class BatchOptions:
+    """What `corral-tui --batch` was asked to do (built by corral_tui.cli from flags, environment and file)."""
+
+    batch: str  # the spec file
+    db: str | None = None
+    server: str | None = None
+    token: str | None = None
+    model: str | None = None  # every arm on this model id
+    model_base_url: str | None = None
+    max_connections: int | None = None
+    temperature: float | None = None
+    max_retries: int | None = None
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+    price: tuple[float, float] | None = None  # USD per million prompt / completion tokens
+    model_args: dict[str, Any] = field(default_factory=dict)  # -M KEY=VALUE: litellm parameters
+    json: str | None = None
+    junit: str | None = None
+    summary_md: str | None = None
+    fail_under: float | None = None
+    resume: str | None = None
+    retry_errors: str | None = None  # "" : the newest benchmark of the spec; None: not asked
+    executor: str | None = None
+    workers: int | None = None
+    quiet: bool = False
+    litellm_callback: tuple[str, ...] = ()  # --litellm-callback: report every LLM call to these litellm callbacks
+
+    def model_settings(self) -> dict[str, Any]:
+        """The model keys the flags set on every arm's model (spec.with_overrides)."""
+        settings: dict[str, Any] = {
+            "api_base": self.model_base_url, "max_connections": self.max_connections,
+            "temperature": self.temperature, "max_retries": self.max_retries,
+            "requests_per_minute": self.requests_per_minute, "tokens_per_minute": self.tokens_per_minute,
+            "price": None if self.price is None else {"input": self.price[0], "output": self.price[1]},
+            "extra": dict(self.model_args) or None}
+        return {key: value for key, value in settings.items() if value is not None}
+
+    def command_flags(self) -> list[str]:
+        """The flags that choose what runs (store, server, model settings), as a command line repeats them."""
+        parts: list[str] = []
+        for flag, value in (("--db", self.db), ("--server", self.server), ("--model", self.model),
+                            ("--model-base-url", self.model_base_url), ("--max-connections", self.max_connections),
+                            ("--temperature", self.temperature), ("--max-retries", self.max_retries),
+                            ("--rpm", self.requests_per_minute), ("--tpm", self.tokens_per_minute),
+                            ("--price", None if self.price is None else f"{self.price[0]:g},{self.price[1]:g}")):
+            if value is not None and value != "":
+                parts += [flag, str(value)]
+        for key, value in self.model_args.items():
+            parts += ["-M", f"{key}={value}"]
+        for callback in self.litellm_callback:
+            parts += ["--litellm-callback", callback]
+        return parts
+
+
+def batch_main(args: BatchOptions) -> int:
     """Run the spec in `args.batch` headless; see the module docstring for exit codes."""
     from corral_core.spec import load_spec
     from corral_core.spec.preflight import check_models
@@ -151,12 +207,12 @@ def batch_main(args: argparse.Namespace) -> int:
     spec = load_spec(args.batch)  # before the runner's imports (seconds): a bad spec is refused at once
     from corral_core.runner import BenchmarkRunner
 
-    if getattr(args, "model", None):
+    if args.model:
         spec = spec.with_overrides(model=args.model)
-    base_url, max_connections = getattr(args, "model_base_url", None), getattr(args, "max_connections", None)
-    if base_url or max_connections:
-        spec = spec.with_overrides(api_base=base_url, max_connections=max_connections)
-    callbacks = tuple(getattr(args, "litellm_callback", None) or ())
+    settings = args.model_settings()
+    if settings:
+        spec = spec.with_overrides(**settings)
+    callbacks = tuple(args.litellm_callback)
     if callbacks:
         from dataclasses import replace
 
@@ -165,16 +221,17 @@ def batch_main(args: argparse.Namespace) -> int:
         for name in callbacks:
             check_callback(name)
         spec = replace(spec, litellm_callbacks=tuple(dict.fromkeys((*spec.litellm_callbacks, *callbacks))))
-    check_models(spec, file=spec.source, where="--model" if getattr(args, "model", None) else "model",
+    check_models(spec, file=spec.source, where="--model" if args.model else "model",
                  fix="correct the model id (a litellm id such as openai/gpt-4o-mini); `scripted/<script>` runs "
                      "offline.")
-    retry = getattr(args, "retry_errors", None)
+    retry = args.retry_errors
     if retry is not None and args.resume:
         raise UserError("--resume and --retry-errors cannot be used together.", where="--retry-errors",
                         fix="--resume ID finishes an interrupted run; --retry-errors ID re-runs the errored "
                             "trials of a finished one. Pick one.")
     report.check_writable(args.json, "--json")
     report.check_writable(args.junit, "--junit")
+    report.check_writable(args.summary_md, "--summary-md")
     err = Console(stderr=True)
     if not err.is_terminal:
         err = Console(stderr=True, soft_wrap=True, no_color=True, highlight=False)
@@ -183,8 +240,7 @@ def batch_main(args: argparse.Namespace) -> int:
     sinks: list[EventSink] = [LiveRunNotice(err), *([progress] if progress is not None else [])]
     runner = BenchmarkRunner(spec, repository=repository, writer_sink=writer, sink=sinks,
                              server_url=args.server, token=args.token,
-                             executor=getattr(args, "executor", None) or spec.executor,
-                             workers=getattr(args, "workers", None))
+                             executor=args.executor or spec.executor, workers=args.workers)
     cancel = threading.Event()
     stop = _StopSignals(cancel, err).install()
     try:
@@ -213,6 +269,10 @@ def batch_main(args: argparse.Namespace) -> int:
     if args.junit:
         report.write_text(args.junit, report.junit_xml(spec.name, list(result.json_rows()),
                                                          [a.name for a in spec.arms], spec.task_ids, document["arms"]))
+    if args.summary_md:
+        from corral_core.summary import summary_markdown
+
+        report.write_text(args.summary_md, summary_markdown(document, result.json_rows()))
     return _exit_code(result, args.fail_under, _resume_command(args, result.benchmark_id), err, stop.exit_code)
 
 
@@ -263,15 +323,9 @@ class _StopSignals:
         self.err.print(f"stopping: running trials are cancelled ({again} to abort at once)")
 
 
-def _resume_command(args: argparse.Namespace, benchmark_id: str) -> str:
-    """The command line that resumes this run: the same spec, store and server."""
-    parts = ["corral-tui", "--batch", args.batch]
-    for flag, value in (("--db", args.db), ("--server", args.server), ("--model", getattr(args, "model", None)),
-                        ("--model-base-url", getattr(args, "model_base_url", None)),
-                        ("--max-connections", getattr(args, "max_connections", None))):
-        if value:
-            parts += [flag, str(value)]
-    return shlex.join([*parts, "--resume", benchmark_id])
+def _resume_command(args: BatchOptions, benchmark_id: str) -> str:
+    """The command line that resumes this run: the same spec, store, server and model settings."""
+    return shlex.join(["corral-tui", "--batch", args.batch, *args.command_flags(), "--resume", benchmark_id])
 
 
 def _exit_code(result: Any, fail_under: float | None, resume_command: str, err: Console,
@@ -290,6 +344,20 @@ def _exit_code(result: Any, fail_under: float | None, resume_command: str, err: 
         err.print(f"headline score {shown} is below --fail-under {fail_under:g}.", highlight=False)
         code = EXIT_FAILED
     return code
+
+
+def _with_transcripts(repository: Any, rows: Any, page: int = 500) -> Any:
+    """The export's trial rows as dicts, each with its messages and tool calls (read a page of trials at a time)."""
+    from itertools import islice
+
+    from corral_core.runner.results import ROW_KEYS
+
+    trial_at = ROW_KEYS.index("trial_id")
+    rows = iter(rows)
+    while chunk := list(islice(rows, page)):
+        transcripts = repository.transcripts([values[trial_at] for values in chunk])
+        for values in chunk:
+            yield {**dict(zip(ROW_KEYS, values, strict=True)), **transcripts[values[trial_at]]}
 
 
 # --- history and export ------------------------------------------------------------------------------
@@ -344,7 +412,7 @@ def _default_store_exists() -> bool:
 
 
 def export_main(argv: list[str]) -> int:
-    """`corral-tui export ID --format json|csv [--db URL] [--output FILE]`."""
+    """`corral-tui export ID --format json|csv [--db URL] [--output FILE] [--with-transcripts]`."""
     from corral_core.runner.results import ROW_KEYS, stored_trial_values
 
     parser = _store_parser("corral-tui export", "Write a recorded benchmark's results as JSON, its trials as CSV, "
@@ -353,7 +421,13 @@ def export_main(argv: list[str]) -> int:
     parser.add_argument("--format", choices=("json", "csv", "inspect"), default="json")
     parser.add_argument("--output", "-o", metavar="FILE", default=None,
                         help="file to write (default: stdout); with --format inspect, a folder (default: inspect-logs)")
+    parser.add_argument("--with-transcripts", action="store_true",
+                        help="JSON only: each trial also carries its messages and tool calls (what the agent and "
+                             "the model said, the tools' arguments and results)")
     args = _parse(parser, argv)
+    if args.with_transcripts and args.format != "json":
+        raise UserError("--with-transcripts needs --format json.", where="--with-transcripts",
+                        fix="CSV and Inspect logs have their own shape; export JSON for the transcripts.")
     if args.format == "inspect":
         args.output = args.output or "inspect-logs"
         if Path(args.output).exists() and not Path(args.output).is_dir():
@@ -384,7 +458,9 @@ def export_main(argv: list[str]) -> int:
                         spec_digest=info.spec_digest, headline_score=info.headline_score,
                         attempt_status=info.attempt_status, created_at=info.created_at.isoformat(),
                         finished_at=info.finished_at.isoformat() if info.finished_at else None,
-                        spec_yaml=info.spec_yaml, trials=report.JsonStream(rows, keys=ROW_KEYS))
+                        spec_yaml=info.spec_yaml,
+                        trials=report.JsonStream(_with_transcripts(repository, rows)) if args.with_transcripts
+                        else report.JsonStream(rows, keys=ROW_KEYS))
         if not info.metrics:
             document["note"] = "the benchmark never finished, so it has no metrics; resume it to compute them."
         report.write_json(args.output, document)

@@ -31,7 +31,7 @@ CSV_COLUMNS = (
     "trial_id", "benchmark_id", "arm", "task_id", "trial_index", "episode_id", "agent", "model", "verbosity",
     "status", "score", "success", "answer", "explanation", "surrendered", "error", "fault", "prompt_tokens",
     "completion_tokens", "total_tokens", "cost", "duration", "tool_duration", "iterations", "assisted",
-    "started_at", "finished_at",
+    "started_at", "finished_at", "llm_retries", "llm_retry_wait", "rate_limit_wait",
 )
 NOT_MEASURED = frozenset({"skipped", "cancelled", "running"})
 
@@ -461,7 +461,7 @@ def _pass_k_notes(arm: str, m: dict[str, Any]) -> list[str]:
     return notes
 
 
-def _chain_line(arm: str, chain: dict[str, Any]) -> str:
+def chain_line(arm: str, chain: dict[str, Any]) -> str:
     links = ", ".join(f"{t} {_num(s.get('success_rate'))}" for t, s in (chain.get("links") or {}).items())
     weights = ", ".join(f"{t} {w:.3g}" for t, w in (chain.get("weights") or {}).items())
     note = f"; {chain['weights_note']}" if chain.get("weights_note") else ""
@@ -512,7 +512,7 @@ def print_arms(document: dict[str, Any], console: Console) -> None:
             say(_calibration_line(name, m["surrender_calibration"]))
     for arm, chains in (document.get("chains") or {}).items():
         for chain in chains:
-            say(_chain_line(arm, chain))
+            say(chain_line(arm, chain))
 
 
 def planned_trials(benchmark: Any) -> int | None:

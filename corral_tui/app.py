@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from rich.text import Text
 from textual import on, work
@@ -34,6 +34,9 @@ from corral_core.events import Event, EventKind
 from corral_tui.commands import ActionsProvider, all_binding_owners, binding_rows
 from corral_tui.config import WorkbenchConfig, config_from_args
 from corral_tui.live import LiveRun
+
+if TYPE_CHECKING:
+    from corral_tui.options import CliOptions
 from corral_tui.messages import (
     ApprovalsChanged,
     ApprovalsRequested,
@@ -617,8 +620,8 @@ def create_app(config: WorkbenchConfig) -> WorkbenchApp:
     return WorkbenchApp(config)
 
 
-def run_app(args: Any) -> int:
-    """`corral-tui` without --batch: open the workbench (argparse namespace from corral_tui.cli)."""
-    app = create_app(config_from_args(args))
+def run_app(options: CliOptions) -> int:
+    """`corral-tui` without --batch: open the workbench (typed options from corral_tui.cli)."""
+    app = create_app(config_from_args(options))
     app.run()
     return int(app.return_code or 0)

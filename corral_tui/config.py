@@ -12,17 +12,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from corral_tui.options import CliOptions
 
 SUITE_SKIP_SUFFIXES = (".bench.yaml", ".script.yaml")
 FIRST_SUITE = "samplemath"
 
 
 def sample_suite_paths() -> list[Path]:
-    """The repository's sample suites: sample_tasks/*.yaml without specs and scripts."""
-    import corral_core
+    """The sample suites (sample_tasks/*.yaml without specs and scripts), shipped in the package."""
+    from corral_core.samples import sample_tasks_dir
 
-    folder = Path(corral_core.__file__).resolve().parents[1] / "sample_tasks"
+    folder = sample_tasks_dir()
     paths = sorted(p for p in folder.glob("*.yaml") if not p.name.endswith(SUITE_SKIP_SUFFIXES))
     return sorted(paths, key=lambda p: p.stem != FIRST_SUITE)  # the quick-start suite on top
 
@@ -89,11 +92,12 @@ class WorkbenchConfig:
     title: str = "corral-tui"
 
 
-def config_from_args(args: Any) -> WorkbenchConfig:
-    """The workbench config from the CLI's argparse namespace (suite, db, server, token, model, executor)."""
+def config_from_args(options: CliOptions) -> WorkbenchConfig:
+    """The workbench config from the command line's typed options (flags, environment and user config:
+    suite, db, server, token, model, executor, keymap)."""
     from corral_core.errors import UserError
 
-    suites = [Path(p).expanduser() for p in (getattr(args, "suite", None) or [])] or sample_suite_paths()
+    suites = [Path(p).expanduser() for p in options.suite] or sample_suite_paths()
     missing = [str(p) for p in suites if not p.is_file()]
     if missing:
         raise UserError(f"suite file not found: {', '.join(missing)}.", where="--suite",
@@ -103,17 +107,15 @@ def config_from_args(args: Any) -> WorkbenchConfig:
                         fix="pass --suite FILE.")
     from corral_core.constants import EXECUTOR_FIX, is_executor
 
-    executor = (getattr(args, "executor", None) or "local").strip()
+    executor = (options.executor or "local").strip()
     if not is_executor(executor):
         raise UserError(f"unknown executor {executor!r}.", where="--executor", fix=EXECUTOR_FIX)
-    db = getattr(args, "db", None)
+    db = options.db
     if not db:
         from corral_core.store import default_db_path
 
         db = str(default_db_path())
-    return WorkbenchConfig(suite_paths=suites, db_url=str(db), server_url=getattr(args, "server", None),
-                           token=getattr(args, "token", None), model=getattr(args, "model", None),
-                           model_base_url=getattr(args, "model_base_url", None),
-                           max_connections=getattr(args, "max_connections", None), executor=executor,
-                           workers=getattr(args, "workers", None),
-                           confirm_destructive=not getattr(args, "no_confirm", False))
+    return WorkbenchConfig(suite_paths=suites, db_url=str(db), server_url=options.server, token=options.token,
+                           model=options.model, model_base_url=options.model_base_url,
+                           max_connections=options.max_connections, executor=executor, workers=options.workers,
+                           confirm_destructive=not options.no_confirm, keymap=dict(options.keymap))

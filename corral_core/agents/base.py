@@ -327,14 +327,14 @@ class BaseAgent(ABC):
             try:
                 result = completion(settings, request, tools or None, context=context)
             except LLMError as exc:
-                self._ledger.llm_retries += exc.retries
+                self._ledger.count_waits(exc.retries, exc.retry_wait, exc.rate_limit_wait)
                 traced.fail(str(exc.error_type or exc.kind), str(exc))
                 raise
             traced.set({"gen_ai.response.model": result.model,
                         "gen_ai.usage.input_tokens": result.usage.prompt_tokens,
                         "gen_ai.usage.output_tokens": result.usage.completion_tokens,
                         "corral.llm.retries": result.retries, "corral.cost": result.cost})
-        self._ledger.llm_retries += result.retries
+        self._ledger.count_waits(result.retries, result.retry_wait, result.rate_limit_wait)
         self._ledger.add(result.usage, result.cost)
         limits = self._ledger.limits
         if limits is not None:  # the response is recorded below either way; the next step is refused
@@ -356,7 +356,7 @@ class BaseAgent(ABC):
                   tool_calls=[c.to_dict() for c in result.tool_calls], usage=result.usage.to_dict(),
                   cost=result.cost, duration=result.duration, model=result.model or settings.model,
                   arm=self.arm, trial_index=self.trial_index, retries=result.retries,
-                  retry_wait=round(result.retry_wait, 3))
+                  retry_wait=round(result.retry_wait, 3), rate_limit_wait=round(result.rate_limit_wait, 3))
 
     def _last_reply(self) -> str | None:
         """The model's last text in this trial (what a trial stopped by a limit is scored on)."""
@@ -369,6 +369,11 @@ class BaseAgent(ABC):
     def llm_retries(self) -> int:
         """Transient provider failures (429, timeout, 5xx) retried in the current (or last) trial."""
         return self._ledger.llm_retries
+
+    @property
+    def llm_waits(self) -> tuple[float, float]:
+        """Seconds the current (or last) trial waited (before retries, for the per-minute budgets)."""
+        return self._ledger.llm_retry_wait, self._ledger.rate_limit_wait
 
 
     # ----------------------------------------------------------------- tools

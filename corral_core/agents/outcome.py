@@ -86,6 +86,8 @@ class TrialLedger:
         self.wait_seconds = 0.0  # time spent paused by a controller; excluded from durations
         self.assisted = False
         self.llm_retries = 0  # transient provider failures retried (not the agent's failures)
+        self.llm_retry_wait = 0.0  # seconds waited before those retries
+        self.rate_limit_wait = 0.0  # seconds waited for the model's requests/tokens-per-minute budget
         self.limits: Any = None  # the trial's UsageLimits (agents/limits.py), charged after every LLM call
         self.breakpoints: Any = None  # the trial's BreakpointWatch (agents/breakpoints.py) (tool and LLM checks)
 
@@ -98,6 +100,12 @@ class TrialLedger:
         self.usage = self.usage + usage
         if cost is not None:
             self.cost = (self.cost or 0.0) + cost
+
+    def count_waits(self, retries: int, retry_wait: float, rate_limit_wait: float) -> None:
+        """One LLM call's retries and waits (before retries, for the per-minute budgets)."""
+        self.llm_retries += retries
+        self.llm_retry_wait += retry_wait
+        self.rate_limit_wait += rate_limit_wait
 
     def next_message_index(self) -> int:
         index = self.message_seq

@@ -150,8 +150,12 @@ def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: l
     litellm = _litellm()
     kwargs = _request_kwargs(settings, messages, tools, context)
     started = time.perf_counter()
-    waited = 0.0
+    waited = throttled = 0.0
+    limiter = retry.rate_limiter(settings.model, settings.api_base, settings.requests_per_minute,
+                                 settings.tokens_per_minute)
     for attempt in range(int(settings.max_retries) + 1):
+        if limiter is not None:
+            throttled += limiter.acquire()
         try:
             with retry.connection_slot(settings.model, settings.api_base, settings.max_connections), \
                     _quiet(settings.model.startswith(OFFLINE_PREFIXES)):
@@ -160,7 +164,7 @@ def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: l
         except Exception as exc:  # litellm raises many types; all become LLMError with the provider's words
             error = _map_error(exc, settings)
             if attempt >= settings.max_retries or not retry.is_transient(error):
-                error.retries, error.retry_wait = attempt, waited
+                error.retries, error.retry_wait, error.rate_limit_wait = attempt, waited, throttled
                 if attempt:
                     error.message = f"{error.message} [gave up after {attempt} retries, {waited:.1f} s of waiting]"
                     error.args = (error.message,)
@@ -172,7 +176,9 @@ def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: l
             waited += pause
     duration = time.perf_counter() - started
     result = _to_result(response, settings, duration, litellm)
-    result.retries, result.retry_wait = attempt, waited
+    result.retries, result.retry_wait, result.rate_limit_wait = attempt, waited, throttled
+    if limiter is not None:
+        limiter.charge(result.usage.total_tokens)
     return result
 
 
@@ -239,8 +245,14 @@ def _to_result(response: Any, settings: ModelSettings, duration: float, litellm:
     total = int(getattr(raw_usage, "total_tokens", 0) or 0) or prompt + completion_tokens
     content = message.content if isinstance(message.content, str) or message.content is None else str(message.content)
     return LLMResult(content=content, tool_calls=calls, usage=Usage(prompt, completion_tokens, total),
-                     cost=None if settings.model.startswith(OFFLINE_PREFIXES) else _cost(response, litellm),
+                     cost=_priced(settings.price, prompt, completion_tokens) if settings.price is not None
+                     else None if settings.model.startswith(OFFLINE_PREFIXES) else _cost(response, litellm),
                      model=settings.model, duration=duration)
+
+
+def _priced(price: tuple[float, float], prompt_tokens: int, completion_tokens: int) -> float:
+    """USD at the settings' own price (per million prompt / completion tokens), litellm's price list aside."""
+    return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
 
 
 def _cost(response: Any, litellm: ModuleType) -> float | None:

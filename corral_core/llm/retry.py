@@ -11,6 +11,12 @@ model's `max_retries` (DEFAULT_MAX_RETRIES unless the spec says otherwise).
 caller of the same model shares one semaphore; a changed limit applies to requests that start after it.
 On the Dask executors the slots are leases of one Dask `Semaphore` per model, shared by every worker
 (runner/dask_worker.py installs it with `set_slot_factory`).
+
+`requests_per_minute` and `tokens_per_minute` are budgets per model id (and api_base) in this process
+(on the Dask executors: per worker process), refilled continuously: a request starts when one request
+of the minute's budget is left and the token budget is not overspent; its tokens are charged when it
+answers, so a call that overspends makes the next ones wait. The waits are returned to completion(),
+which reports them (`rate_limit_wait`) apart from the retries' waits.
 """
 
 from __future__ import annotations
@@ -25,14 +31,15 @@ from typing import Any
 
 from corral_core.llm.types import DEFAULT_MAX_RETRIES, LLMError
 
-__all__ = ["DEFAULT_MAX_RETRIES", "connection_slot", "is_transient", "retry_after", "set_slot_factory",
-           "wait_before_retry"]
+__all__ = ["DEFAULT_MAX_RETRIES", "RateLimiter", "connection_slot", "is_transient", "rate_limiter", "retry_after",
+           "set_slot_factory", "wait_before_retry"]
 BACKOFF_BASE = 1.0  # seconds before the first retry (then 2, 4, 8, ... with full jitter)
 BACKOFF_CAP = 30.0  # no computed backoff waits longer than this
 RETRY_AFTER_CAP = 120.0  # a provider's Retry-After is honoured up to this many seconds
 TRANSIENT_KINDS = frozenset({"rate_limit", "timeout"})
 
 sleep: Callable[[float], None] = time.sleep  # tests replace it to see the waits without taking them
+clock: Callable[[], float] = time.monotonic  # ... and this, to move time on by the waits they saw
 
 
 def is_transient(error: LLMError) -> bool:
@@ -136,3 +143,77 @@ def connection_slot(model: str, api_base: str | None, limit: int | None) -> Iter
         yield
     finally:
         semaphore.release()
+
+
+# ------------------------------------------------------------------- requests / tokens per minute
+class RateLimiter:
+    """A model's requests- and tokens-per-minute budgets: two buckets refilled continuously."""
+
+    def __init__(self, requests_per_minute: int | None, tokens_per_minute: int | None) -> None:
+        self.requests_per_minute = requests_per_minute
+        self.tokens_per_minute = tokens_per_minute
+        self._requests = float(requests_per_minute or 0)  # what is left of each budget
+        self._tokens = float(tokens_per_minute or 0)
+        self._stamp = clock()
+        self._lock = threading.Lock()
+
+    def acquire(self) -> float:
+        """Take one request of the budget, waiting until there is one (and the tokens are not
+        overspent); returns the seconds waited."""
+        waited = 0.0
+        while True:
+            with self._lock:
+                self._refill()
+                pause = self._wait_needed()
+                if pause <= 0:
+                    if self.requests_per_minute:
+                        self._requests -= 1
+                    return waited
+            sleep(pause)
+            waited += pause
+
+    def charge(self, tokens: int) -> None:
+        """Spend `tokens` (an answered call's prompt + completion tokens) from the token budget."""
+        if self.tokens_per_minute and tokens > 0:
+            with self._lock:
+                self._refill()
+                self._tokens -= tokens
+
+    def _refill(self) -> None:
+        now = clock()
+        minutes = max(0.0, now - self._stamp) / 60.0
+        self._stamp = now
+        if self.requests_per_minute:
+            self._requests = min(float(self.requests_per_minute), self._requests + minutes * self.requests_per_minute)
+        if self.tokens_per_minute:
+            self._tokens = min(float(self.tokens_per_minute), self._tokens + minutes * self.tokens_per_minute)
+
+    def _wait_needed(self) -> float:
+        pause = 0.0
+        if self.requests_per_minute and self._requests < 1:
+            pause = (1 - self._requests) * 60.0 / self.requests_per_minute
+        if self.tokens_per_minute and self._tokens < 0:
+            pause = max(pause, -self._tokens * 60.0 / self.tokens_per_minute)
+        return pause
+
+
+_limiters: dict[tuple[str, int | None, int | None], RateLimiter] = {}
+
+
+def rate_limiter(model: str, api_base: str | None, requests_per_minute: int | None,
+                 tokens_per_minute: int | None) -> RateLimiter | None:
+    """The process's limiter for this model (shared by every caller with the same limits); None: no limits."""
+    if not requests_per_minute and not tokens_per_minute:
+        return None
+    key = (f"{model} {api_base or ''}", requests_per_minute, tokens_per_minute)
+    with _slots_lock:
+        limiter = _limiters.get(key)
+        if limiter is None:
+            limiter = _limiters[key] = RateLimiter(requests_per_minute, tokens_per_minute)
+        return limiter
+
+
+def reset_rate_limiters() -> None:
+    """Forget every budget (tests; a new run in the same process starts with full budgets otherwise too)."""
+    with _slots_lock:
+        _limiters.clear()

@@ -24,13 +24,13 @@ import os
 import re
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from corral_core.llm.types import CallContext, LLMError, LLMToolCall
+from corral_core.samples import sample_tasks_dir as sample_tasks_dir  # where the sample scripts are
 from corral_core.yamlfile import safe_load
 
 SCRIPTS_ENV = "CORRAL_TUI_SCRIPTS"
@@ -45,14 +45,6 @@ class ScriptedTurn:
 
     content: str | None
     tool_calls: tuple[LLMToolCall, ...] = ()
-
-
-@lru_cache(maxsize=1)  # on every scripted call's path: resolve() costs a few lstat calls
-def sample_tasks_dir() -> Path:
-    """The repository's sample_tasks/ directory, located from the corral_core package."""
-    import corral_core
-
-    return Path(corral_core.__file__).resolve().parents[1] / "sample_tasks"
 
 
 def script_dirs() -> list[Path]:

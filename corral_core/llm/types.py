@@ -19,7 +19,7 @@ DEFAULT_MAX_RETRIES = 4  # transient failures (429, timeout, 5xx) retried per ca
 # Keyword arguments completion() sets itself; `extra` may not override them.
 RESERVED_PARAMS = frozenset(
     {"model", "messages", "tools", "metadata", "timeout", "max_retries", "api_base", "api_key", "temperature",
-     "stream", "num_retries", "max_connections"}
+     "stream", "num_retries", "max_connections", "requests_per_minute", "tokens_per_minute", "price"}
 )
 
 
@@ -35,6 +35,9 @@ class ModelSettings:
     max_retries: int = DEFAULT_MAX_RETRIES
     extra: dict[str, Any] = field(default_factory=dict)
     max_connections: int | None = None  # requests of this model in flight at once, per process; None: no cap
+    requests_per_minute: int | None = None  # requests started per minute, per process; None: no limit
+    tokens_per_minute: int | None = None  # prompt + completion tokens per minute, per process; None: no limit
+    price: tuple[float, float] | None = None  # USD per million (prompt, completion) tokens; None: litellm's price
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
@@ -53,6 +56,10 @@ class ModelSettings:
             if self.max_connections < 1:
                 raise ValueError(f"model settings for {self.model}: `max_connections` must be >= 1, got "
                                  f"{self.max_connections!r}.")
+        for name in ("requests_per_minute", "tokens_per_minute"):
+            limit = getattr(self, name)
+            if limit is not None and (_number(self.model, name, limit, int, "a whole number >= 1") < 1):
+                raise ValueError(f"model settings for {self.model}: `{name}` must be >= 1, got {limit!r}.")
         if self.extra is None:
             self.extra = {}
         if not isinstance(self.extra, dict):
@@ -132,6 +139,7 @@ class LLMResult:
     duration: float
     retries: int = 0  # transient failures (429, timeout, 5xx) retried before this answer
     retry_wait: float = 0.0  # seconds spent waiting between those attempts
+    rate_limit_wait: float = 0.0  # seconds waited for the model's requests/tokens-per-minute budget
 
 
 class LLMError(Exception):
@@ -151,6 +159,7 @@ class LLMError(Exception):
         self.error_type = error_type
         self.retries = 0  # transient failures retried before giving up (set by completion())
         self.retry_wait = 0.0
+        self.rate_limit_wait = 0.0  # seconds waited for the requests/tokens-per-minute budget
         super().__init__(message)
 
     def __repr__(self) -> str:

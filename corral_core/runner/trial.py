@@ -167,7 +167,8 @@ def build_agent(arm: ArmSpec, spec: BenchmarkSpec, hooks: AgentHooks | None, sin
     settings = ModelSettings(model=model.id, api_base=model.api_base, api_key_env=model.api_key_env,
                              temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
                              timeout=model.timeout, max_retries=model.max_retries, extra=dict(model.extra),
-                             max_connections=model.max_connections)
+                             max_connections=model.max_connections, requests_per_minute=model.requests_per_minute,
+                             tokens_per_minute=model.tokens_per_minute, price=model.price)
     if spec.litellm_callbacks:  # here, so trials on Dask workers report to them too
         use_callbacks(spec.litellm_callbacks)
     cls = AGENT_CLASSES[arm.agent.type]
@@ -184,7 +185,8 @@ def started_data(arm: ArmSpec, index: int, episode_id: str | None) -> dict[str, 
 def _finished_data(arm: ArmSpec, index: int, episode_id: str | None, **values: Any) -> dict[str, Any]:
     data = {"status": "error", "score": None, "answer": None, "surrendered": False, "error": None, "fault": None,
             "explanation": None, "iterations": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
-            "cost": None, "duration": 0.0, "tool_duration": 0.0, "assisted": False, "llm_retries": 0}
+            "cost": None, "duration": 0.0, "tool_duration": 0.0, "assisted": False, "llm_retries": 0,
+            "llm_retry_wait": 0.0, "rate_limit_wait": 0.0}
     data.update(values)
     data.update(arm=arm.name, trial_index=index, episode_id=episode_id)  # extra keys: for progress readers
     return data
@@ -282,7 +284,8 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
         iterations=outcome.iterations, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
         total_tokens=usage.total_tokens, cost=outcome.cost, duration=outcome.duration,
         tool_duration=interface.tool_duration, assisted=bool(outcome.assisted) or ctx.assists.pop(trial_id),
-        llm_retries=agent.llm_retries,
+        llm_retries=agent.llm_retries, llm_retry_wait=round(agent.llm_waits[0], 3),
+        rate_limit_wait=round(agent.llm_waits[1], 3),
     )
     if outcome.status == "limit":  # not an error: the limit ended it; the reason goes with the grader's words
         data.update(error=None, explanation="; ".join(t for t in (outcome.error, outcome.explanation) if t))

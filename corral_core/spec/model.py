@@ -21,7 +21,9 @@ SPEC_KEYS = ("name", "description", "suite", "suites", "agent", "model", "arms",
              "chain", "limits", "executor", "equivalence_margin", "litellm_callbacks")
 CHAIN_KEYS = ("weights",)
 AGENT_KEYS = ("type", "max_iterations", "temperature", "system_prompt", "options")
-MODEL_KEYS = ("id", "api_base", "api_key_env", "temperature", "timeout", "max_retries", "max_connections", "extra")
+MODEL_KEYS = ("id", "api_base", "api_key_env", "temperature", "timeout", "max_retries", "max_connections", "extra",
+              "requests_per_minute", "tokens_per_minute", "price")
+PRICE_KEYS = ("input", "output")  # USD per million prompt / completion tokens
 ARM_KEYS = ("name", "verbosity", "model", "agent")
 TIMEOUT_KEYS = ("trial", "tool", "grader", "approval")
 LIMIT_SCOPES = ("trial", "benchmark")
@@ -47,12 +49,17 @@ class ModelSpec:
     max_retries: int = DEFAULT_MAX_RETRIES  # transient failures (429, timeout, 5xx) retried per LLM call
     extra: dict[str, Any] = field(default_factory=dict)
     max_connections: int | None = None  # requests in flight at once for this model id; None: no cap
+    requests_per_minute: int | None = None  # requests started per minute for this model id; None: no limit
+    tokens_per_minute: int | None = None  # tokens (prompt + completion) per minute for this model id
+    price: tuple[float, float] | None = None  # USD per million (prompt, completion) tokens; None: litellm's
 
     def to_dict(self) -> dict[str, Any]:
-        # max_connections is left out: it changes how fast a run goes, not its results (nor its digest)
+        # max_connections and the per-minute limits are left out: they change how fast a run goes, not its
+        # results (nor its digest); a price changes costs, so cost limits: in, but only when set
+        price = {"price": {"input": self.price[0], "output": self.price[1]}} if self.price is not None else {}
         return {"id": self.id, "api_base": self.api_base, "api_key_env": self.api_key_env,
                 "temperature": self.temperature, "timeout": self.timeout, "max_retries": self.max_retries,
-                "extra": dict(self.extra)}
+                "extra": dict(self.extra), **price}
 
 
 @dataclass(frozen=True)
@@ -212,9 +219,12 @@ class BenchmarkSpec:
         return len(self.arms) * len(self.task_ids) * self.trials_per_task
 
     def with_overrides(self, *, model: str | None = None, parallel: int | None = None, api_base: str | None = None,
-                       max_connections: int | None = None) -> BenchmarkSpec:
+                       max_connections: int | None = None, **model_settings: Any) -> BenchmarkSpec:
         """The same spec with every arm on `model` (the CLI's --model), and/or another `parallel`, and/or
-        every arm's model at `api_base` (--model-base-url) with at most `max_connections` (--max-connections)."""
+        every arm's model at `api_base` (--model-base-url) with at most `max_connections` (--max-connections).
+
+        `model_settings` sets other model keys on every arm's model (temperature, max_retries,
+        requests_per_minute, tokens_per_minute, price); `extra` is merged into each model's own extra."""
         data = json.loads(json.dumps(self.data, default=str))
         if model is not None:
             data["model"] = model
@@ -227,7 +237,8 @@ class BenchmarkSpec:
                 arms.pop("model", None)
         if parallel is not None:
             data["parallel"] = parallel
-        settings = {k: v for k, v in (("api_base", api_base), ("max_connections", max_connections)) if v is not None}
+        settings = {k: v for k, v in (("api_base", api_base), ("max_connections", max_connections),
+                                      *model_settings.items()) if v is not None}
         if settings:
             _set_model_keys(data, settings)
         from corral_core.spec import spec_from_dict
@@ -242,9 +253,10 @@ def _set_model_keys(data: dict[str, Any], settings: dict[str, Any]) -> None:
 
     def updated(model: Any) -> Any:
         if isinstance(model, str):
-            return {"id": model, **settings}
+            model = {"id": model}
         if isinstance(model, dict):
-            return {**model, **settings}
+            extra = {**(model.get("extra") or {}), **settings["extra"]} if "extra" in settings else None
+            return {**model, **settings, **({"extra": extra} if extra is not None else {})}
         return model
 
     if "model" in data:

@@ -16,7 +16,7 @@ from corral_core.constants import EXECUTOR_FIX, MAX_IN_FLIGHT, is_executor
 from corral_core.env import Suite, load_suite
 from corral_core.errors import UserError
 from corral_core.llm.callbacks import check_callback
-from corral_core.llm.types import DEFAULT_MAX_RETRIES
+from corral_core.llm.types import DEFAULT_MAX_RETRIES, RESERVED_PARAMS
 from corral_core.metrics.attempt import DIRECTIONS
 from corral_core.spec.checks import _Checker, _kind, did_you_mean
 from corral_core.spec.model import (
@@ -31,6 +31,7 @@ from corral_core.spec.model import (
     LIMIT_KEYS,
     LIMIT_SCOPES,
     MODEL_KEYS,
+    PRICE_KEYS,
     RESERVED_AGENT_OPTIONS,
     SPEC_KEYS,
     TIMEOUT_KEYS,
@@ -235,6 +236,12 @@ def _model(check: _Checker, at: KeyPath, value: Any, suites: tuple[Suite, ...] |
     def read(key: str, fallback: Any, reader: Any, *args: Any, **kwargs: Any) -> Any:
         return check.collect(fallback, reader, (*at, key), raw.get(key, fallback), *args, **kwargs)
 
+    extra = check.collect({}, check.mapping, (*at, "extra"), raw.get("extra") or {}, "`extra: {top_p: 0.9}`")
+    clash = sorted(RESERVED_PARAMS & set(extra))
+    if clash:
+        check.errors.append(check.fail((*at, "extra", clash[0]), f"`{clash[0]}` is set by corral-tui itself, not "
+                                       "through `extra`.", f"use the model's own key `{clash[0]}` where there is "
+                                       "one (temperature, timeout, max_retries, api_base, max_connections, ...)."))
     return ModelSpec(
         id=model_id,
         api_base=read("api_base", None, check.text, optional=True),
@@ -244,8 +251,29 @@ def _model(check: _Checker, at: KeyPath, value: Any, suites: tuple[Suite, ...] |
         max_retries=read("max_retries", DEFAULT_MAX_RETRIES, check.integer, 0),
         max_connections=None if raw.get("max_connections") is None else read("max_connections", None,
                                                                               check.integer, 1),
-        extra=check.collect({}, check.mapping, (*at, "extra"), raw.get("extra") or {}, "`extra: {top_p: 0.9}`"),
+        extra=extra,
+        requests_per_minute=None if raw.get("requests_per_minute") is None else read("requests_per_minute", None,
+                                                                                      check.integer, 1),
+        tokens_per_minute=None if raw.get("tokens_per_minute") is None else read("tokens_per_minute", None,
+                                                                                  check.integer, 1),
+        price=None if raw.get("price") is None else check.collect(None, _price, check, (*at, "price"), raw["price"]),
     )
+
+
+def _price(check: _Checker, at: KeyPath, value: Any) -> tuple[float, float]:
+    """`price: {input: 0.15, output: 0.6}`: USD per million prompt and completion tokens."""
+    raw = check.mapping(at, value, "`price: {input: 0.15, output: 0.6}` (USD per million tokens)")
+    check.keys(at, raw, PRICE_KEYS)
+    missing = [key for key in PRICE_KEYS if key not in raw]
+    if missing:
+        raise check.fail(at, f"the price has no `{missing[0]}`.",
+                         "give both: `price: {input: 0.15, output: 0.6}` (USD per million prompt / completion tokens).")
+    prices = tuple(check.number((*at, key), raw[key]) for key in PRICE_KEYS)
+    negative = next((key for key, price in zip(PRICE_KEYS, prices, strict=True) if price < 0), None)
+    if negative is not None:
+        raise check.fail((*at, negative), f"a price cannot be negative ({negative}: {raw[negative]}).",
+                         "give USD per million tokens, 0 for free.")
+    return prices[0], prices[1]
 
 
 def _resolve_script_path(model_id: str, base_dir: Path) -> str:

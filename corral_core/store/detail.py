@@ -5,6 +5,8 @@ Functions over an open connection; `Repository` opens it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import Connection, and_, select
 
 from corral_core.store import convert
@@ -95,3 +97,29 @@ def load_llm_response(
                 select(lc).where(position, lc.c.arm == arms[0]).order_by(lc.c.id.desc()).limit(1)
             ).first()
     return convert.llm_call_from_row(row._mapping) if row else None
+
+
+def load_transcripts(conn: Connection, trial_ids: list[str]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Each trial's conversation and tool calls, as the export writes them (`export --with-transcripts`):
+    {trial_id: {"messages": [...], "tool_calls": [...]}}, in their order within the trial. Two queries
+    for the whole list, whatever its length (a page of the export)."""
+    found: dict[str, dict[str, list[dict[str, Any]]]] = {t: {"messages": [], "tool_calls": []} for t in trial_ids}
+    m, c = message_table.c, tool_call_table.c
+    for row in conn.execute(select(m.trial_id, m.index, m.role, m.content, m.name, m.tool_calls_json, m.tool_call_id)
+                            .where(m.trial_id.in_(trial_ids)).order_by(m.trial_id, m.index)):
+        message: dict[str, Any] = {"role": row.role, "content": row.content}
+        if row.name:
+            message["name"] = row.name
+        if row.tool_calls_json:
+            message["tool_calls"] = convert.loads(row.tool_calls_json, [])
+        if row.tool_call_id:
+            message["tool_call_id"] = row.tool_call_id
+        found[row.trial_id]["messages"].append(message)
+    for call in conn.execute(select(c.trial_id, c.seq, c.tool_name, c.arguments_json, c.result, c.status,
+                                    c.error_message, c.risk, c.approval, c.duration, c.iteration)
+                             .where(c.trial_id.in_(trial_ids)).order_by(c.trial_id, c.seq)):
+        found[call.trial_id]["tool_calls"].append({
+            "seq": call.seq, "tool": call.tool_name, "arguments": convert.loads(call.arguments_json, {}),
+            "result": call.result, "status": call.status, "error": call.error_message, "risk": call.risk,
+            "approval": call.approval, "duration": call.duration, "iteration": call.iteration})
+    return found

@@ -93,6 +93,9 @@ def trial_started_values(event: Event) -> dict[str, Any]:
         "finished_at": None,
         "parent_trial_id": as_text(data.get("parent_trial_id")),
         "fork_iteration": None if data.get("fork_iteration") is None else as_int(data.get("fork_iteration")),
+        "llm_retries": 0,
+        "llm_retry_wait": 0.0,
+        "rate_limit_wait": 0.0,
     }
 
 
@@ -114,6 +117,9 @@ def trial_finished_values(event: Event) -> dict[str, Any]:
         "duration": as_float(data.get("duration")),
         "tool_duration": as_float(data.get("tool_duration")),
         "iterations": as_int(data.get("iterations")),
+        "llm_retries": as_int(data.get("llm_retries")),
+        "llm_retry_wait": as_float(data.get("llm_retry_wait")) or 0.0,
+        "rate_limit_wait": as_float(data.get("rate_limit_wait")) or 0.0,
         "finished_at": event_time(event),
     }
 

@@ -82,6 +82,9 @@ class TrialInfo:
     fault: str | None = None  # whose fault an error was (metrics.records.FAULTS)
     parent_trial_id: str | None = None  # a fork's parent trial (runner/fork.py)
     fork_iteration: int | None = None  # the 0-based iteration the fork ran live from
+    llm_retries: int = 0  # transient provider failures retried (429, timeout, 5xx)
+    llm_retry_wait: float = 0.0  # seconds waited before those retries
+    rate_limit_wait: float = 0.0  # seconds waited for the model's requests/tokens-per-minute budget
 
 
 @dataclass(slots=True)

@@ -590,6 +590,11 @@ class Repository:
         with self._read() as conn:
             return detail.load_timeline(conn, trial_id)
 
+    def transcripts(self, trial_ids: list[str]) -> dict[str, dict[str, list[dict[str, Any]]]]:
+        """Messages and tool calls of these trials (detail.load_transcripts): for `export --with-transcripts`."""
+        with self._read() as conn:
+            return detail.load_transcripts(conn, trial_ids)
+
     def llm_response(
         self, benchmark_id: str, arm: str, task_id: str, trial_index: int, role: str, turn: int
     ) -> LLMCallInfo | None:

@@ -140,6 +140,11 @@ class TrialRow(SQLModel, table=True):
     # A fork (runner/fork.py) replays its parent trial up to `fork_iteration` (0-based), then runs live.
     parent_trial_id: str | None = None
     fork_iteration: int | None = None
+    # Provider trouble, apart from the agent's own work: transient failures retried, the seconds waited
+    # before those retries, and the seconds waited for the model's requests/tokens-per-minute budget.
+    llm_retries: int = 0
+    llm_retry_wait: float = 0.0
+    rate_limit_wait: float = 0.0
 
 
 class MessageRow(SQLModel, table=True):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from corral_tui.cli import build_parser
+from corral_tui.cli import parse_options
 from corral_tui.config import config_from_args
 from corral_tui.screens.dialogs import ErrorScreen
 from corral_tui.widgets.run_form import RunForm
@@ -49,7 +49,7 @@ async def test_the_form_follows_the_selected_suite(tmp_path: Path) -> None:
 
 async def test_the_api_base_comes_from_the_form_and_the_command_line(tmp_path: Path) -> None:
     """--model and --model-base-url fill the form; the API base field reaches the spec's model."""
-    args = build_parser().parse_args(["--suite", str(SAMPLEMATH), "--model", "openai/local-model",
+    args = parse_options(["--suite", str(SAMPLEMATH), "--model", "openai/local-model",
                                       "--model-base-url", "http://127.0.0.1:8000/v1"])
     config = config_from_args(args)
     assert (config.model, config.model_base_url) == ("openai/local-model", "http://127.0.0.1:8000/v1")

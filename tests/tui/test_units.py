@@ -108,16 +108,16 @@ def test_the_stable_redactor_names_ids_in_order_of_appearance() -> None:
 
 def test_the_workbench_takes_executor_and_workers_from_the_command_line() -> None:
     from corral_core.errors import UserError
-    from corral_tui.cli import build_parser
+    from corral_tui.cli import parse_options
     from corral_tui.config import config_from_args
 
-    config = config_from_args(build_parser().parse_args(["--executor", "processes", "--workers", "2"]))
+    config = config_from_args(parse_options(["--executor", "processes", "--workers", "2"]))
     assert (config.executor, config.workers) == ("processes", 2)
-    assert config_from_args(build_parser().parse_args([])).executor == "local"
-    assert config_from_args(build_parser().parse_args(["--executor", "dask://10.0.0.5:8786"])).executor == \
+    assert config_from_args(parse_options([])).executor == "local"
+    assert config_from_args(parse_options(["--executor", "dask://10.0.0.5:8786"])).executor == \
         "dask://10.0.0.5:8786"
     with pytest.raises(UserError, match="unknown executor 'threads'"):
-        config_from_args(build_parser().parse_args(["--executor", "threads"]))
+        config_from_args(parse_options(["--executor", "threads"]))
 
 
 def test_a_pane_item_takes_at_least_the_lines_min_lines_counts() -> None:
