@@ -35,8 +35,19 @@ ATTEMPT_STYLES = {"improved": "green", "baseline": "cyan", "regressed": "red", "
 PAGE_BINDINGS = [
     Binding("n,pagedown", "page(1)", "Next page", id="history.next_page"),
     Binding("b,pageup", "page(-1)", "Prev page", id="history.prev_page"),
+    Binding("home", "row(0)", "First row", show=False, id="history.first_row"),
+    Binding("end", "row(-1)", "Last row", show=False, id="history.last_row"),
     Binding("escape", "app.pop_screen", "Back", id="history.back"),
 ]
+# History's columns besides Spec take about this many cells; Spec gets what is left (between the bounds),
+# so a long spec name (a fork's) is cut instead of pushing Status, Score and Attempt off the screen
+OTHER_COLUMNS_WIDTH = 48  # Benchmark, Status, Score, Attempt and the start of Trials
+SPEC_WIDTH = (12, 60)
+
+
+def fit(text: str, width: int) -> str:
+    """`text` in at most `width` cells, cut with an ellipsis."""
+    return text if len(text) <= width else text[:max(width - 1, 1)] + "…"
 TRIAL_COLUMNS = ("Trial", "Task", "Arm", "#", "Status", "Score", "Iter", "Tokens", "Duration", "Assisted")
 
 
@@ -105,6 +116,12 @@ class PagedScreen(QueryScreen, Generic[Item]):
     def rows(self, items: list[Item]) -> list[tuple[str, tuple[Any, ...]]]:
         raise NotImplementedError
 
+    def action_row(self, row: int) -> None:
+        """Home / End: the first or the last row of the page (DataTable's own go to a column)."""
+        table = self.table
+        if table.row_count:
+            table.move_cursor(row=row if row >= 0 else table.row_count - 1)
+
     def selected(self) -> Item | None:
         if self.page is None or not self.page.items:
             return None
@@ -134,8 +151,9 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.table.add_columns("Benchmark", "Date", "Spec", "Agent", "Model", "Arms", "Trials done/planned", "Status",
-                               "Score", "Attempt")
+        # Status, Score and Attempt right after the Spec (cut to fit), so they are on screen at any width
+        self.table.add_columns("Benchmark", "Spec", "Status", "Score", "Attempt", "Trials done/planned", "Arms",
+                               "Model", "Agent", "Date")
         self.table.focus()
         super().on_mount()
 
@@ -144,10 +162,13 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
 
     def rows(self, items: list[BenchmarkInfo]) -> list[tuple[str, tuple[Any, ...]]]:
         redact = self.redact
-        return [(b.id, (redact.ident(b.id), redact.timestamp(b.created_at), b.spec_name, b.agent or "-",
-                        clip(b.model or "-", 28), arm_label(b), _trial_counts(b), status_text(b.status),
+        spec_width = min(max(self.app.size.width - OTHER_COLUMNS_WIDTH, SPEC_WIDTH[0]), SPEC_WIDTH[1])
+        model_width = 28 if self.app.size.width >= 120 else 16
+        return [(b.id, (redact.ident(b.id), fit(b.spec_name, spec_width), status_text(b.status),
                         format_score(b.headline_score),
-                        Text(b.attempt_status or "-", style=ATTEMPT_STYLES.get(b.attempt_status or "", "dim"))))
+                        Text(b.attempt_status or "-", style=ATTEMPT_STYLES.get(b.attempt_status or "", "dim")),
+                        _trial_counts(b), arm_label(b), fit(clip(b.model or "-", 28), model_width), b.agent or "-",
+                        redact.timestamp(b.created_at)))
                 for b in items]
 
     @on(DataTable.RowSelected, "#rows")
