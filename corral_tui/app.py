@@ -45,6 +45,7 @@ from corral_tui.messages import (
     ForkRequested,
     ForkViewRequested,
     InterventionRequested,
+    ResumeRequested,
     RunFinished,
     RunRequested,
     RunStarted,
@@ -206,6 +207,13 @@ class WorkbenchApp(App[int]):
 
         self.post_message(RunFinished(self.services.session.fork(trial_id, choice.iteration, choice.intervention,
                                                                  on_started=started)))
+
+    @work(thread=True, exit_on_error=False, group="run")
+    def _resume(self, benchmark_id: str) -> None:
+        def started(active: ActiveRun) -> None:
+            self.post_message(RunStarted(active.total, False, active.model))
+
+        self.post_message(RunFinished(self.services.session.resume(benchmark_id, on_started=started)))
 
     @work(thread=True, exit_on_error=False, group="approvals")
     def _decide(self, request: ApprovalRequest, decision: Decision) -> None:
@@ -448,6 +456,19 @@ class WorkbenchApp(App[int]):
     def _back_to_workbench(self) -> None:
         while len(self.screen_stack) > 1:
             self.pop_screen()
+
+    @on(ResumeRequested)
+    def _resume_requested(self, message: ResumeRequested) -> None:
+        if not self._can_start():
+            return
+        self.call_later(self._back_to_workbench)  # it runs there, live, like any run
+        self.live.reset()
+        self.workbench_screen.reset_run()
+        self.workbench_screen.lock_form(True)
+        self.run_state = "starting"
+        self.workbench_screen.say(f"Resuming benchmark {self.config.redact.ident(message.benchmark_id)} from its "
+                                  "stored spec: its finished trials are kept, the missing ones run…")
+        self._resume(message.benchmark_id)
 
     @on(ForkViewRequested)
     def _fork_view_requested(self, message: ForkViewRequested) -> None:

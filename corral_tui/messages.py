@@ -140,6 +140,14 @@ class CompareRequested(Message):
         self.benchmark_id = benchmark_id
 
 
+class ResumeRequested(Message):
+    """Finish an interrupted (or stopped) stored benchmark from its stored spec, in the workbench."""
+
+    def __init__(self, benchmark_id: str) -> None:
+        super().__init__()
+        self.benchmark_id = benchmark_id
+
+
 class TrialsRequested(Message):
     """Open a stored benchmark's trials."""
 

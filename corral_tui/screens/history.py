@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Footer, Header, Label, Select
 from corral_core.report import planned_trials, trials_done_text
 from corral_tui.analysis import TRIAL_FILTER_STATUSES, Item, Page, TrialFilter, arm_label
 from corral_tui.config import Redactor
-from corral_tui.messages import CompareRequested, TimelineRequested, TrialsRequested
+from corral_tui.messages import CompareRequested, ResumeRequested, TimelineRequested, TrialsRequested
 from corral_tui.render import clip, format_score, status_text
 from corral_tui.screens.base import QueryScreen
 
@@ -141,7 +141,8 @@ def _trial_counts(benchmark: BenchmarkInfo) -> Text:
 class HistoryScreen(PagedScreen["BenchmarkInfo"]):
     """Past benchmarks, newest first."""
 
-    BINDINGS = [*PAGE_BINDINGS, Binding("m", "compare", "Compare arms", id="history.compare")]
+    BINDINGS = [*PAGE_BINDINGS, Binding("m", "compare", "Compare arms", id="history.compare"),
+                Binding("u", "resume", "Resume (finish it here)", id="history.resume")]
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -181,6 +182,16 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
         benchmark = self.selected()
         if benchmark is not None:
             self.post_message(CompareRequested(benchmark.id))
+
+    def action_resume(self) -> None:
+        """u: finish the selected benchmark (interrupted or stopped) in the workbench, from its stored spec."""
+        benchmark = self.selected()
+        if benchmark is None:
+            return
+        if benchmark.status == "finished":
+            self.notify(f"{self.redact.ident(benchmark.id)} has finished: nothing to resume.", severity="warning")
+            return
+        self.post_message(ResumeRequested(benchmark.id))
 
 
 class TrialsScreen(PagedScreen["TrialInfo"]):
