@@ -646,7 +646,8 @@ class WorkbenchApp(App[int]):
         if benchmark_id is None:
             self.notify("No finished run yet: the history screen (h) has the earlier ones.", severity="warning")
             return
-        self.push_screen(CompareScreen(benchmark_id, self.services.queries, self.config.redact))
+        self.push_screen(CompareScreen(benchmark_id, self.services.queries, self.config.redact,
+                                       other_id=message.other_id))
 
     @on(TrialsRequested)
     def _trials_requested(self, message: TrialsRequested) -> None:

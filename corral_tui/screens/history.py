@@ -142,11 +142,17 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
     """Past benchmarks, newest first."""
 
     BINDINGS = [*PAGE_BINDINGS, Binding("m", "compare", "Compare arms", id="history.compare"),
-                Binding("u", "resume", "Resume (finish it here)", id="history.resume")]
+                Binding("u", "resume", "Resume (finish it here)", id="history.resume"),
+                Binding("space", "mark", "Mark for compare", id="history.mark"),
+                Binding("c", "compare_marked", "Compare the two marked", id="history.compare_marked")]
+
+    def __init__(self, queries: StoreQueries, redact: Redactor) -> None:
+        super().__init__(queries, redact)
+        self.marked: list[BenchmarkInfo] = []  # at most two, oldest mark first
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Label("Benchmarks", classes="screen-title")
+        yield Label("Benchmarks", classes="screen-title", id="history-title")
         yield DataTable(id="rows", cursor_type="row", zebra_stripes=True)
         yield Label("", id="page-info")
         yield Footer()
@@ -182,6 +188,30 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
         benchmark = self.selected()
         if benchmark is not None:
             self.post_message(CompareRequested(benchmark.id))
+
+    def action_mark(self) -> None:
+        """space: mark the selected benchmark (again: unmark); a third mark replaces the oldest."""
+        benchmark = self.selected()
+        if benchmark is None:
+            return
+        ids = [b.id for b in self.marked]
+        if benchmark.id in ids:
+            del self.marked[ids.index(benchmark.id)]
+        else:
+            self.marked = [*self.marked[-1:], benchmark]
+        names = "  ·  ".join(f"{letter} = {self.redact.ident(b.id)} {b.spec_name}"
+                             for letter, b in zip("AB", self.marked, strict=False))
+        hint = {0: "", 1: "  (space marks a second one of the same suite)", 2: "  (c compares them, paired by task)"}
+        self.query_one("#history-title", Label).update(
+            f"Benchmarks  ·  marked: {names}{hint[len(self.marked)]}" if self.marked else "Benchmarks")
+
+    def action_compare_marked(self) -> None:
+        if len(self.marked) < 2:
+            self.notify("Mark two benchmarks of one suite with space first (c then compares them).",
+                        severity="warning")
+            return
+        first, second = self.marked
+        self.post_message(CompareRequested(first.id, second.id))
 
     def action_resume(self) -> None:
         """u: finish the selected benchmark (interrupted or stopped) in the workbench, from its stored spec."""

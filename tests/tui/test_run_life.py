@@ -60,3 +60,37 @@ async def test_the_quit_question_names_the_benchmark_and_how_to_resume(tmp_path:
         await pilot.press("y")
     repository = Repository(make_engine(tmp_path / "corral.db"))
     assert repository.get_benchmark(app.live.benchmark_id).status == "interrupted"
+
+
+async def test_two_benchmarks_of_one_suite_compare_from_history(tmp_path: Path) -> None:
+    """space marks two rows of History, c compares them: each one's arms side by side, paired by task."""
+    from corral_tui.screens.compare import CompareScreen
+    from tests.tui.helpers import SAMPLEMATH, record_benchmark
+
+    db = tmp_path / "corral.db"
+    older = record_benchmark(db, tmp_path / "work")
+    newer = record_benchmark(db, tmp_path / "work", name="history-demo-again")
+    app = make_app(tmp_path, suites=[SAMPLEMATH], db_url=str(db))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("h")
+        await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen)
+                       and app.screen.query_one("#rows", DataTable).row_count == 2, "History")
+        history = app.screen
+        await pilot.press("c")  # nothing marked: it says what to do
+        assert app.screen is history
+        await pilot.press("space", "down", "space")
+        assert [b.id for b in history.marked] == [newer, older]
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.query_one(
+            "#compare-chart").bars, "the comparison of the two")
+        screen = app.screen
+        assert (screen.benchmark_id, screen.other_id) == (newer, older)
+        view = app.services.queries.compare_two(newer, older)
+        assert [arm.name for arm in view.arms] == ["A minimal", "A full", "B minimal", "B full"]
+        assert [arm.n_trials for arm in view.arms] == [4, 4, 4, 4]
+        assert ("A minimal", "B minimal") in [(a, b) for a, b, _ in view.comparisons]
+        assert ("A full", "B full") in [(a, b) for a, b, _ in view.comparisons]
+        assert sorted(view.tasks) == ["add", "power"]
+        title = str(screen.query_one("#compare-title").render())
+        assert "vs" in title and "B = history-demo" in title
