@@ -108,6 +108,7 @@ class CompareView:
     # each arm's tool documentation as its agents saw it: {channel, level, model, chars, tokens} per task
     documentation: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # e.g. the trend across ordered levels
+    other: BenchmarkInfo | None = None  # the second benchmark, when two are compared (compare_two_view)
 
 
 def benchmark_page(repository: Repository, offset: int, limit: int) -> Page[BenchmarkInfo]:
@@ -158,6 +159,28 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
                        documentation if isinstance(documentation, dict) else {}, notes)
 
 
+def compare_two_view(repository: Repository, first_id: str, second_id: str) -> CompareView:
+    """Two benchmarks of the same suite side by side: every arm of each is a column ("A minimal", "B
+    full"), computed from their trials, and every pair of columns is compared, paired by task."""
+    from corral_core.errors import UserError
+
+    first, second = repository.get_benchmark(first_id), repository.get_benchmark(second_id)
+    if first is None or second is None:
+        raise LookupError(f"no benchmark {first_id if first is None else second_id!r} in the store")
+    if sorted(first.suites) != sorted(second.suites):
+        raise UserError(f"benchmarks {first_id} and {second_id} ran different suites ({', '.join(first.suites)} / "
+                        f"{', '.join(second.suites)}): their tasks cannot be paired.", where="compare",
+                        fix="mark two benchmarks of the same suite.")
+    spec = (first.metrics or {}).get("spec") or {}
+    k_values = sorted({1, max(1, int(min(first.trials_per_task or 1, second.trials_per_task or 1)))})
+    names = {first.id: "A", second.id: "B"}
+    arms, comparisons = _computed_over(repository, [first, second], k_values,
+                                       float(spec.get("pass_threshold") or 0.0),
+                                       lambda benchmark, arm: f"{names[benchmark.id]} {arm}")
+    tasks = sorted({task for column in arms for task in column.task_scores})
+    return CompareView(first, arms, comparisons, tasks, k_values, False, other=second)
+
+
 def arm_records(repository: Any, benchmark: Any) -> dict[str, list[TrialRecord]]:
     """A stored benchmark's trials as metrics records by arm, through the engine's one converter."""
     from corral_core.runner import stored_benchmark_records
@@ -173,15 +196,27 @@ def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: f
     """Metrics of an unfinished benchmark in one streamed pass over its stored trials (keyset pages):
     each arm's tally keeps per-task sums, never the records; every pair of arms is compared.
     Tool calls are not read: the screen shows no tool statistics."""
+    return _computed_over(repository, [benchmark], k_values, threshold, lambda _benchmark, arm: arm)
+
+
+def _computed_over(repository: Any, benchmarks: list[Any], k_values: list[int], threshold: float,
+                   column: Any) -> tuple[list[ArmColumn], list[tuple[str, str, str]]]:
+    """The arms of one or more benchmarks as columns named `column(benchmark, arm)`, each tallied in one
+    streamed pass over its trials; every pair of columns is compared, paired by task."""
     from corral_core.metrics import ArmTally, compare_tallies
     from corral_core.runner import stored_benchmark_records
 
-    tallies: dict[str, ArmTally] = {arm.name: ArmTally(arm.name, threshold) for arm in benchmark.arms}
-    for record in stored_benchmark_records(repository, benchmark, tool_calls=False):
-        tally = tallies.get(record.arm)
-        if tally is None:
-            tally = tallies[record.arm] = ArmTally(record.arm, threshold)
-        tally.add(record)
+    tallies: dict[str, ArmTally] = {}
+    for benchmark in benchmarks:
+        for arm in benchmark.arms:
+            name = column(benchmark, arm.name)
+            tallies[name] = ArmTally(name, threshold)
+        for record in stored_benchmark_records(repository, benchmark, tool_calls=False):
+            name = record.arm = column(benchmark, record.arm)  # (a fresh record: renamed to its column)
+            tally = tallies.get(name)
+            if tally is None:
+                tally = tallies[name] = ArmTally(name, threshold)
+            tally.add(record)
     names = [name for name, tally in tallies.items() if tally.n_records]
     arms = [ArmColumn.from_metrics(tallies[name].finish(k_values)) for name in names]
     # every pair at once, Holm over all of them: the same call (and so the same verdicts) as a batch run

@@ -24,7 +24,9 @@ from textual import on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.command import CommandPalette
+from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen
+from textual.widgets import Label
 from textual.worker import Worker, WorkerState
 
 from corral_core.agents.breakpoints import parse_breakpoints
@@ -46,6 +48,7 @@ from corral_tui.messages import (
     ForkRequested,
     ForkViewRequested,
     InterventionRequested,
+    ResumeRequested,
     RunFinished,
     RunRequested,
     RunStarted,
@@ -80,6 +83,9 @@ class WorkbenchApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses elsewhere keep the style
     TITLE = "corral-tui"
     COMMANDS = App.COMMANDS | {ActionsProvider}
+    # every screen gets a width and a height class (app.tcss lays the workbench and the dialogs out by them)
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-normal"), (200, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("ctrl+q", "quit_now", "Quit now (no question)", show=False, priority=True, id="app.quit_now"),
@@ -108,6 +114,7 @@ class WorkbenchApp(App[int]):
                                                  default_api_base=config.model_base_url, pane_lines=config.pane_lines)
         self._unsubscribe: Callable[[], None] | None = None
         self._next_drain = 0.0  # perf_counter time before which a timer tick does not drain
+        self._held_toasts: list[tuple[str, str, SeverityLevel, float | None, bool]] = []  # while a dialog is open
 
     # --- life cycle ---------------------------------------------------------------------------
 
@@ -118,6 +125,27 @@ class WorkbenchApp(App[int]):
                 and not isinstance(self.screen, CommandPalette):
             return None
         return True
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Toasts stay off dialogs: while one is open, a notification is written on its note line (if it
+        has one) and shown as a toast once the dialog closes (`refresh_info` lets them out)."""
+        dialog = self.screen
+        if isinstance(dialog, ModalScreen) and not isinstance(dialog, CommandPalette):
+            notes = dialog.query(".dialog-note")
+            if notes:
+                note = notes.first(Label)
+                note.update(Text(f"{title}: {message}" if title else message))
+                note.add_class("-shown")
+            self._held_toasts.append((message, title, severity, timeout, markup))
+            return
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def _let_out_toasts(self) -> None:
+        if self._held_toasts and not isinstance(self.screen, ModalScreen):
+            held, self._held_toasts = self._held_toasts, []
+            for message, title, severity, timeout, markup in held:
+                super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def get_default_screen(self) -> WorkbenchScreen:
         return self._workbench_screen
@@ -182,6 +210,13 @@ class WorkbenchApp(App[int]):
 
         self.post_message(RunFinished(self.services.session.fork(trial_id, choice.iteration, choice.intervention,
                                                                  on_started=started)))
+
+    @work(thread=True, exit_on_error=False, group="run")
+    def _resume(self, benchmark_id: str) -> None:
+        def started(active: ActiveRun) -> None:
+            self.post_message(RunStarted(active.total, False, active.model))
+
+        self.post_message(RunFinished(self.services.session.resume(benchmark_id, on_started=started)))
 
     @work(thread=True, exit_on_error=False, group="approvals")
     def _decide(self, request: ApprovalRequest, decision: Decision) -> None:
@@ -349,6 +384,7 @@ class WorkbenchApp(App[int]):
             self.workbench_screen.tick()
 
     def refresh_info(self) -> None:
+        self._let_out_toasts()
         redact = self.config.redact
         screen = self.workbench_screen
         suite = screen.selected.suite if screen.selected else None
@@ -423,6 +459,19 @@ class WorkbenchApp(App[int]):
     def _back_to_workbench(self) -> None:
         while len(self.screen_stack) > 1:
             self.pop_screen()
+
+    @on(ResumeRequested)
+    def _resume_requested(self, message: ResumeRequested) -> None:
+        if not self._can_start():
+            return
+        self.call_later(self._back_to_workbench)  # it runs there, live, like any run
+        self.live.reset()
+        self.workbench_screen.reset_run()
+        self.workbench_screen.lock_form(True)
+        self.run_state = "starting"
+        self.workbench_screen.say(f"Resuming benchmark {self.config.redact.ident(message.benchmark_id)} from its "
+                                  "stored spec: its finished trials are kept, the missing ones run…")
+        self._resume(message.benchmark_id)
 
     @on(ForkViewRequested)
     def _fork_view_requested(self, message: ForkViewRequested) -> None:
@@ -600,7 +649,8 @@ class WorkbenchApp(App[int]):
         if benchmark_id is None:
             self.notify("No finished run yet: the history screen (h) has the earlier ones.", severity="warning")
             return
-        self.push_screen(CompareScreen(benchmark_id, self.services.queries, self.config.redact))
+        self.push_screen(CompareScreen(benchmark_id, self.services.queries, self.config.redact,
+                                       other_id=message.other_id))
 
     @on(TrialsRequested)
     def _trials_requested(self, message: TrialsRequested) -> None:

@@ -133,9 +133,19 @@ class TaskTextRequested(Message):
 
 
 class CompareRequested(Message):
-    """Open the compare screen of a benchmark (None: the last run of this session)."""
+    """Open the compare screen of a benchmark (None: the last run of this session), or of two benchmarks
+    of one suite side by side (`other_id`)."""
 
-    def __init__(self, benchmark_id: str | None) -> None:
+    def __init__(self, benchmark_id: str | None, other_id: str | None = None) -> None:
+        super().__init__()
+        self.benchmark_id = benchmark_id
+        self.other_id = other_id
+
+
+class ResumeRequested(Message):
+    """Finish an interrupted (or stopped) stored benchmark from its stored spec, in the workbench."""
+
+    def __init__(self, benchmark_id: str) -> None:
         super().__init__()
         self.benchmark_id = benchmark_id
 

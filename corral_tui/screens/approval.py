@@ -101,6 +101,7 @@ class ApprovalScreen(ModalScreen[Decision | None]):
                         compact=True)
             yield Label(Text(CHORDS_HINT, style="dim"), id="approval-keys")
             yield Label("", id="approval-countdown")
+            yield Label("", classes="dialog-note")
             with Horizontal(classes="buttons"):
                 for button_id, label, variant in BUTTONS:
                     yield Button(label, id=button_id, variant=variant, disabled=not self.armed)  # type: ignore[arg-type]

@@ -100,9 +100,10 @@ class CompareScreen(QueryScreen):
 
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare.back")]
 
-    def __init__(self, benchmark_id: str, queries: StoreQueries, redact: Redactor) -> None:
+    def __init__(self, benchmark_id: str, queries: StoreQueries, redact: Redactor, other_id: str | None = None) -> None:
         super().__init__()
         self.benchmark_id = benchmark_id
+        self.other_id = other_id  # a second benchmark of the same suite: both side by side, paired by task
         self.queries = queries
         self.redact = redact
 
@@ -122,13 +123,25 @@ class CompareScreen(QueryScreen):
 
     def on_mount(self) -> None:
         self.query_one("#compare-body").focus()
-        benchmark_id = self.benchmark_id
-        self.ask(lambda: self.queries.compare(benchmark_id), CompareLoaded)
+        benchmark_id, other_id = self.benchmark_id, self.other_id
+        if other_id is not None:
+            self.ask(lambda: self.queries.compare_two(benchmark_id, other_id), CompareLoaded)
+        else:
+            self.ask(lambda: self.queries.compare(benchmark_id), CompareLoaded)
 
     @on(CompareLoaded)
     def _loaded(self, message: CompareLoaded) -> None:
         message.stop()
         self.show(message.view)
+
+    def _other(self, view: CompareView) -> list[tuple[str, str]]:
+        """The title's second half when two benchmarks are compared: which is A and which is B."""
+        other = view.other
+        if other is None:
+            return []
+        return [("   A = ", "dim"), (self.redact.ident(view.benchmark.id), "bold"), ("  vs  B = ", "dim"),
+                (f"{other.spec_name} ", "bold cyan"), (self.redact.ident(other.id), "bold"),
+                (f"  {other.finished_count}/{other.trial_count} trials  {other.status}", "dim")]
 
     def show(self, view: CompareView) -> None:
         redact = self.redact
@@ -136,7 +149,8 @@ class CompareScreen(QueryScreen):
         self.query_one("#compare-title", Label).update(Text.assemble(
             ("Compare ", "bold"), (b.spec_name, "bold cyan"), f"  {redact.ident(b.id)}  ",
             (f"{b.finished_count}/{b.trial_count} trials", "dim"), f"  {b.status}",
-            ("  (stored metrics)" if view.stored else "  (computed from the trials so far)", "dim")))
+            ("  (stored metrics)" if view.stored else "  (computed from the trials so far)", "dim"),
+            *self._other(view)))
         self.query_one("#compare-arms", Static).update(arms_table(view, redact) if view.arms
                                                        else Text("No finished trials yet.", style="dim"))
         tests = [Text.assemble((f"{arm_b} vs {arm_a}: ", "bold"), summary)

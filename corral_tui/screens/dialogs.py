@@ -33,6 +33,7 @@ class InterventionScreen(ModalScreen[str | None]):
             yield Static(Text("The message reaches the agent before its next LLM call; the trial is marked "
                               "assisted.", style="dim"))
             yield TextArea(self.initial, id="intervention-text", soft_wrap=True, show_line_numbers=False)
+            yield Label("", classes="dialog-note")
             with Horizontal(classes="buttons"):
                 yield Button("Send (ctrl+s)", id="send", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")
@@ -71,6 +72,7 @@ class BreakpointsScreen(ModalScreen[str | None]):
                               "continues it, s steps. Running trials check the new ones from their next check "
                               "on; an empty field removes them all.", style="dim"))
             yield Input(self.initial, placeholder="e.g. tool:calculator; tokens>2000", id="breakpoints-text")
+            yield Label("", classes="dialog-note")
             with Horizontal(classes="buttons"):
                 yield Button("Set (enter)", id="set", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")

@@ -54,6 +54,7 @@ class ForkScreen(ModalScreen[ForkChoice | None]):
                         placeholder=f"iteration to go live at, 1 to {self.iterations}")
             yield TextArea("", id="fork-intervention", soft_wrap=True, show_line_numbers=False,
                            placeholder="Intervention the agent reads at that point (optional)")
+            yield Label("", classes="dialog-note")
             with Horizontal(classes="buttons"):
                 yield Button("Fork (ctrl+s)", id="fork", variant="primary")
                 yield Button("Cancel (esc)", id="cancel")

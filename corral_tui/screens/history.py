@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Footer, Header, Label, Select
 from corral_core.report import planned_trials, trials_done_text
 from corral_tui.analysis import TRIAL_FILTER_STATUSES, Item, Page, TrialFilter, arm_label
 from corral_tui.config import Redactor
-from corral_tui.messages import CompareRequested, TimelineRequested, TrialsRequested
+from corral_tui.messages import CompareRequested, ResumeRequested, TimelineRequested, TrialsRequested
 from corral_tui.render import clip, format_score, status_text
 from corral_tui.screens.base import QueryScreen
 
@@ -35,8 +35,19 @@ ATTEMPT_STYLES = {"improved": "green", "baseline": "cyan", "regressed": "red", "
 PAGE_BINDINGS = [
     Binding("n,pagedown", "page(1)", "Next page", id="history.next_page"),
     Binding("b,pageup", "page(-1)", "Prev page", id="history.prev_page"),
+    Binding("home", "row(0)", "First row", show=False, id="history.first_row"),
+    Binding("end", "row(-1)", "Last row", show=False, id="history.last_row"),
     Binding("escape", "app.pop_screen", "Back", id="history.back"),
 ]
+# History's columns besides Spec take about this many cells; Spec gets what is left (between the bounds),
+# so a long spec name (a fork's) is cut instead of pushing Status, Score and Attempt off the screen
+OTHER_COLUMNS_WIDTH = 48  # Benchmark, Status, Score, Attempt and the start of Trials
+SPEC_WIDTH = (12, 60)
+
+
+def fit(text: str, width: int) -> str:
+    """`text` in at most `width` cells, cut with an ellipsis."""
+    return text if len(text) <= width else text[:max(width - 1, 1)] + "…"
 TRIAL_COLUMNS = ("Trial", "Task", "Arm", "#", "Status", "Score", "Iter", "Tokens", "Duration", "Assisted")
 
 
@@ -105,6 +116,12 @@ class PagedScreen(QueryScreen, Generic[Item]):
     def rows(self, items: list[Item]) -> list[tuple[str, tuple[Any, ...]]]:
         raise NotImplementedError
 
+    def action_row(self, row: int) -> None:
+        """Home / End: the first or the last row of the page (DataTable's own go to a column)."""
+        table = self.table
+        if table.row_count:
+            table.move_cursor(row=row if row >= 0 else table.row_count - 1)
+
     def selected(self) -> Item | None:
         if self.page is None or not self.page.items:
             return None
@@ -124,18 +141,26 @@ def _trial_counts(benchmark: BenchmarkInfo) -> Text:
 class HistoryScreen(PagedScreen["BenchmarkInfo"]):
     """Past benchmarks, newest first."""
 
-    BINDINGS = [*PAGE_BINDINGS, Binding("m", "compare", "Compare arms", id="history.compare")]
+    BINDINGS = [*PAGE_BINDINGS, Binding("m", "compare", "Compare arms", id="history.compare"),
+                Binding("u", "resume", "Resume (finish it here)", id="history.resume"),
+                Binding("space", "mark", "Mark for compare", id="history.mark"),
+                Binding("c", "compare_marked", "Compare the two marked", id="history.compare_marked")]
+
+    def __init__(self, queries: StoreQueries, redact: Redactor) -> None:
+        super().__init__(queries, redact)
+        self.marked: list[BenchmarkInfo] = []  # at most two, oldest mark first
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Label("Benchmarks", classes="screen-title")
+        yield Label("Benchmarks", classes="screen-title", id="history-title")
         yield DataTable(id="rows", cursor_type="row", zebra_stripes=True)
         yield Label("", id="page-info")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.table.add_columns("Benchmark", "Date", "Spec", "Agent", "Model", "Arms", "Trials done/planned", "Status",
-                               "Score", "Attempt")
+        # Status, Score and Attempt right after the Spec (cut to fit), so they are on screen at any width
+        self.table.add_columns("Benchmark", "Spec", "Status", "Score", "Attempt", "Trials done/planned", "Arms",
+                               "Model", "Agent", "Date")
         self.table.focus()
         super().on_mount()
 
@@ -144,10 +169,13 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
 
     def rows(self, items: list[BenchmarkInfo]) -> list[tuple[str, tuple[Any, ...]]]:
         redact = self.redact
-        return [(b.id, (redact.ident(b.id), redact.timestamp(b.created_at), b.spec_name, b.agent or "-",
-                        clip(b.model or "-", 28), arm_label(b), _trial_counts(b), status_text(b.status),
+        spec_width = min(max(self.app.size.width - OTHER_COLUMNS_WIDTH, SPEC_WIDTH[0]), SPEC_WIDTH[1])
+        model_width = 28 if self.app.size.width >= 120 else 16
+        return [(b.id, (redact.ident(b.id), fit(b.spec_name, spec_width), status_text(b.status),
                         format_score(b.headline_score),
-                        Text(b.attempt_status or "-", style=ATTEMPT_STYLES.get(b.attempt_status or "", "dim"))))
+                        Text(b.attempt_status or "-", style=ATTEMPT_STYLES.get(b.attempt_status or "", "dim")),
+                        _trial_counts(b), arm_label(b), fit(clip(b.model or "-", 28), model_width), b.agent or "-",
+                        redact.timestamp(b.created_at)))
                 for b in items]
 
     @on(DataTable.RowSelected, "#rows")
@@ -160,6 +188,40 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
         benchmark = self.selected()
         if benchmark is not None:
             self.post_message(CompareRequested(benchmark.id))
+
+    def action_mark(self) -> None:
+        """space: mark the selected benchmark (again: unmark); a third mark replaces the oldest."""
+        benchmark = self.selected()
+        if benchmark is None:
+            return
+        ids = [b.id for b in self.marked]
+        if benchmark.id in ids:
+            del self.marked[ids.index(benchmark.id)]
+        else:
+            self.marked = [*self.marked[-1:], benchmark]
+        names = "  ·  ".join(f"{letter} = {self.redact.ident(b.id)} {b.spec_name}"
+                             for letter, b in zip("AB", self.marked, strict=False))
+        hint = {0: "", 1: "  (space marks a second one of the same suite)", 2: "  (c compares them, paired by task)"}
+        self.query_one("#history-title", Label).update(
+            f"Benchmarks  ·  marked: {names}{hint[len(self.marked)]}" if self.marked else "Benchmarks")
+
+    def action_compare_marked(self) -> None:
+        if len(self.marked) < 2:
+            self.notify("Mark two benchmarks of one suite with space first (c then compares them).",
+                        severity="warning")
+            return
+        first, second = self.marked
+        self.post_message(CompareRequested(first.id, second.id))
+
+    def action_resume(self) -> None:
+        """u: finish the selected benchmark (interrupted or stopped) in the workbench, from its stored spec."""
+        benchmark = self.selected()
+        if benchmark is None:
+            return
+        if benchmark.status == "finished":
+            self.notify(f"{self.redact.ident(benchmark.id)} has finished: nothing to resume.", severity="warning")
+            return
+        self.post_message(ResumeRequested(benchmark.id))
 
 
 class TrialsScreen(PagedScreen["TrialInfo"]):

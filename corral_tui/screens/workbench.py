@@ -72,7 +72,7 @@ class WorkbenchScreen(QueryScreen):
     """The main screen. It draws what the app hands it and asks for everything else with messages."""
 
     BINDINGS = [
-        _key("r", "start_run(False)", "Run (in the run form)", "workbench.run"),
+        _key("r", "start_run(False)", "Run", "workbench.run"),
         _key("ctrl+r", "start_run(True)", "Run the form (anywhere)", "workbench.run_anywhere", show=False),
         _key("x", "stop_run", "Stop run", "workbench.stop"),
         _key("p", "control('pause')", "Pause", "workbench.pause"),
@@ -88,6 +88,9 @@ class WorkbenchScreen(QueryScreen):
         _key("m", "compare_last", "Compare", "workbench.compare"),
         _key("b", "breakpoints", "Breakpoints (form / live run)", "workbench.breakpoints", show=False),
         _key("t", "next_pane", "Next pane tab", "workbench.next_pane", show=False),
+        _key("v", "toggle_view", "Run form or trials (a short terminal shows one)", "workbench.toggle_view",
+             show=False),
+        _key("z", "maximize", "Maximise (esc back)", "workbench.maximize", show=False),
         Binding("escape", "leave_field", "Leave field", show=False, id="workbench.leave_field"),
     ]
 
@@ -133,6 +136,7 @@ class WorkbenchScreen(QueryScreen):
         return self.is_mounted and info is not None and info.is_attached
 
     def on_mount(self) -> None:
+        self.set_view("form")
         self.query_one("#task-view").border_title = "Task"
         self.query_one(TaskTree).border_title = "Suites"
         self.query_one(TrialPanes).border_title = "Selected trial"
@@ -166,11 +170,26 @@ class WorkbenchScreen(QueryScreen):
 
     def lock_form(self, locked: bool) -> None:
         """Lock the run form while a run is live (its keys must reach the run, not a field). The run's
-        trials table takes the focus, so the arrows pick a trial and Enter opens its timeline."""
+        trials table takes the focus, so the arrows pick a trial and Enter opens its timeline; on a short
+        terminal the trials take the form's place (v brings the form back)."""
         form = self.query_one(RunForm)
         if locked:
+            if self.has_class("-short"):
+                self.set_view("trials")
             self.query_one(TrialsTable).focus()
         form.set_locked(locked)
+
+    def set_view(self, view: str) -> None:
+        """"form": the suites, task and run form on top (on a short terminal, only them); "trials": the
+        top row collapsed, the trials and the selected trial's panes take the height."""
+        self.set_class(view == "trials", "-collapsed")
+        self.set_class(view == "form", "-setup")
+        focused = self.focused
+        top = self.query_one("#top")
+        if view == "trials" and focused is not None and top in focused.ancestors_with_self:
+            self.query_one(TrialsTable).focus()
+        elif view == "form" and self.has_class("-short"):
+            self.query_one(TaskTree).focus()
 
     def apply_changes(self, live: LiveRun, changes: Changes) -> None:
         """Redraw what one drained batch changed: table rows, the selected trial's panes."""
@@ -300,6 +319,19 @@ class WorkbenchScreen(QueryScreen):
         if focused is not None and self.query_one(RunForm) in focused.ancestors_with_self:
             table = self.query_one(TrialsTable)
             (table if table.row_count else self.query_one(TaskTree)).focus()
+
+    def action_toggle_view(self) -> None:
+        self.set_view("form" if self.has_class("-collapsed") else "trials")
+
+    def action_maximize(self) -> None:
+        """The trials table or the selected trial's panes, whichever has the focus, fill the screen."""
+        focused = self.focused
+        area = next((node for node in (focused.ancestors_with_self if focused else [])
+                     if isinstance(node, (TrialsTable, TrialPanes))), None)
+        if area is None:
+            self.say("z maximises the trials table or the selected trial: Tab to one of them first.", "bold yellow")
+            return
+        self.maximize(area, container=False)
 
     def action_next_pane(self) -> None:
         self.query_one(TrialPanes).next_pane()

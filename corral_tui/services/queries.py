@@ -92,6 +92,10 @@ class StoreQueries:
     def compare(self, benchmark_id: str) -> CompareView:
         return analysis.compare_view(self._repository(), benchmark_id)
 
+    def compare_two(self, first_id: str, second_id: str) -> CompareView:
+        """Two benchmarks of one suite, their arms side by side, paired by task."""
+        return analysis.compare_two_view(self._repository(), first_id, second_id)
+
     def filter_choices(self, benchmark: BenchmarkInfo) -> tuple[list[str], list[str]]:
         """(tasks, arms) a benchmark's trials can be filtered by (no I/O)."""
         return analysis.filter_choices(benchmark, self.catalogue.task_ids([str(p) for p in benchmark.suites]))

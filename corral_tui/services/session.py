@@ -131,6 +131,39 @@ class RunSession:
         summary = self._drive(runner, spec.approval, False, on_started, None)
         return replace(summary, fork_of=trial_id)
 
+    def resume(self, benchmark_id: str, on_started: Callable[[ActiveRun], None] | None = None) -> RunSummary:
+        """Finish an interrupted (or stopped) benchmark from its stored spec (blocking): its finished trials
+        are kept, the missing ones run, none twice (the runner's resume)."""
+        from corral_core.runner import BenchmarkRunner
+        from corral_core.runner.fork import stored_spec
+
+        services = self.services
+        repository = services.store(SERVICES_WAIT)
+        info = repository.get_benchmark(benchmark_id)
+        if info is None:
+            raise UserError(f"no benchmark {benchmark_id!r} in the store.", where="resume")
+        if info.status == "finished":
+            raise UserError(f"benchmark {benchmark_id} has finished: every trial ran.", where="resume",
+                            fix="open its trials (Enter) or compare them (m); r in the run form starts a new run.")
+        spec = stored_spec(info)
+        for suite in spec.suites:
+            opened = self.catalogue.suites.get(suite.name)
+            if opened is None or Path(opened.path or "") != Path(suite.path or ""):
+                raise UserError(f"benchmark {benchmark_id} ran suite {suite.name!r} ({suite.path}), which this "
+                                "workbench has not opened.", where="resume",
+                                fix=f"start corral-tui with --suite {suite.path} to resume it here, or headless: "
+                                    f"corral-tui --batch SPEC --resume {benchmark_id}.")
+        check_models(spec)
+        url = self._server_for(spec.suites[0].name)
+
+        def runner(controls: ControlRegistry) -> BenchmarkRunner:
+            return BenchmarkRunner(spec, repository=services.repository, writer_sink=services.writer,
+                                   sink=services.ui_sink, server_url=url, token=services.token, controls=controls,
+                                   auto_resume=False, executor=self.executor, workers=self.workers,
+                                   cluster=self._cluster())
+
+        return self._drive(runner, spec.approval, False, on_started, None, resume_id=benchmark_id)
+
     def _cluster(self) -> Any:
         """The Dask cluster (or client of `dask://`) all runs share, so its workers and their litellm
         import outlive a run; started by the first run (seconds), None for `local`."""
@@ -152,7 +185,8 @@ class RunSession:
         return url
 
     def _drive(self, make_runner: Callable[[ControlRegistry], BenchmarkRunner], approval: str, start_paused: bool,
-               on_started: Callable[[ActiveRun], None] | None, request: RunRequest | None) -> RunSummary:
+               on_started: Callable[[ActiveRun], None] | None, request: RunRequest | None,
+               resume_id: str | None = None) -> RunSummary:
         from corral_core.runner import ControlRegistry
 
         with self._lock:
@@ -170,7 +204,8 @@ class RunSession:
             self.approvals.begin_run(approval)
             if on_started is not None:
                 on_started(active)
-            result = active.runner.run(cancel_event=active.cancel)
+            result = active.runner.run(cancel_event=active.cancel) if resume_id is None \
+                else active.runner.run(resume_id=resume_id, cancel_event=active.cancel)
         finally:
             with self._lock:
                 self.active = None

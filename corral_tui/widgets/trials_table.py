@@ -47,6 +47,24 @@ class TrialsTable(DataTable[Text]):
             self.add_column(Text(pad + label, justify="right" if key in RIGHT else "left"), key=key,
                             width=width + len(pad))
 
+    def on_resize(self) -> None:
+        """On a wide terminal the task, arm and last-action columns take the spare width (a long arm
+        name was cut at 220 columns while the table stayed 79 wide)."""
+        spare = max(0, self.scrollable_content_region.width - 1 - sum(
+            width + (position > 0) for position, (_k, _l, width) in enumerate(COLUMNS)))
+        extra = {"task": min(spare // 5, 24), "arm": min(spare // 5, 24)}
+        extra["last"] = spare - extra["task"] - extra["arm"]
+        changed = False
+        for position, (key, _l, width) in enumerate(COLUMNS):
+            column = self.columns.get(ColumnKey(key))
+            wanted = width + (position > 0) + extra.get(key, 0)
+            if column is not None and column.width != wanted:
+                column.width, changed = wanted, True
+        if changed:
+            self._clear_caches()
+            self._update_dimensions([])
+            self.refresh()
+
     def reset(self) -> None:
         self.clear()
         self._said.clear()

@@ -115,7 +115,7 @@ def only_trial(app: WorkbenchApp) -> str:
     return next(iter(app.live.trials))
 
 
-def record_benchmark(db_path: Path, work_dir: Path) -> str:
+def record_benchmark(db_path: Path, work_dir: Path, name: str = "history-demo") -> str:
     """Run a small two-arm samplemath benchmark straight through the engine into `db_path`."""
     from corral_core.runner import BenchmarkRunner
     from corral_core.spec import spec_from_dict
@@ -123,7 +123,7 @@ def record_benchmark(db_path: Path, work_dir: Path) -> str:
 
     engine = make_engine(db_path)
     init_db(engine)
-    data = {"name": "history-demo", "suite": str(SAMPLEMATH), "agent": {"type": "react", "max_iterations": 4},
+    data = {"name": name, "suite": str(SAMPLEMATH), "agent": {"type": "react", "max_iterations": 4},
             "arms": [{"name": "minimal", "verbosity": "minimal"}, {"name": "full", "verbosity": "full"}],
             "tasks": ["add", "power"], "trials_per_task": 2, "parallel": 1}
     spec = spec_from_dict(data, SAMPLEMATH.parent)

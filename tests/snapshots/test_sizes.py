@@ -1,0 +1,94 @@
+"""The workbench during a run, the approval dialog and History at 80 x 24, 120 x 40 and 220 x 60
+(issue 24): at 80 x 24 the trials take the run form's place during a run and the dialog's buttons
+fit; at 220 x 60 the trials table uses the width; History cuts a long spec name instead of pushing
+Status, Score and Attempt off the screen."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable
+
+from corral_core.env.approval import ApprovalRequest
+from corral_tui.screens.approval import ApprovalScreen
+from corral_tui.screens.history import HistoryScreen
+from tests.tui.helpers import (
+    SAMPLEMATH,
+    TUITEST,
+    asking_trial_events,
+    make_app,
+    record_benchmark,
+    start_run,
+    wait_for,
+    wait_ready,
+)
+from tests.tui.stable import FIXED_NOW
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40"),
+         pytest.param((220, 60), id="220x60")]
+LONG_SPEC = "fork-of-workbench-materials_chain-verbosity-sweep-with-a-very-long-descriptive-name"
+
+
+@pytest.fixture(scope="module")
+def long_names_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("long-names")
+    record_benchmark(folder / "corral.db", folder / "work")
+    record_benchmark(folder / "corral.db", folder / "work", name=LONG_SPEC)
+    return folder / "corral.db"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_workbench_during_a_run(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
+    """Two trials of tuitest's `count`, paused at their start; the first one selected."""
+
+    async def run(pilot: Pilot) -> None:
+        app = pilot.app
+        await wait_ready(pilot)
+        await start_run(pilot, "tuitest", tasks="count", trials="2", parallel="2", paused=True)
+        await wait_for(pilot, lambda: len(app.live.trials) == 2 and all(
+            t.control == "paused" for t in app.live.trials.values()), "two paused trials")
+        first = app.live.ordered()[0].trial_id
+        await wait_for(pilot, lambda: app.workbench_screen.selected_trial() == first, "the first trial selected")
+        app.workbench_screen.tick()
+        app.refresh_info()
+        await pilot.pause()
+
+    assert snap_compare(make_app(tmp_path, suites=[TUITEST]), terminal_size=size, run_before=run)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_approval_dialog_at_size(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
+    async def ask(pilot: Pilot) -> None:
+        app = pilot.app
+        await wait_ready(pilot)
+        for event in asking_trial_events("tr_demo0000", "sh_cleanup"):
+            app.services.lifecycle.queue.emit(event)
+        await wait_for(pilot, lambda: app.live.trials.get("tr_demo0000") and app.live.trials["tr_demo0000"].iteration,
+                       "the asking trial's events")
+        request = ApprovalRequest(task_id="sh_cleanup", trial_id="tr_demo0000", tool_name="delete_file",
+                                  arguments={"path": "scratch.tmp"}, timeout=120.0, id="ap_demo0",
+                                  created_at=FIXED_NOW - 15)
+        threading.Thread(target=app.services.approvals.request, args=(request,), daemon=True).start()
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.focused is not None,
+                       "the approval dialog, its reason field focused")
+
+    assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH]), terminal_size=size, run_before=ask)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_history_at_size(snap_compare, tmp_path: Path, long_names_store: Path, size: tuple[int, int]) -> None:
+    db = tmp_path / "corral.db"
+    shutil.copy(long_names_store, db)
+
+    async def open_history(pilot: Pilot) -> None:
+        await wait_ready(pilot)
+        await pilot.press("h")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, HistoryScreen)
+                       and pilot.app.screen.query_one("#rows", DataTable).row_count == 2, "benchmarks")
+
+    assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH], db_url=str(db)), terminal_size=size,
+                        run_before=open_history)

@@ -1,0 +1,96 @@
+"""A run's whole life inside the workbench (issue 24): an interrupted run is resumed from History with
+one key, from its stored spec, and ends with every planned trial exactly once."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable
+
+from corral_core.store import Repository, make_engine
+from corral_tui.screens.dialogs import ConfirmScreen
+from corral_tui.screens.history import HistoryScreen
+from tests.timeouts import HANG
+from tests.tui.helpers import SIZE, TUITEST, make_app, run_done, start_run, wait_for, wait_ready
+
+pytestmark = pytest.mark.anyio
+
+
+def _stored_trials(app, benchmark_id: str) -> list:
+    lifecycle = app.services.lifecycle
+    assert lifecycle.writer.flush(HANG)
+    return list(lifecycle.repository.iter_trials(benchmark_id))
+
+
+async def test_an_interrupted_run_resumes_from_history_with_one_key(tmp_path: Path) -> None:
+    app = make_app(tmp_path, suites=[TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "tuitest", tasks="count", trials="3", parallel="1", paused=True)
+        await wait_for(pilot, lambda: app.live.trials and app.run_state == "paused"
+                       and all(t.control == "paused" for t in app.live.trials.values()), "the first trial, paused")
+        benchmark_id = app.live.benchmark_id
+        await pilot.press("x")  # this config does not ask first
+        await wait_for(pilot, lambda: app.run_state == "interrupted", "the stopped run")
+        assert len(_stored_trials(app, benchmark_id)) < 3
+        await pilot.press("h")
+        await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen)
+                       and app.screen.query_one("#rows", DataTable).row_count == 1, "History")
+        await pilot.press("u")
+        await wait_for(pilot, lambda: app.screen is app.workbench_screen, "back on the workbench")
+        await wait_for(pilot, lambda: app.run_state == "finished" and run_done(app), "the resumed run to finish")
+        trials = _stored_trials(app, benchmark_id)
+        assert Counter(t.trial_index for t in trials) == {0: 1, 1: 1, 2: 1}, "a trial ran twice or not at all"
+        assert app.last_benchmark_id == benchmark_id
+        assert app.services.lifecycle.repository.get_benchmark(benchmark_id).status == "finished"
+
+
+async def test_the_quit_question_names_the_benchmark_and_how_to_resume(tmp_path: Path) -> None:
+    app = make_app(tmp_path, suites=[TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "tuitest", tasks="count", paused=True)
+        await wait_for(pilot, lambda: app.live.benchmark_id is not None and app.run_state == "paused", "the run")
+        await pilot.press("q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the quit question")
+        message = app.screen.message
+        assert app.live.benchmark_id in message and "press u" in message and "--resume" in message
+        await pilot.press("y")
+    repository = Repository(make_engine(tmp_path / "corral.db"))
+    assert repository.get_benchmark(app.live.benchmark_id).status == "interrupted"
+
+
+async def test_two_benchmarks_of_one_suite_compare_from_history(tmp_path: Path) -> None:
+    """space marks two rows of History, c compares them: each one's arms side by side, paired by task."""
+    from corral_tui.screens.compare import CompareScreen
+    from tests.tui.helpers import SAMPLEMATH, record_benchmark
+
+    db = tmp_path / "corral.db"
+    older = record_benchmark(db, tmp_path / "work")
+    newer = record_benchmark(db, tmp_path / "work", name="history-demo-again")
+    app = make_app(tmp_path, suites=[SAMPLEMATH], db_url=str(db))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("h")
+        await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen)
+                       and app.screen.query_one("#rows", DataTable).row_count == 2, "History")
+        history = app.screen
+        await pilot.press("c")  # nothing marked: it says what to do
+        assert app.screen is history
+        await pilot.press("space", "down", "space")
+        assert [b.id for b in history.marked] == [newer, older]
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.query_one(
+            "#compare-chart").bars, "the comparison of the two")
+        screen = app.screen
+        assert (screen.benchmark_id, screen.other_id) == (newer, older)
+        view = app.services.queries.compare_two(newer, older)
+        assert [arm.name for arm in view.arms] == ["A minimal", "A full", "B minimal", "B full"]
+        assert [arm.n_trials for arm in view.arms] == [4, 4, 4, 4]
+        assert ("A minimal", "B minimal") in [(a, b) for a, b, _ in view.comparisons]
+        assert ("A full", "B full") in [(a, b) for a, b, _ in view.comparisons]
+        assert sorted(view.tasks) == ["add", "power"]
+        title = str(screen.query_one("#compare-title").render())
+        assert "vs" in title and "B = history-demo" in title
