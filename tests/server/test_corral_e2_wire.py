@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from urllib.parse import urljoin
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import httpx
 import pytest
