@@ -443,7 +443,8 @@ class TrialClient(_TaskApi):
         self.task_id = task_id
         self.workspace = workspace
         # the trial's MCP endpoint (Streamable HTTP), absolute: hand it to any MCP client
-        self.mcp_url = router.base_url + (mcp_path or f"/trials/{_seg(trial_id)}/mcp")
+        path = mcp_path or f"/trials/{_seg(trial_id)}/mcp"
+        self.mcp_url = path if path.startswith(("http://", "https://")) else router.base_url + path
         self.default_verbosity = router.default_verbosity
         self.doc_style = router.doc_style
         self._transport = router._transport

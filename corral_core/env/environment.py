@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from corral_core.deadline import call_with_timeout
 from corral_core.env.approval import CANCELLED, ApprovalGate, ApprovalRequest, RejectAll
 from corral_core.env.records import ToolCall, ToolStatus, tool_statistics, utc_now
-from corral_core.tools.base import result_text
+from corral_core.tools.base import RichResult, result_text
 
 if TYPE_CHECKING:
     from corral_core.env.chains import EpisodeStore
@@ -284,6 +284,8 @@ class Environment(ABC):
             call.error_message = describe_error(outcome.error)
         else:
             value = outcome.value
+            if isinstance(value, RichResult):
+                call.content, call.structured_content = value.content or None, value.structured
             call.result = cap_result(value if value is None or isinstance(value, str) else result_text(value))
 
     def _record(self, call: ToolCall, started: float) -> ToolCall:

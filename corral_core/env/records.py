@@ -29,13 +29,22 @@ class ToolCall:
     risk: str = "safe"
     approval: str | None = None  # approved | rejected | timeout | None when no approval was needed
     render: str = "text"
+    # what an external MCP tool answered besides text (image/audio/resource blocks as MCP dicts, and
+    # its structured content): passed through to MCP clients; `result` stays its text for the rest
+    content: list[dict[str, Any]] | None = None
+    structured_content: Any = None
 
     @property
     def success(self) -> bool:
         return self.status is ToolStatus.SUCCESS
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        rich: dict[str, Any] = {}
+        if self.content is not None:
+            rich["content"] = self.content
+        if self.structured_content is not None:
+            rich["structured_content"] = self.structured_content
+        return {**rich, 
             "tool_name": self.tool_name,
             "arguments": self.arguments,
             "result": self.result,

@@ -1,11 +1,14 @@
 """MCP (Streamable HTTP) at `/tasks/{task_id}/mcp` and `/trials/{trial_id}/mcp`, on the official SDK.
 
 Any MCP client (Claude Code, the SDK's own client, ...) can be the agent: `tools/list` lists the
-target's tools (`?verbosity=` and `?style=` as on `/tools`), and `tools/call` runs one through the
-same path as `POST .../tools/execute`, so risk levels hold (`blocked` never runs, `confirm` waits
-for the server's ApprovalGate), the call is recorded in the trial and reported as events, and the
-bearer token (an ASGI middleware over the whole app) applies. A result is `{isError, content:
-[{type: "text", text}]}`: the tool's output, or its error message with `isError: true`.
+target's tools (`?verbosity=` and `?style=` as on `/tools`; a trial opened with a `verbosity` lists at
+that level), each with MCP's `destructiveHint`/`readOnlyHint` for its risk level and
+`_meta: {"corral-tui/risk", "corral-tui/verbosity"}`; `tools/call` runs one through the same path as
+`POST .../tools/execute`, so risk levels hold (`blocked` never runs, `confirm` waits for the server's
+ApprovalGate), the call is recorded in the trial and reported as events, and the bearer token (an
+ASGI middleware over the whole app) applies. A result is `{isError, content}`: the tool's text, its
+error message with `isError: true`, or the content blocks (images, structured content) an external
+MCP tool answered with, passed through. The prompt `task` (`prompts/get`) is the task's prompt.
 
 With `?finish=true` two more tools end the trial the way `POST .../submit` and `.../surrender` do:
 `submit_answer(answer)` and `surrender_task()` (only where the environment has no tool of that
@@ -55,6 +58,9 @@ FINISH_TOOLS: dict[str, dict[str, Any]] = {
     },
 }
 MCP_METHODS = ["GET", "POST", "DELETE"]
+RISK_KEY = "corral-tui/risk"  # a tool's risk level (safe, confirm, blocked), in its `_meta`
+LEVEL_KEY = "corral-tui/verbosity"  # the documentation level of a listing, in its and each tool's `_meta`
+TASK_PROMPT = "task"
 
 
 class McpEndpoint:
@@ -111,7 +117,8 @@ class McpEndpoint:
         security = importlib.import_module("mcp.server.transport_security")
         server = lowlevel.Server("corral-tui", version=corral_core.__version__,
                                  instructions="The tools of one corral-tui task; call them to solve it.",
-                                 on_list_tools=self._list_tools, on_call_tool=self._call_tool)
+                                 on_list_tools=self._list_tools, on_call_tool=self._call_tool,
+                                 on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt)
         settings = None
         if self.loopback_only:
             settings = security.TransportSecuritySettings(
@@ -135,10 +142,30 @@ class McpEndpoint:
         types = importlib.import_module("mcp.types")
         target, level, style, finish = self._target(ctx)
         listed = target.env.tools_mcp(level, style)
+        risks = {name: tool.risk.value for name, tool in target.env.tools.items()}
         if finish:
             listed += [{"name": name, **tool} for name, tool in FINISH_TOOLS.items() if name not in target.env.tools]
-        return types.ListToolsResult(tools=[types.Tool(name=t["name"], description=t["description"],
-                                                       input_schema=t["inputSchema"]) for t in listed])
+        return types.ListToolsResult(
+            tools=[types.Tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"],
+                              annotations=_annotations(types, risks.get(t["name"], "safe")),
+                              meta={RISK_KEY: risks.get(t["name"], "safe"), LEVEL_KEY: level.value})
+                   for t in listed],
+            meta={LEVEL_KEY: level.value})
+
+    async def _list_prompts(self, ctx: Any, params: Any) -> Any:
+        types = importlib.import_module("mcp.types")
+        return types.ListPromptsResult(prompts=[types.Prompt(
+            name=TASK_PROMPT, description="The task to solve (what GET .../prompt gives), as a user message.")])
+
+    async def _get_prompt(self, ctx: Any, params: Any) -> Any:
+        types = importlib.import_module("mcp.types")
+        if params.name != TASK_PROMPT:
+            raise ValueError(f"Unknown prompt {params.name!r}; this server has one: {TASK_PROMPT!r}.")
+        target, _, _, _ = self._target(ctx)
+        prompt = await anyio.to_thread.run_sync(target.env.get_task_prompt)
+        parts = [prompt] if isinstance(prompt, str) else list(prompt)
+        messages = [types.PromptMessage(role="user", content=_content_block(types, part)) for part in parts]
+        return types.GetPromptResult(description=f"Task {target.env.task_id}", messages=messages)
 
     async def _call_tool(self, ctx: Any, params: Any) -> Any:
         types = importlib.import_module("mcp.types")
@@ -154,7 +181,11 @@ class McpEndpoint:
             return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
         ok = call.get("status") == "success"
         text = call.get("result") if ok else call.get("error_message") or call.get("status")
-        return types.CallToolResult(content=[types.TextContent(text=str(text or ""))], is_error=not ok)
+        blocks = call.get("content") if ok else None  # an external MCP tool's own content: passed through
+        content = ([_content_block(types, block) for block in blocks] if blocks
+                   else [types.TextContent(text=str(text or ""))])
+        return types.CallToolResult(content=content, is_error=not ok,
+                                    structured_content=call.get("structured_content") if ok else None)
 
 
     async def _finish(self, target: Target, name: str, arguments: dict[str, Any]) -> Any:
@@ -172,6 +203,29 @@ class McpEndpoint:
         return types.CallToolResult(content=[types.TextContent(text=json.dumps(shown))], is_error=False)
 
 
+def _annotations(types: Any, risk: str) -> Any:
+    """MCP's hints for a risk level: `confirm` and `blocked` tools may change things (destructive, not
+    read-only); a `safe` one is not destructive (whether it only reads, we cannot know)."""
+    if risk == "safe":
+        return types.ToolAnnotations(destructive_hint=False)
+    return types.ToolAnnotations(read_only_hint=False, destructive_hint=True)
+
+
+def _content_block(types: Any, part: Any) -> Any:
+    """An MCP content block from text or a content-part dict (MCP's own, or an OpenAI-style text part)."""
+    if isinstance(part, str):
+        return types.TextContent(text=part)
+    if isinstance(part, dict) and part.get("type") in ("image", "audio", "resource", "resource_link", "text") \
+            and not (part.get("type") == "text" and "text" not in part):
+        kind = {"image": types.ImageContent, "audio": types.AudioContent, "resource": types.EmbeddedResource,
+                "resource_link": types.ResourceLink, "text": types.TextContent}[part["type"]]
+        try:
+            return kind.model_validate(part)
+        except ValueError:
+            pass
+    return types.TextContent(text=part.get("text", "") if isinstance(part, dict) else str(part))
+
+
 class _McpRoute:
     """The ASGI app behind one MCP path: finds the target (404 if unknown), then hands the request
     to the SDK with the target in its scope."""
@@ -185,7 +239,7 @@ class _McpRoute:
         target = self.resolve(scope["path_params"][self.param])  # NotFoundError: the app answers 404
         query = Request(scope).query_params
         try:
-            level = parse_verbosity(query.get("verbosity"))
+            level = parse_verbosity(query.get("verbosity") or getattr(target, "verbosity", None))
         except ValueError as exc:
             raise query_error("verbosity", query.get("verbosity"), str(exc)) from None
         try:

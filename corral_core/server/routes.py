@@ -201,19 +201,22 @@ def build_router(runtime: ServerRuntime) -> APIRouter:
 
     @router.post("/tasks/{task_id}/trials", tags=["trials"], response_model=TrialCreatedResponse,
                  responses={**ERRORS_404, **ERRORS_409, **ERRORS_422})
-    def open_trial(task_id: TaskId, request: Annotated[TrialCreateRequest | None, Body()] = None
+    def open_trial(task_id: TaskId, http: Request, request: Annotated[TrialCreateRequest | None, Body()] = None
                    ) -> SafeJSONResponse:
         """Open an isolated trial; trials given the same `episode_id` share upstream outputs. With
         `approval`, the trial applies that policy to confirm-level tools if it is stricter than the
         server's own; a looser one is refused (409)."""
         request = request or TrialCreateRequest()
+        level = _level(request.verbosity).value if request.verbosity is not None else None
         meta = {"benchmark_id": request.benchmark_id, "arm": request.arm, "trial_index": request.trial_index}
         runtime_ = runtime.open_trial(task_id, episode_id=request.episode_id,
                                       benchmark_id=request.benchmark_id, meta=meta, inputs=request.inputs,
                                       approval=request.approval)
         trial_id = runtime_.trial_id
+        runtime_.verbosity = level
+        mcp_url = f"{str(http.base_url).rstrip('/')}/trials/{trial_id}/mcp" + (f"?verbosity={level}" if level else "")
         created: dict[str, Any] = {"trial_id": trial_id, "trial_runtime_id": trial_id, "task_id": task_id,
-                                   "workspace": runtime_.workspace, "mcp_url": f"/trials/{trial_id}/mcp"}
+                                   "workspace": runtime_.workspace, "mcp_url": mcp_url}
         # what an agent asks first: sent now, it spares a GET /prompt round trip (an environment that
         # cannot give it now leaves it out, and GET /prompt says why)
         with contextlib.suppress(Exception):

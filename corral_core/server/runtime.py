@@ -54,6 +54,7 @@ class TaskSlot:
 
     reset_after_finish = True
     benchmark_id: str | None = None
+    verbosity: str | None = None
 
     def __init__(self, runtime: ServerRuntime, task_id: str) -> None:
         self.runtime = runtime
@@ -93,6 +94,7 @@ class TrialRuntime:
     benchmark_id: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    verbosity: str | None = None  # the level its MCP endpoint lists tools at, when opened with one
     reset_after_finish = False
 
 

@@ -86,6 +86,9 @@ class TrialCreateRequest(BaseModel):
     trial_index: int | None = None
     inputs: dict[CleanStr, CleanStr] | None = Field(
         default=None, description="upstream task id -> output, seeding the episode (a resumed chain round)")
+    verbosity: CleanStr | None = Field(
+        default=None, description="the documentation level the trial's MCP endpoint lists its tools at (its "
+                                  "`mcp_url` says it; a `?verbosity=` on a request still wins)")
     approval: Literal["reject", "ask", "approve", "auto"] | None = Field(
         default=None, description="the run's policy for confirm-level tools in this trial: applied when it is "
                                   "stricter than the server's own (reject > ask > approve), refused (409) when looser")
@@ -158,7 +161,8 @@ class TrialCreatedResponse(BaseModel):
     trial_runtime_id: str = Field(description="the same id, under the name Corral E2c clients read")
     task_id: str
     workspace: str | None
-    mcp_url: str = Field(description="the trial's MCP endpoint (Streamable HTTP), relative to the server")
+    mcp_url: str = Field(description="the trial's MCP endpoint (Streamable HTTP), absolute, with the trial's "
+                                     "`?verbosity=` when it was opened with one")
     prompt: str | list[dict[str, Any]] | None = Field(
         default=None, description="the task prompt, as GET /trials/{trial_id}/prompt gives it (absent when the "
                                   "environment could not give it at opening)")

@@ -11,6 +11,7 @@ import copy
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -34,6 +35,7 @@ from corral_core.tools.verbosity import (
 
 __all__ = [
     "RENDER_HINTS",
+    "RichResult",
     "RiskLevel",
     "Tool",
     "ToolArgument",
@@ -55,10 +57,22 @@ class RiskLevel(str, Enum):
     BLOCKED = "blocked"
 
 
+@dataclass(frozen=True)
+class RichResult:
+    """A result with more than text (an external MCP tool's image, audio or resource blocks, or its
+    structured content): `text` is what text channels show, `content` the MCP blocks as dicts."""
+
+    text: str
+    content: list[dict[str, Any]] = field(default_factory=list)
+    structured: Any = None
+
+
 def result_text(result: Any) -> str:
     """A tool's return value as the text the agent sees: dicts and lists as JSON, the rest via str()."""
     if isinstance(result, str):
         return result
+    if isinstance(result, RichResult):
+        return result.text
     if isinstance(result, (dict, list, tuple)):
         try:
             return json.dumps(result, ensure_ascii=False)
@@ -173,9 +187,11 @@ class Tool:
             return False, str(exc)
         return True, None
 
-    def execute(self, **arguments: Any) -> str:
-        """Run the function and return its result as text (dict/list as JSON, else str())."""
-        return result_text(self.function(**arguments))
+    def execute(self, **arguments: Any) -> str | RichResult:
+        """Run the function and return its result as text (dict/list as JSON, else str()); a
+        RichResult (more than text) is returned as it is."""
+        value = self.function(**arguments)
+        return value if isinstance(value, RichResult) else result_text(value)
 
     # --- documentation at a verbosity level --------------------------------------------------
 

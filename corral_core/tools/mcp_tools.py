@@ -34,7 +34,7 @@ from contextlib import AbstractContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from corral_core.tools.base import RiskLevel, Tool
+from corral_core.tools.base import RichResult, RiskLevel, Tool
 from corral_core.tools.builtin.params import ToolDeclarationError
 from corral_core.tools.errors import ToolArgumentError, ToolDefinitionError, ToolExecutionError
 from corral_core.tools.schema import parameters_problem
@@ -149,8 +149,9 @@ class McpConnection:
                 if not cursor:
                     return listed
 
-    def call(self, name: str, arguments: dict[str, Any]) -> str:
-        """Call a tool; its text content, or ToolExecutionError with the server's text on isError."""
+    def call(self, name: str, arguments: dict[str, Any]) -> str | RichResult:
+        """Call a tool: its text content, or a RichResult when it answered with more than text (image,
+        audio or resource blocks, structured content); ToolExecutionError with the server's text on isError."""
         if self._portal is None or self._session is None:
             raise ToolExecutionError(f"the MCP server {self.label!r} is not connected")
         try:
@@ -162,6 +163,11 @@ class McpConnection:
         text = result_text(result)
         if getattr(result, "is_error", False):
             raise ToolExecutionError(text or f"the MCP tool {name} reported an error")
+        blocks = getattr(result, "content", None) or []
+        structured = getattr(result, "structured_content", None)
+        if structured is not None or any(getattr(block, "type", "text") != "text" for block in blocks):
+            dumped = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in blocks]
+            return RichResult(text, dumped, structured)
         return text
 
     async def _call(self, name: str, arguments: dict[str, Any]) -> Any:
@@ -355,7 +361,7 @@ def mcp_tools(decl: Mapping[str, Any], base_dir: Path) -> list[Tool]:
             raise _fail(f"the server's tool {remote!r} has an input schema we cannot use: {problem}.", name, "tools",
                         f"leave {remote!r} out with tools: [...].")
 
-        def call(_remote: str = remote, **arguments: Any) -> str:
+        def call(_remote: str = remote, **arguments: Any) -> str | RichResult:
             return connection.call(_remote, arguments)
 
         try:

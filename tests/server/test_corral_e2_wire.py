@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import httpx
 import pytest
@@ -153,7 +154,9 @@ def test_an_e2c_client_opens_and_closes_trial_runtimes(url: str) -> None:
     with httpx.Client(base_url=url, timeout=HTTP_TIMEOUT) as http:
         created = http.post("/tasks/add/trials", json={"benchmark_run_id": "b1", "episode_id": None}).json()
         rid = created["trial_runtime_id"]
-        assert created["mcp_url"] == f"/trials/{rid}/mcp" and created["task_id"] == "add"
+        # absolute (Corral E2c: relative); urljoin(base, mcp_url), as a client joins them, gives the same URL
+        assert created["mcp_url"] == f"{url}/trials/{rid}/mcp" and created["task_id"] == "add"
+        assert urljoin(url + "/", created["mcp_url"]) == created["mcp_url"]
         tools = http.get(f"/trials/{rid}/tools", params={"verbosity": "brief"}).json()["tools"]
         assert [t["function"]["name"] for t in tools] == ["calculator", "round_number"]
         mcp = http.get(f"/trials/{rid}/tools/mcp").json()

@@ -110,3 +110,18 @@ def test_an_unknown_verbosity_is_a_422_in_fastapis_array_shape(served: tuple[str
     [error] = refused.json()["detail"]
     assert error["loc"] == ["query", "verbosity"] and error["input"] == "loud"
     assert "minimal" in error["msg"] and "comprehensive" in error["msg"]
+
+
+@pytest.mark.parametrize(("arguments", "status", "shown"), [
+    # rows of README "Coming from Corral" (docs/documentation-levels.md) where we keep our outcome, with its reason
+    ({"a": "30", "b": 38}, "success", "68"),  # Corral: the tool ran with the string -> execution_error
+    ({"a": True, "b": 38}, "invalid_args", "Invalid type for argument a. Expected number"),  # Corral: passed on
+    ({"a": 30, "b": 38, "c": 1}, "invalid_args", "Unknown argument: c. Valid arguments: a, b"),  # Corral: raised
+    ({"a": 30}, "invalid_args", "Missing required argument: b"),  # as Corral
+])
+def test_validation_outcomes(served: tuple[str, httpx.Client], arguments: dict[str, Any], status: str,
+                             shown: str) -> None:
+    _, http = served
+    call = http.post("/tasks/sum/tools/execute", json={"tool_name": "total", "arguments": arguments}).json()["result"]
+    assert call["status"] == status
+    assert (call["result"] if status == "success" else call["error_message"]) == shown
