@@ -159,3 +159,12 @@ def test_equivalence_within_a_margin_the_spec_sets() -> None:
     assert "TOST within ±0.1: equivalent (90% interval [" in c.summary
     with pytest.raises(Exception, match="equivalence_margin"):
         spec_from_dict({**base, "equivalence_margin": 1.5}, samples)
+
+
+def test_thousands_of_tasks_do_not_overflow_the_design_minimum() -> None:
+    """2 / 2^n as a float overflowed past 1,023 tasks (the interval and a zero-sum test both computed it)."""
+    balanced = [1.0, -1.0] * 700  # 1,400 differing tasks summing to exactly 0
+    test = sign_flip_test(balanced)
+    assert test.p_value == 1.0 and test.min_p == 0.0  # 2^-1399 underflows: any p is above it
+    interval = sign_flip_interval(balanced, test_p=test.p_value)
+    assert interval.ci is not None and interval.ci[0] < 0.0 < interval.ci[1]
