@@ -43,6 +43,7 @@ def test_identical_agents_with_provider_errors_get_no_verdict_and_the_errors_apa
     assert "better" not in c.verdict and c.n_tasks == 2
     assert c.errors is not None and (c.errors.missing_a, c.errors.missing_b) == (0, 18)
     assert "errors outside the agent, left out: A 0 of 24, B 18 of 24 (provider 18)" in c.summary
+    assert "unpaired tasks: A 6 (t0, t1, t2, t3, t4 …), B 0" in c.summary
     # the sensitivity line counts them as failures, which is what the old verdict rested on
     assert c.sensitivity is not None and c.sensitivity.n_tasks == 8
     assert c.sensitivity.mean_diff == pytest.approx(-0.5) and c.sensitivity.p_value == pytest.approx(2 / 2**6)
