@@ -443,8 +443,16 @@ def _methods_line(arms: dict[str, Any]) -> str | None:
             "score); see the README's \"What the metrics mean\".")
 
 
+def _rate(value: Any, ci: Any, n: int) -> str:
+    interval = f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""
+    return f"{_num(value)}{interval} (n={n})"
+
+
 def _calibration_line(arm: str, c: dict[str, Any]) -> str:
-    return (f"surrender calibration ({arm}): precision {_num(c.get('precision'))}, recall {_num(c.get('recall'))} "
+    tp, fp, fn = (int(c.get(key) or 0) for key in ("true_positive", "false_positive", "false_negative"))
+    return (f"surrender calibration ({arm}, {c.get('n_tasks', 0)} tasks; 95% Wilson over trials, not clustered by "
+            f"task): precision {_rate(c.get('precision'), c.get('precision_ci'), tp + fp)}, recall "
+            f"{_rate(c.get('recall'), c.get('recall_ci'), tp + fn)} "
             f"(surrendered on unsolvable {c.get('true_positive')}, on solvable {c.get('false_positive')}; kept "
             f"going on unsolvable {c.get('false_negative')}, on solvable {c.get('true_negative')}); left out: "
             f"{c.get('n_excluded_errors', 0)} errored and {c.get('n_excluded_timeouts', 0)} timed-out trial(s)")
@@ -462,13 +470,14 @@ def _pass_k_notes(arm: str, m: dict[str, Any]) -> list[str]:
 
 
 def chain_line(arm: str, chain: dict[str, Any]) -> str:
-    links = ", ".join(f"{t} {_num(s.get('success_rate'))}" for t, s in (chain.get("links") or {}).items())
+    links = ", ".join(f"{t} {_rate(s.get('success_rate'), s.get('success_ci'), int(s.get('attempted') or 0))}"
+                      for t, s in (chain.get("links") or {}).items())
     weights = ", ".join(f"{t} {w:.3g}" for t, w in (chain.get("weights") or {}).items())
     note = f"; {chain['weights_note']}" if chain.get("weights_note") else ""
     return (f"chain ({arm}): workflow score {_est(chain.get('workflow_score'))} (weights {weights}{note}; skipped "
             f"links score 0), end-to-end {_est(chain.get('end_to_end'))}, partial completion "
             f"{_est(chain.get('partial_completion'))} over {chain.get('n_episodes')} episode(s); per link, "
-            f"success once reached: {links}")
+            f"success once reached (95% Wilson over the episodes that reached it): {links}")
 
 
 def print_results(document: dict[str, Any], console: Console) -> None:

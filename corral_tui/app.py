@@ -286,6 +286,8 @@ class WorkbenchApp(App[int]):
     def _headline(self, summary: RunSummary) -> str:
         """The run's headline in words: the score and how it compares, or why there is none."""
         finished = [trial for trial in self.live.trials.values() if trial.finished]
+        if summary.attempt_status == "errored":
+            return f"no headline score: {summary.attempt_text} (stored as errored, never compared with)"
         if summary.headline_score is None:
             if finished and all(trial.assisted for trial in finished):
                 return "no headline score (every trial was assisted, and assisted trials are reported apart)"
@@ -298,6 +300,8 @@ class WorkbenchApp(App[int]):
             return f"{score} (interrupted: not compared with earlier runs)"
         if summary.previous_best is None:
             return f"{score} (the first finished run of this spec)"
+        if summary.attempt_text:
+            return f"{score} ({summary.attempt_status}: {summary.attempt_text})"
         return f"{score} ({summary.attempt_status or '-'} against the best earlier run, {summary.previous_best:.2f})"
 
     @on(Worker.StateChanged)

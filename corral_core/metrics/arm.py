@@ -90,6 +90,10 @@ class SurrenderCalibration:
     true_negative: int  # kept going, solvable
     n_excluded_errors: int = 0  # errored trials on tasks that declare solvability, left out
     n_excluded_timeouts: int = 0  # timed-out trials on such tasks, left out
+    precision_ci: tuple[float, float] | None = None  # Wilson over the tp + fp surrendered trials
+    recall_ci: tuple[float, float] | None = None  # Wilson over the tp + fn trials on unsolvable tasks
+    n_tasks: int = 0  # tasks behind these counts (trials of a task are not independent: few tasks, wide truth)
+    interval_note: str = "95% Wilson over trials, not clustered by task"
 
 
 @dataclass(frozen=True)
@@ -208,10 +212,12 @@ def fault_of(record: TrialRecord) -> str | None:
 class _CalibrationTally:
     def __init__(self) -> None:
         self.tp = self.fp = self.fn = self.tn = self.errors = self.timeouts = 0
+        self.tasks: set[str] = set()
 
     def add(self, record: TrialRecord) -> None:
         if record.solvable is None:
             return
+        self.tasks.add(record.task_id)
         if record.status == "timeout":
             self.timeouts += 1
         elif has_error(record):
@@ -228,7 +234,8 @@ class _CalibrationTally:
         return SurrenderCalibration(
             precision=tp / (tp + fp) if tp + fp else None, recall=tp / (tp + fn) if tp + fn else None,
             true_positive=tp, false_positive=fp, false_negative=fn, true_negative=tn,
-            n_excluded_errors=self.errors, n_excluded_timeouts=self.timeouts)
+            n_excluded_errors=self.errors, n_excluded_timeouts=self.timeouts,
+            precision_ci=wilson_interval(tp, tp + fp), recall_ci=wilson_interval(tp, tp + fn), n_tasks=len(self.tasks))
 
 
 def surrender_calibration(records: Iterable[TrialRecord]) -> SurrenderCalibration | None:
@@ -416,7 +423,7 @@ class ArmTally:
             if not records:
                 continue
             metrics = chain_metrics(records, list(chain.order), self.pass_threshold, weights=chain.weights,
-                                    include_assisted=self.include_assisted)
+                                    include_assisted=self.include_assisted, depends_on=chain.depends_on)
             self.chain_metrics.append(metrics)
             unit = UnitTally(chain.chain_id)
             for episode in sorted(metrics.episodes.values(), key=lambda e: e.trial_index):

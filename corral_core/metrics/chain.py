@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .records import EXCLUDED_STATUSES, TrialRecord, effective_score, single_arm, success
-from .stats import UNIT, Estimate, mean_ci, proportion
+from .stats import UNIT, Estimate, mean_ci, proportion, wilson_interval
 
 LINK_OUTCOMES = ("success", "failed", "skipped", "missing")
 
@@ -29,6 +29,7 @@ class ChainDef:
     chain_id: str
     order: tuple[str, ...]
     weights: Mapping[str, float] | None = None
+    depends_on: Mapping[str, tuple[str, ...]] | None = None  # link -> its upstream links (None: a line)
 
 
 def equal_weights(order: Sequence[str]) -> dict[str, float]:
@@ -69,6 +70,8 @@ class LinkStats:
     missing: int
     success_rate: float | None  # succeeded / attempted: how the link does once reached
     completion_rate: float | None  # succeeded / n_episodes: how often the chain gets past it
+    success_ci: tuple[float, float] | None = None  # Wilson over the `attempted` episodes (each one round)
+    completion_ci: tuple[float, float] | None = None  # Wilson over the n_episodes
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class EpisodeRow:
 
     episode_id: str
     outcomes: dict[str, str]  # task_id -> success | failed | skipped | missing
-    prefix_completed: int  # links that succeeded, in chain order, before the first non-success
+    prefix_completed: int  # links that succeeded with every upstream link succeeded (in a line: the prefix)
     end_to_end: bool
     workflow_score: float = 0.0  # sum(weight * link score); skipped and missing links score 0
     trial_index: int = 0  # the round (the smallest trial index of its links)
@@ -94,7 +97,7 @@ class ChainMetrics:
     n_ignored_records: int  # no episode_id, or a task outside chain_order
     links: dict[str, LinkStats]
     end_to_end: Estimate  # episodes whose every link succeeded; Wilson CI
-    partial_completion: Estimate  # mean of prefix_completed / links; t CI across episodes
+    partial_completion: Estimate  # mean of prefix_completed / links (independent of how links are listed); t CI
     links_succeeded: Estimate  # mean share of links that succeeded, in any order; t CI
     workflow_score: Estimate  # the headline: mean over episodes of the weighted workflow score
     weights: dict[str, float]  # the link weights used (sum 1; equal unless given)
@@ -140,6 +143,7 @@ def chain_metrics(
     *,
     weights: Mapping[str, float] | None = None,
     include_assisted: bool = False,
+    depends_on: Mapping[str, Sequence[str]] | None = None,
 ) -> ChainMetrics:
     """Per-link and per-episode metrics of one arm's chain.
 
@@ -147,7 +151,9 @@ def chain_metrics(
     chain_position). weights (task -> weight) set the workflow score of each episode,
     sum(w * score), where skipped or missing links score 0 (the seed's "workflow-level score");
     weights not summing to 1 are normalised and `weights_note` says so. Without weights every
-    link weighs the same.
+    link weighs the same. depends_on (link -> upstream links) defines partial completion for a
+    branching chain: the links that succeeded with every upstream link succeeded, whatever order the
+    links are listed in; without it the chain is a line in chain_order (the completed prefix).
     """
     arm = single_arm(list(records), "chain_metrics")
     order = _resolve_order(records, chain_order)
@@ -178,9 +184,7 @@ def chain_metrics(
             excluded += 1
             continue
         outcomes = {task: _link_outcome(links.get(task), pass_threshold) for task in order}
-        prefix = 0
-        while prefix < len(order) and outcomes[order[prefix]] == "success":
-            prefix += 1
+        prefix = _completed_in_order(outcomes, order, depends_on)
         workflow = _workflow_score(links, order, used)
         index = min(r.trial_index for r in links.values())
         episodes[episode_id] = EpisodeRow(episode_id, outcomes, prefix, prefix == len(order), workflow, index)
@@ -207,6 +211,25 @@ def chain_metrics(
     )
 
 
+def _completed_in_order(outcomes: Mapping[str, str], order: list[str],
+                        depends_on: Mapping[str, Sequence[str]] | None) -> int:
+    """Links that succeeded and whose every upstream link (transitively) succeeded."""
+    if depends_on is None:
+        prefix = 0
+        while prefix < len(order) and outcomes[order[prefix]] == "success":
+            prefix += 1
+        return prefix
+    done: dict[str, bool] = {}
+
+    def completed(task: str, seen: frozenset[str]) -> bool:
+        if task not in done:
+            ups = [up for up in depends_on.get(task, ()) if up in outcomes and up not in seen]
+            done[task] = outcomes[task] == "success" and all(completed(up, seen | {task}) for up in ups)
+        return done[task]
+
+    return sum(completed(task, frozenset()) for task in order)
+
+
 def _workflow_score(links: Mapping[str, TrialRecord], order: list[str], weights: Mapping[str, float]) -> float:
     return math.fsum(
         weights[task] * effective_score(links[task])
@@ -231,4 +254,6 @@ def _link_stats(task: str, position: int, rows: list[EpisodeRow]) -> LinkStats:
         missing=counts["missing"],
         success_rate=counts["success"] / attempted if attempted else None,
         completion_rate=counts["success"] / len(rows) if rows else None,
+        success_ci=wilson_interval(counts["success"], attempted),
+        completion_ci=wilson_interval(counts["success"], len(rows)),
     )

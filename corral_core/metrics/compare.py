@@ -354,6 +354,13 @@ def _interval(ci: tuple[float, float] | None, note: str | None = None) -> str:
     return f"{text} ({note})" if note else text
 
 
+def _names(names: list[str], count: int, shown: int = 5) -> str:
+    if not names:
+        return ""
+    more = " …" if count > shown else ""
+    return f" ({', '.join(names[:shown])}{more})"
+
+
 def _faults(faults: dict[str, int]) -> str:
     return ", ".join(f"{fault} {n}" for fault, n in faults.items())
 
@@ -385,7 +392,10 @@ def _summary(c: PairedComparison) -> str:
         corr = f", correlation {sp.correlation:+.2f}" if sp.correlation is not None else ""
         text += f"; per task: {c.arm_b} higher {sp.wins_b}, ties {sp.ties}, {c.arm_a} higher {sp.wins_a}{spread}{corr}"
     if c.n_unpaired_a or c.n_unpaired_b:
-        text += f"; unpaired tasks: {c.arm_a} {c.n_unpaired_a}, {c.arm_b} {c.n_unpaired_b}"
+        names_a = c.spread.unpaired_a if c.spread is not None else []
+        names_b = c.spread.unpaired_b if c.spread is not None else []
+        text += (f"; unpaired tasks: {c.arm_a} {c.n_unpaired_a}{_names(names_a, c.n_unpaired_a)}, "
+                 f"{c.arm_b} {c.n_unpaired_b}{_names(names_b, c.n_unpaired_b)}")
     e = c.errors
     if e is not None and (e.missing_a or e.missing_b or e.faults_a or e.faults_b):
         text += (f"; errors outside the agent, left out: {c.arm_a} {e.missing_a} of {e.attempted_a}"

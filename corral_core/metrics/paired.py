@@ -96,7 +96,8 @@ def sign_flip_tests(columns: Sequence[Sequence[float]], *, draws: int = MONTE_CA
         k = len(nonzero)
         threshold = abs(math.fsum(nonzero)) - _tolerance(nonzero)
         if k == 0 or threshold <= 0.0:
-            results.append(SignFlipTest(mean, 1.0, "exact", n, k, None, None, 1.0 if k == 0 else 2.0 / 2**k))
+            floor = 1.0 if k == 0 else math.ldexp(1.0, 1 - k)  # 2 / 2^k, underflowing to 0 (no overflow)
+            results.append(SignFlipTest(mean, 1.0, "exact", n, k, None, None, floor))
         elif k <= exact_max:
             count = _count_at_least(nonzero, threshold)  # patterns with sum >= threshold; the mirror doubles it
             results.append(SignFlipTest(mean, min(1.0, 2 * count / 2**k), "exact", n, k, None, None, 2.0 / 2**k))
@@ -361,7 +362,7 @@ def sign_flip_interval(differences: Sequence[float], *, confidence: float = 0.95
     if n < 2:
         return SignFlipInterval(None, confidence, "sign-flip inversion (exact)", "one task: no interval over tasks")
     mean = math.fsum(values) / n
-    if 2.0 / 2**n >= alpha:
+    if n < 64 and 2.0 / 2**n >= alpha:
         return SignFlipInterval(bounds, confidence, "sign-flip inversion (exact)",
                                 f"the whole range: {n} tasks cannot reject any difference at {alpha:.2g}")
     if min(values) == max(values):

@@ -170,7 +170,8 @@ def chain_defs(spec: BenchmarkSpec) -> list[ChainDef]:
         links = chained_tasks(suite, spec.task_ids)
         if links:
             given = {task: weights[task] for task in links if task in weights}
-            chains.append(ChainDef(f"{suite.name} (chain)", tuple(links), given or None))
+            upstream = {task: tuple(suite.tasks[task].depends_on) for task in links}
+            chains.append(ChainDef(f"{suite.name} (chain)", tuple(links), given or None, upstream))
     return chains
 
 

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from corral_core.store import BenchmarkInfo, TrialInfo
     from corral_tui.services.queries import StoreQueries
 
-ATTEMPT_STYLES = {"improved": "green", "baseline": "cyan", "regressed": "red", "crashed": "red"}
+ATTEMPT_STYLES = {"improved": "green", "baseline": "cyan", "no_change": "cyan", "regressed": "red", "crashed": "red",
+                  "errored": "red"}
 PAGE_BINDINGS = [
     Binding("n,pagedown", "page(1)", "Next page", id="history.next_page"),
     Binding("b,pageup", "page(-1)", "Prev page", id="history.prev_page"),

@@ -46,6 +46,7 @@ class RunSummary:
     trials_run: int
     errored: int
     fork_of: str | None = None  # the parent trial, when the run was a fork
+    attempt_text: str = ""  # how the attempt status was reached (metrics.Attempt.text)
 
 
 @dataclass
@@ -210,7 +211,8 @@ class RunSession:
             with self._lock:
                 self.active = None
         return RunSummary(result.benchmark_id, result.status, result.headline_score, result.attempt_status,
-                          result.previous_best, result.trials_run, result.errored)
+                          result.previous_best, result.trials_run, result.errored,
+                          attempt_text=result.attempt.text if result.attempt is not None else "")
 
     def stop(self, reason: str = STOP_REASON) -> bool:
         """Stop the run in progress: running trials are cancelled, pending approvals decided

@@ -293,3 +293,13 @@ def test_the_tally_applies_the_record_rules_of_records_py() -> None:
             assert dict(tally._faults) == faults[threshold]
             units = {task: (u.n, u.sums.c, u.sums.score_sum) for task, u in tally.units.items()}
             assert units == {task: (s[0], s[1], s[2]) for task, s in expected[threshold].items() if s[0]}
+
+
+def test_surrender_calibration_reports_its_n_and_intervals() -> None:
+    """Before: "precision 1.00, recall 1.00" from 2 tasks, with nothing to say how little that is."""
+    records = [rec("u", 0, 0.0, status="surrendered", surrendered=True, solvable=False),
+               rec("s", 0, 1.0, solvable=True)]
+    calibration = arm_metrics(records).surrender_calibration
+    assert calibration is not None and (calibration.precision, calibration.recall, calibration.n_tasks) == (1, 1, 2)
+    assert calibration.precision_ci is not None and calibration.precision_ci[0] < 0.25  # one trial: wide
+    assert calibration.recall_ci is not None and calibration.interval_note.startswith("95% Wilson over trials")

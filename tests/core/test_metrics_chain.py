@@ -145,3 +145,27 @@ def test_materials_chain_shape_headline_counts_skipped_links_as_zero() -> None:
     chain = ChainDef("chain", tuple(ORDER))
     assert analyse(records, ["x"], chains=[chain]).headline == pytest.approx(2 / 3)
     assert analyse(records, ["x"]).headline == pytest.approx((2 / 3 + 1 + 1) / 3)  # 0.889: the old headline
+
+
+def test_partial_completion_of_a_branching_chain_does_not_depend_on_how_links_are_listed() -> None:
+    """seed -> left, seed -> right: an episode where `left` fails and `right` succeeds completed 2 of 3
+    links whichever branch is written first (before: 1 of 3 when `left` came first, 2 of 3 otherwise)."""
+    def rec(task: str, ok: bool) -> TrialRecord:
+        return TrialRecord(task, "x", 0, score=1.0 if ok else 0.0, episode_id="e0")
+
+    records = [rec("seed", True), rec("left", False), rec("right", True)]
+    upstream = {"seed": (), "left": ("seed",), "right": ("seed",)}
+    orders = (["seed", "left", "right"], ["seed", "right", "left"])
+    shares = [chain_metrics(records, order, depends_on=upstream).partial_completion.value for order in orders]
+    assert shares == [pytest.approx(2 / 3)] * 2
+    # a failed seed completes nothing downstream, even where a branch passed
+    failed_seed = [rec("seed", False), rec("left", True), rec("right", True)]
+    assert chain_metrics(failed_seed, orders[0], depends_on=upstream).episodes["e0"].prefix_completed == 0
+
+
+def test_per_link_rates_carry_their_n_and_interval() -> None:
+    metrics = chain_metrics(crafted(), ORDER)
+    analyse_link = metrics.links["analyse"]
+    assert (analyse_link.attempted, analyse_link.succeeded) == (3, 2)
+    assert analyse_link.success_ci is not None and analyse_link.success_ci[0] < 2 / 3 < analyse_link.success_ci[1]
+    assert analyse_link.completion_ci is not None

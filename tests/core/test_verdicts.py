@@ -43,6 +43,7 @@ def test_identical_agents_with_provider_errors_get_no_verdict_and_the_errors_apa
     assert "better" not in c.verdict and c.n_tasks == 2
     assert c.errors is not None and (c.errors.missing_a, c.errors.missing_b) == (0, 18)
     assert "errors outside the agent, left out: A 0 of 24, B 18 of 24 (provider 18)" in c.summary
+    assert "unpaired tasks: A 6 (t0, t1, t2, t3, t4 …), B 0" in c.summary
     # the sensitivity line counts them as failures, which is what the old verdict rested on
     assert c.sensitivity is not None and c.sensitivity.n_tasks == 8
     assert c.sensitivity.mean_diff == pytest.approx(-0.5) and c.sensitivity.p_value == pytest.approx(2 / 2**6)
@@ -159,3 +160,12 @@ def test_equivalence_within_a_margin_the_spec_sets() -> None:
     assert "TOST within ±0.1: equivalent (90% interval [" in c.summary
     with pytest.raises(Exception, match="equivalence_margin"):
         spec_from_dict({**base, "equivalence_margin": 1.5}, samples)
+
+
+def test_thousands_of_tasks_do_not_overflow_the_design_minimum() -> None:
+    """2 / 2^n as a float overflowed past 1,023 tasks (the interval and a zero-sum test both computed it)."""
+    balanced = [1.0, -1.0] * 700  # 1,400 differing tasks summing to exactly 0
+    test = sign_flip_test(balanced)
+    assert test.p_value == 1.0 and test.min_p == 0.0  # 2^-1399 underflows: any p is above it
+    interval = sign_flip_interval(balanced, test_p=test.p_value)
+    assert interval.ci is not None and interval.ci[0] < 0.0 < interval.ci[1]
