@@ -46,6 +46,9 @@ def summary_markdown(document: dict[str, Any], trials: Iterable[dict[str, Any]] 
         lines += ["### Paired comparisons (unit: the task; Holm-adjusted)", ""]
         lines += [f"- **{_cell(c['arm_b'])} vs {_cell(c['arm_a'])}**: {_cell(c.get('summary'))}" for c in comparisons]
         lines.append("")
+    trend = (document.get("trend") or {}).get("summary")
+    if trend:
+        lines += ["### Trend across ordered levels", "", f"- {_cell(trend)}", ""]
     chains = [chain_line(arm, chain) for arm, chains in (document.get("chains") or {}).items() for chain in chains]
     if chains:
         lines += ["### Chains", "", *(f"- {_cell(line)}" for line in chains), ""]

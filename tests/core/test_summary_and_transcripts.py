@@ -18,7 +18,8 @@ def test_summary_escapes_what_would_break_the_table() -> None:
     document = {"name": "a|b", "benchmark_id": "bm_1", "status": "finished", "headline_score": None,
                 "arms": {"x|y": {"n_tasks": 1, "n_trials": 1, "errors_by_fault": {"provider": 1},
                                  "resources": {"total_tokens": 3, "cost": None}, "pass_k": {}}},
-                "comparisons": [{"arm_a": "p", "arm_b": "q", "summary": "line\nbreak <b>"}]}
+                "comparisons": [{"arm_a": "p", "arm_b": "q", "summary": "line\nbreak <b>"}],
+                "trend": {"summary": "trend across 3 ordered levels (…): slope +0.100 per level"}}
     text = summary_markdown(document, [{"arm": "x|y", "llm_retries": 2, "llm_retry_wait": 1.5,
                                         "rate_limit_wait": 0.5}])
     row = next(line for line in text.splitlines() if line.startswith("| `x"))
@@ -26,6 +27,7 @@ def test_summary_escapes_what_would_break_the_table() -> None:
     assert row.count(" | ") == header.count(" | ")  # the escaped pipe makes no extra column
     assert "`x\\|y`" in row and "1 (provider 1)" in row and "2 (2.0 s waited)" in row
     assert "**Headline score none**" in text and "line break &lt;b&gt;" in text
+    assert "### Trend across ordered levels\n\n- trend across 3 ordered levels (…): slope +0.100 per level" in text
 
 
 def test_export_with_transcripts_carries_each_trials_messages_and_tool_calls(
