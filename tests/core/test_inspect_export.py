@@ -94,3 +94,22 @@ def test_export_inspect_needs_a_folder(recorded: dict) -> None:
                   cwd=recorded["folder"])
     assert refused.returncode == 2 and "is a file; Inspect logs go into a folder" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_compare_on_the_exported_logs_reproduces_the_runs_analysis(recorded: dict) -> None:
+    document, folder = recorded["document"], recorded["folder"]
+    out = folder / "roundtrip"
+    exported = cli("export", document["benchmark_id"], "--format", "inspect", "--db", str(recorded["db"]),
+                   "--output", str(out), cwd=folder)
+    assert exported.returncode == 0, exported.stderr
+    react, calling = (next(out.glob(f"*-{arm}_*.eval")) for arm in ("react", "calling"))
+    compared = cli("compare", str(react), str(calling), "--k", "1", "2", "--json", "compare.json", cwd=folder)
+    assert compared.returncode == 0, compared.stderr
+    again = json.loads((folder / "compare.json").read_text())
+    assert list(again["arms"]) == ["react", "calling"] and again["unpaired"] == {}
+    for arm in ("react", "calling"):
+        for key in ("average_score", "success_rate"):
+            assert again["arms"][arm][key] == pytest.approx(document["arms"][arm][key])
+        assert again["arms"][arm]["pass_k"] == document["arms"][arm]["pass_k"]
+    [theirs], [ours] = again["comparisons"], document["comparisons"]
+    assert theirs["score"] == ours["score"] and theirs["verdict"] == ours["verdict"]
