@@ -87,6 +87,23 @@ def test_export_writes_one_log_per_arm_that_inspect_reads_back(recorded: dict) -
         assert log.results.total_samples == 6 and log.eval.config.epochs == 2
 
 
+def test_inspect_dataframes_read_the_exported_logs(recorded: dict) -> None:
+    from inspect_ai.analysis import evals_df, samples_df
+
+    document, folder = recorded["document"], recorded["folder"]
+    out = folder / "frames"
+    exported = cli("export", document["benchmark_id"], "--format", "inspect", "--db", str(recorded["db"]),
+                   "--output", str(out), cwd=folder)
+    assert exported.returncode == 0, exported.stderr
+    files = sorted(str(p) for p in out.glob("*.eval"))
+    evals = evals_df(files)
+    assert sorted(zip(evals["task_arg_arm"], evals["task_arg_verbosity"], strict=True)) == [
+        ("calling", "full"), ("react", "minimal")]
+    samples = samples_df(files)
+    assert len(samples) == 12 and samples["score_corral"].sum() == pytest.approx(
+        sum(arm["average_score"]["value"] * 3 * 2 for arm in document["arms"].values()))
+
+
 def test_export_inspect_needs_a_folder(recorded: dict) -> None:
     (recorded["folder"] / "a-file").write_text("x")
     bid = recorded["document"]["benchmark_id"]
