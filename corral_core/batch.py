@@ -205,6 +205,9 @@ def batch_main(args: BatchOptions) -> int:
     from corral_core.spec.preflight import check_models
 
     spec = load_spec(args.batch)  # before the runner's imports (seconds): a bad spec is refused at once
+    from corral_core.tracing import check
+
+    check()  # OTEL_* variables without the [otel] extra: exit 2 now, not a failed trial later
     from corral_core.runner import BenchmarkRunner
 
     if args.model:

@@ -123,6 +123,12 @@ def tracer() -> Any:
     return _tracer
 
 
+def check() -> None:
+    """Decide now whether tracing is on: OTEL_* variables without the [otel] extra are a UserError at
+    start-up (exit 2), not a failure at the first span."""
+    tracer()
+
+
 def use_provider(provider: Any) -> None:
     """Trace with `provider` from now on (None: decide again from the environment). For tests and hosts."""
     global _tracer

@@ -229,14 +229,16 @@ def _main(argv: list[str] | None) -> int:
     if batch_only:
         print(f"corral-tui: {', '.join(batch_only)} only work with --batch SPEC.yaml.", file=sys.stderr)
         return 2
+    from corral_core.tracing import check
     from corral_tui.app import run_app
 
-    if options.litellm_callback:
+    code = _guard(check)  # OTEL_* variables without the [otel] extra: said before the workbench opens
+    if code == 0 and options.litellm_callback:
         from corral_core.llm.callbacks import use_callbacks
 
         code = _guard(lambda: use_callbacks(options.litellm_callback))
-        if code:
-            return code
+    if code:
+        return code
     code = _guard(lambda: run_app(options))
     # The workbench has closed its server, workers and store by now; what remains is about a second
     # of interpreter finalisation that litellm's import leaves behind. Quitting should feel instant.

@@ -112,6 +112,9 @@ def _serve(args: argparse.Namespace) -> int:
         )
     if not 0 <= args.port <= 65535:
         raise UserError(f"port {args.port} is out of range.", where="--port", fix="use 0-65535.")
+    from corral_core.tracing import check
+
+    check()  # OTEL_* variables without the [otel] extra: said now, not at the first tool call
 
     from corral_core.env import load_suite
 

@@ -87,6 +87,23 @@ def test_export_writes_one_log_per_arm_that_inspect_reads_back(recorded: dict) -
         assert log.results.total_samples == 6 and log.eval.config.epochs == 2
 
 
+def test_inspect_dataframes_read_the_exported_logs(recorded: dict) -> None:
+    from inspect_ai.analysis import evals_df, samples_df
+
+    document, folder = recorded["document"], recorded["folder"]
+    out = folder / "frames"
+    exported = cli("export", document["benchmark_id"], "--format", "inspect", "--db", str(recorded["db"]),
+                   "--output", str(out), cwd=folder)
+    assert exported.returncode == 0, exported.stderr
+    files = sorted(str(p) for p in out.glob("*.eval"))
+    evals = evals_df(files)
+    assert sorted(zip(evals["task_arg_arm"], evals["task_arg_verbosity"], strict=True)) == [
+        ("calling", "full"), ("react", "minimal")]
+    samples = samples_df(files)
+    assert len(samples) == 12 and samples["score_corral"].sum() == pytest.approx(
+        sum(arm["average_score"]["value"] * 3 * 2 for arm in document["arms"].values()))
+
+
 def test_export_inspect_needs_a_folder(recorded: dict) -> None:
     (recorded["folder"] / "a-file").write_text("x")
     bid = recorded["document"]["benchmark_id"]
@@ -94,3 +111,22 @@ def test_export_inspect_needs_a_folder(recorded: dict) -> None:
                   cwd=recorded["folder"])
     assert refused.returncode == 2 and "is a file; Inspect logs go into a folder" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_compare_on_the_exported_logs_reproduces_the_runs_analysis(recorded: dict) -> None:
+    document, folder = recorded["document"], recorded["folder"]
+    out = folder / "roundtrip"
+    exported = cli("export", document["benchmark_id"], "--format", "inspect", "--db", str(recorded["db"]),
+                   "--output", str(out), cwd=folder)
+    assert exported.returncode == 0, exported.stderr
+    react, calling = (next(out.glob(f"*-{arm}_*.eval")) for arm in ("react", "calling"))
+    compared = cli("compare", str(react), str(calling), "--k", "1", "2", "--json", "compare.json", cwd=folder)
+    assert compared.returncode == 0, compared.stderr
+    again = json.loads((folder / "compare.json").read_text())
+    assert list(again["arms"]) == ["react", "calling"] and again["unpaired"] == {}
+    for arm in ("react", "calling"):
+        for key in ("average_score", "success_rate"):
+            assert again["arms"][arm][key] == pytest.approx(document["arms"][arm][key])
+        assert again["arms"][arm]["pass_k"] == document["arms"][arm]["pass_k"]
+    [theirs], [ours] = again["comparisons"], document["comparisons"]
+    assert theirs["score"] == ours["score"] and theirs["verdict"] == ours["verdict"]

@@ -135,6 +135,20 @@ def test_otel_variables_without_the_sdk_say_which_extra_to_install(monkeypatch: 
         tracing.use_provider(None)
 
 
+def test_a_batch_run_with_otel_variables_but_no_sdk_exits_2_before_running(tmp_path: Path) -> None:
+    spec = tmp_path / "t.bench.yaml"
+    spec.write_text(f"name: nosdk\nsuite: {ROOT / 'sample_tasks' / 'samplemath.yaml'}\ntasks: [add]\n"
+                    "model: scripted/samplemath\n", encoding="utf-8")
+    hide_sdk = ("import sys; sys.modules['opentelemetry.sdk.trace'] = None; from corral_tui.cli import main; "
+                f"sys.exit(main(['--batch', {str(spec)!r}, '--db', {str(tmp_path / 'x.db')!r}]))")
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR",
+           "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
+    run = subprocess.run([sys.executable, "-c", hide_sdk], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2, run.stderr
+    assert "OpenTelemetry SDK is not installed" in run.stderr and "corral-tui[otel]" in run.stderr
+    assert "Traceback" not in run.stderr and not (tmp_path / "x.db").exists()  # nothing ran
+
+
 class _Receiver(BaseHTTPRequestHandler):
     """A minimal OTLP/HTTP receiver: keeps every ExportTraceServiceRequest it is sent."""
 
