@@ -109,10 +109,11 @@ def test_corral_argument_list_tools_are_converted_to_openai_format() -> None:
         {"name": "xs", "type": "list[float]", "required": False}]}
     assert as_openai_tool(corral) == {"type": "function", "function": {
         "name": "calc", "description": "Do maths.", "parameters": {"type": "object", "properties": {
-            "op": {"type": "string", "description": "which", "enum": ["+"]}, "xs": {"type": "array"}},
+            "op": {"type": "string", "description": "which", "enum": ["+"]},
+            "xs": {"type": "array", "items": {"type": "number"}}},  # the type name's schema, as our servers send
             "required": ["op"]}}}
-    already = {"type": "function", "function": {"name": "calc"}}
-    assert as_openai_tool(already) is already
+    already = {"type": "function", "function": {"name": "calc"}, "name": "calc", "arguments": [], "risk": "safe"}
+    assert as_openai_tool(already) == {"type": "function", "function": {"name": "calc"}}  # only what models read
 
 
 def test_user_prompt_template_errors_name_the_variable() -> None:

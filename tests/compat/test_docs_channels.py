@@ -14,6 +14,7 @@ import inspect
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -36,6 +37,7 @@ from tests.timeouts import HTTP_TIMEOUT
 TASK = "km_to_m"
 MARKER = re.compile(r"MK_[A-Z_]+_[a-z]+")
 DOC_KEYS = ("description", "enum", "default", "examples")
+RECORDED = json.loads((Path(__file__).parent / "data" / "tag_rich_request_tools.json").read_text())
 REPLACED_BY_BRIEF = {"MK_BASIC_to"}  # untagged text of an argument that has an [ARGS_BRIEF]: not a tag
 
 
@@ -187,6 +189,8 @@ def test_the_model_gets_the_same_request_from_our_server_and_a_corral_shaped_one
     assert len(our_bodies) == len(corral_bodies) == 2
     assert json.dumps(our_bodies, sort_keys=False) == json.dumps(corral_bodies, sort_keys=False)
     assert our_score == corral_score == 1.0
+    # the recording: what the model is sent as `tools` at each level (data/tag_rich_request_tools.json)
+    assert our_bodies[0]["tools"] == RECORDED[level]
     tools = {tool["function"]["name"]: tool["function"] for tool in our_bodies[0]["tools"]}
     to_unit = tools["convert_units"]["parameters"]["properties"]["to_unit"]
     assert ("enum" in to_unit) == (level != "minimal")
