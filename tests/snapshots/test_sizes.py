@@ -43,14 +43,15 @@ def long_names_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("size", SIZES)
 def test_workbench_during_a_run(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
-    """Two trials of tuitest's `count`, paused at their start; the first one selected."""
+    """tuitest's `count` twice, one at a time: the first paused at its start (and selected), the second
+    waiting (two in parallel start in either order, and the snapshot would too)."""
 
     async def run(pilot: Pilot) -> None:
         app = pilot.app
         await wait_ready(pilot)
-        await start_run(pilot, "tuitest", tasks="count", trials="2", parallel="2", paused=True)
-        await wait_for(pilot, lambda: len(app.live.trials) == 2 and all(
-            t.control == "paused" for t in app.live.trials.values()), "two paused trials")
+        await start_run(pilot, "tuitest", tasks="count", trials="2", parallel="1", paused=True)
+        await wait_for(pilot, lambda: len(app.live.trials) == 1 and all(
+            t.control == "paused" for t in app.live.trials.values()), "the first trial, paused")
         first = app.live.ordered()[0].trial_id
         await wait_for(pilot, lambda: app.workbench_screen.selected_trial() == first, "the first trial selected")
         app.workbench_screen.tick()
