@@ -257,7 +257,7 @@ class CliOptions:
         values = dict(vars(args))
         values.pop("command", None)  # the subcommand's name: a subcommand never gets here
         values.update(suite=tuple(values.get("suite") or ()), model_args=tuple(values.get("model_args") or ()),
-                      keymap=dict(keymap or {}))
+                      litellm_callback=tuple(values.get("litellm_callback") or ()), keymap=dict(keymap or {}))
         return cls(**values)
 
     def batch_only_flags(self) -> list[str]:
