@@ -194,7 +194,7 @@ class BatchOptions:
                 parts += [flag, str(value)]
         for key, value in self.model_args.items():
             parts += ["-M", f"{key}={value}"]
-        for callback in self.litellm_callback:
+        for callback in self.litellm_callback or ():
             parts += ["--litellm-callback", callback]
         return parts
 
@@ -215,7 +215,7 @@ def batch_main(args: BatchOptions) -> int:
     settings = args.model_settings()
     if settings:
         spec = spec.with_overrides(**settings)
-    callbacks = tuple(args.litellm_callback)
+    callbacks = tuple(args.litellm_callback or ())  # argparse append: None when the flag is not given
     if callbacks:
         from dataclasses import replace
 
