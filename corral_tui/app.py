@@ -416,6 +416,7 @@ class WorkbenchApp(App[int]):
         if not self._can_start():
             return
         self.live.reset()
+        self.live.requested = self.config.clock()  # the run's elapsed time counts from here
         self.workbench_screen.reset_run()
         self.workbench_screen.lock_form(True)
         self.run_state = "starting"
@@ -435,6 +436,7 @@ class WorkbenchApp(App[int]):
             return
         self.call_later(self._back_to_workbench)  # the fork runs there, live, like any run
         self.live.reset()
+        self.live.requested = self.config.clock()  # the run's elapsed time counts from here
         self.workbench_screen.reset_run()
         self.workbench_screen.lock_form(True)
         self.run_state = "starting"
@@ -463,6 +465,7 @@ class WorkbenchApp(App[int]):
             return
         self.call_later(self._back_to_workbench)  # it runs there, live, like any run
         self.live.reset()
+        self.live.requested = self.config.clock()  # the run's elapsed time counts from here
         self.workbench_screen.reset_run()
         self.workbench_screen.lock_form(True)
         self.run_state = "starting"
