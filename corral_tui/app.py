@@ -423,6 +423,7 @@ class WorkbenchApp(App[int]):
         if not self._can_start():
             return
         self.live.reset()
+        self.live.requested = self.config.clock()  # the run's elapsed time counts from here
         self.workbench_screen.reset_run()
         self.workbench_screen.lock_form(True)
         self.run_state = "starting"
@@ -442,6 +443,7 @@ class WorkbenchApp(App[int]):
             return
         self.call_later(self._back_to_workbench)  # the fork runs there, live, like any run
         self.live.reset()
+        self.live.requested = self.config.clock()  # the run's elapsed time counts from here
         self.workbench_screen.reset_run()
         self.workbench_screen.lock_form(True)
         self.run_state = "starting"
@@ -470,6 +472,7 @@ class WorkbenchApp(App[int]):
             return
         self.call_later(self._back_to_workbench)  # it runs there, live, like any run
         self.live.reset()
+        self.live.requested = self.config.clock()  # the run's elapsed time counts from here
         self.workbench_screen.reset_run()
         self.workbench_screen.lock_form(True)
         self.run_state = "starting"

@@ -109,6 +109,7 @@ class LiveRun:
         self.total = 0
         self.finished = False
         self.started: float | None = None  # event time of BENCHMARK_STARTED
+        self.requested: float | None = None  # when the person asked for the run (cluster start-up included)
         self.ended: float | None = None
         self.done = 0
         self.undelivered: list[tuple[str, str]] = []  # (trial id, text) of interventions never delivered
@@ -122,7 +123,7 @@ class LiveRun:
         self.benchmark_id = None
         self.total = total
         self.finished = False
-        self.started = self.ended = None
+        self.started = self.ended = self.requested = None
         self.done = 0
         self.undelivered = []
 
@@ -142,13 +143,22 @@ class LiveRun:
     # --- the run as a whole -----------------------------------------------------------------------
 
     def elapsed(self, now: float) -> float | None:
+        """Seconds since the run was asked for (its start-up included: a Dask cluster can take long),
+        else since the benchmark started."""
+        since = self.requested if self.requested is not None else self.started
+        if since is None:
+            return None
+        return max(0.0, (self.ended if self.ended is not None else now) - since)
+
+    def _running_for(self, now: float) -> float | None:
+        """Seconds since the benchmark started (the pace of its trials: what the ETA is based on)."""
         if self.started is None:
             return None
         return max(0.0, (self.ended if self.ended is not None else now) - self.started)
 
     def eta(self, now: float) -> float | None:
         """Seconds left at the pace of the trials finished so far (None before the first one ends)."""
-        elapsed = self.elapsed(now)
+        elapsed = self._running_for(now)
         if elapsed is None or not self.done or self.finished or self.total <= self.done:
             return None
         return elapsed / self.done * (self.total - self.done)

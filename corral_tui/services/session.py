@@ -83,6 +83,8 @@ class RunSession:
         self.approvals = approvals
         self.approval_timeout = approval_timeout
         self.active: ActiveRun | None = None
+        # benchmark id -> the breakpoints its run ended with, when changed during it (b): its forks use them
+        self.changed_breakpoints: dict[str, list[Breakpoint]] = {}
         self._lock = threading.Lock()
         self._closed = False
 
@@ -125,9 +127,15 @@ class RunSession:
                             "opened.", where="fork", fix=f"start corral-tui with {suite.path} to fork it.")
         url = self._server_for(suite.name)
 
+        parent = repository.trial(trial_id)
+        changed = self.changed_breakpoints.get(parent.benchmark_id or "") if parent is not None else None
+
         def runner(controls: ControlRegistry) -> ForkRunner:
-            return ForkRunner(repository, services.writer, trial_id, iteration, intervention,
+            fork = ForkRunner(repository, services.writer, trial_id, iteration, intervention,
                               sink=services.ui_sink, server_url=url, token=services.token, controls=controls)
+            if changed is not None:  # the parent's run changed its breakpoints (b): the fork uses them too
+                fork.set_breakpoints(changed)
+            return fork
 
         summary = self._drive(runner, spec.approval, False, on_started, None)
         return replace(summary, fork_of=trial_id)
@@ -267,6 +275,8 @@ class RunSession:
         if runner is None:
             return False
         runner.set_breakpoints(points)
+        if runner.benchmark_id:
+            self.changed_breakpoints[runner.benchmark_id] = list(points)
         return True
 
     def intervene(self, trial_id: str, text: str) -> bool:

@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.containers import Grid, Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, Select
+from textual.widgets.input import Selection
 
 from corral_core.agents.breakpoints import parse_breakpoints
 from corral_core.spec import AGENT_TYPES, APPROVAL_POLICIES, MAX_PARALLEL
@@ -18,6 +19,37 @@ from corral_tui.run_request import RunRequest, parse_count, parse_verbosities, s
 
 FORM_POLICIES = ("ask", *(policy for policy in APPROVAL_POLICIES if policy != "ask"))  # the default first
 PLACEHOLDER_TASKS = 4  # task ids named in the Tasks placeholder
+
+
+class MarkedCheckbox(Checkbox):
+    """A checkbox whose state shows without colour: `X` when ticked, a blank when not (Textual's shows
+    `X` both ways, in two colours)."""
+
+    def on_mount(self) -> None:
+        self.BUTTON_INNER = "X" if self.value else " "
+
+    def watch_value(self) -> None:
+        self.BUTTON_INNER = "X" if self.value else " "
+        super().watch_value()
+
+
+class FormInput(Input):
+    """A form field that shows the start of a long value (an API base's scheme and host, not its tail):
+    focused, the whole value is selected (typing replaces it) with the cursor at the start; unfocused,
+    it shows from the start."""
+
+    def on_mount(self) -> None:
+        self.cursor_position = 0
+
+    def on_focus(self) -> None:
+        self.call_later(self._select_from_start)  # after Input's own focus handler has selected it all
+
+    def _select_from_start(self) -> None:
+        if self.value and self.has_focus and self.selection == Selection(0, len(self.value)):
+            self.selection = Selection(len(self.value), 0)
+
+    def on_blur(self) -> None:
+        self.cursor_position = 0
 
 
 class RunForm(Vertical):
@@ -50,32 +82,32 @@ class RunForm(Vertical):
             yield Label("Suite")
             yield Label("-", id="form-suite")
             yield Label("Tasks")
-            yield Input(placeholder="all", id="form-tasks", compact=True)
+            yield FormInput(placeholder="all", id="form-tasks", compact=True)
             yield Label("Agent")
             yield Select([(name, name) for name in AGENT_TYPES], value="react", allow_blank=False,
                          id="form-agent", compact=True)
             yield Label("Max iterations")
-            yield Input("10", id="form-iterations", type="integer", compact=True)
+            yield FormInput("10", id="form-iterations", type="integer", compact=True)
             yield Label("Model")
-            yield Input(self.default_model or "", placeholder="scripted/<suite script>", id="form-model",
+            yield FormInput(self.default_model or "", placeholder="scripted/<suite script>", id="form-model",
                         compact=True)
             yield Label("API base")
-            yield Input(self.default_api_base or "", placeholder="the provider's default", id="form-api_base",
+            yield FormInput(self.default_api_base or "", placeholder="the provider's default", id="form-api_base",
                         compact=True)
             yield Label("Arms (verbosity)")
-            yield Input("full", placeholder="e.g. minimal, brief, full", id="form-arms", compact=True)
+            yield FormInput("full", placeholder="e.g. minimal, brief, full", id="form-arms", compact=True)
             yield Label("Trials per task")
-            yield Input("1", id="form-trials", type="integer", compact=True)
+            yield FormInput("1", id="form-trials", type="integer", compact=True)
             yield Label("Parallel")
-            yield Input("1", id="form-parallel", type="integer", compact=True)
+            yield FormInput("1", id="form-parallel", type="integer", compact=True)
             yield Label("Approval")
             yield Select([(name, name) for name in FORM_POLICIES], value="ask", allow_blank=False,
                          id="form-approval", compact=True)
             yield Label("Breakpoints")
-            yield Input(placeholder="e.g. tool:calculator", id="form-breakpoints", compact=True)
+            yield FormInput(placeholder="e.g. tool:calculator", id="form-breakpoints", compact=True)
         with Horizontal(id="form-flags"):
-            yield Checkbox("Surrender", id="form-surrender", compact=True)
-            yield Checkbox("Start paused", id="form-paused", compact=True)
+            yield MarkedCheckbox("Surrender", id="form-surrender", compact=True)
+            yield MarkedCheckbox("Start paused", id="form-paused", compact=True)
         yield Button("Start run (r)", id="form-start", variant="primary", compact=True)
 
     def set_suite(self, suite: str, task_ids: list[str]) -> None:

@@ -53,7 +53,7 @@ class RunBar(Static):
     (mean over tasks of the task means, unassisted trials: what the final metrics report)."""
 
     def show(self, elapsed: str, eta: str, scores: list[ArmScore]) -> None:
-        text = Text.assemble(("elapsed ", "dim"), (elapsed, "bold"), ("  ETA ", "dim"), (eta, "bold"))
+        text = Text.assemble(("elapsed (start-up incl.) ", "dim"), (elapsed, "bold"), ("  ETA ", "dim"), (eta, "bold"))
         if scores:
             text.append("  score by arm (95% CI over tasks): ", style="dim")
         for position, score in enumerate(scores):

@@ -94,3 +94,43 @@ async def test_two_benchmarks_of_one_suite_compare_from_history(tmp_path: Path) 
         assert sorted(view.tasks) == ["add", "power"]
         title = str(screen.query_one("#compare-title").render())
         assert "vs" in title and "B = history-demo" in title
+
+
+async def test_a_fork_uses_the_breakpoints_its_run_ended_with(tmp_path: Path) -> None:
+    """The run started with `tool:tally` in the form and cleared its breakpoints with b; a fork of its
+    trial runs to its end without stopping at tally (it stopped there: the form's old breakpoints)."""
+    from textual.widgets import Input
+
+    from corral_core.events import EventKind
+    from corral_tui.screens.dialogs import BreakpointsScreen
+    from corral_tui.screens.fork import ForkScreen
+    from corral_tui.screens.timeline import TimelineScreen
+    from tests.tui.helpers import only_trial, trial_events
+
+    app = make_app(tmp_path, suites=[TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "tuitest", tasks="count", paused=True, breakpoints="tool:tally")
+        await wait_for(pilot, lambda: app.live.trials and app.run_state == "paused", "the paused trial")
+        await pilot.press("b")
+        await wait_for(pilot, lambda: isinstance(app.screen, BreakpointsScreen)
+                       and isinstance(app.screen.focused, Input), "the run's breakpoints")
+        app.screen.query_one(Input).value = ""
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.screen is app.workbench_screen, "the dialog to close")
+        await pilot.press("C")
+        await wait_for(pilot, lambda: run_done(app), "the run, without stopping")
+        parent_id = only_trial(app)
+        app.workbench_screen.query_one("#trials").focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, TimelineScreen) and app.screen.trial is not None,
+                       "the timeline")
+        await pilot.press("f")
+        await wait_for(pilot, lambda: isinstance(app.screen, ForkScreen), "the fork dialog")
+        app.screen.query_one("#fork-iteration", Input).value = "3"
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen is app.workbench_screen and run_done(app)
+                       and only_trial(app) != parent_id, "the fork to run to its end")
+        fork_id = only_trial(app)
+        assert not trial_events(app, fork_id, EventKind.BREAKPOINT_HIT)
+        assert app.live.trials[fork_id].status == "completed"

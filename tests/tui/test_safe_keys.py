@@ -212,3 +212,60 @@ async def test_task_ids_typed_outside_a_field_start_nothing(tmp_path: Path) -> N
         assert app.run_state == "idle" and app.services.session.active is None, "a typed letter started a run"
         assert app.focused is tree and app.screen is app.workbench_screen
         assert "Breakpoints field from the run form" in str(app.workbench_screen.query_one("#status").render())
+
+
+async def test_checkboxes_show_their_state_without_colour_and_enter_moves_on(tmp_path: Path) -> None:
+    from textual.widgets import Button, Checkbox
+
+    app = make_app(tmp_path, suites=[TUITEST])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        screen = app.workbench_screen
+        surrender = screen.query_one("#form-surrender", Checkbox)
+        assert "X" not in str(surrender.render()), "an unticked box shows an X"
+        surrender.focus()
+        await wait_for(pilot, lambda: app.focused is surrender, "the checkbox's focus")
+        await pilot.press("space")
+        await wait_for(pilot, lambda: surrender.value, "space to tick it")
+        assert "X" in str(surrender.render())
+        type_now(app, "enter")
+        await pilot.pause()
+        assert surrender.value, "Enter toggled the checkbox"
+        assert app.focused is screen.query_one("#form-paused", Checkbox), "Enter did not move on"
+        type_now(app, "enter")
+        await pilot.pause()
+        assert app.focused is screen.query_one("#form-start", Button) and app.run_state == "idle"
+
+
+async def test_a_long_field_value_shows_its_start(tmp_path: Path) -> None:
+    url = "http://127.0.0.1:8000/v1/a/very/long/path/that/does/not/fit/in/the/field"
+    app = make_app(tmp_path, suites=[TUITEST], model="openai/local", model_base_url=url)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        field = app.workbench_screen.query_one("#form-api_base", Input)
+        await pilot.pause()
+        assert field.scroll_offset.x == 0 and "http://127" in str(field.render_line(0).text)
+        field.focus()
+        await wait_for(pilot, lambda: app.focused is field, "the field's focus")
+        await pilot.pause()
+        assert field.cursor_position == 0 and "http://127" in field.render_line(0).text
+        type_text(app, "http://h/v1")  # the whole value is selected: typing replaces it
+        await pilot.pause()
+        assert field.value == "http://h/v1"
+
+
+def test_the_runs_elapsed_time_counts_from_the_start_request() -> None:
+    """With --executor processes the cluster starts first (30 s at load 20): the run's elapsed time
+    counts from the request, the ETA from the trials' pace."""
+    from corral_core.events import Event
+    from corral_tui.live import LiveRun
+
+    live = LiveRun()
+    live.requested = 1_000.0
+    live.apply([Event(EventKind.BENCHMARK_STARTED, None, None, {"total_trials": 2, "pending_trials": 2},
+                      benchmark_id="bm_x", ts=1_030.0)])
+    live.total = 2
+    live.apply([Event(EventKind.TRIAL_STARTED, "tr_1", "add", {"arm": "full", "trial_index": 0}, ts=1_030.0),
+                Event(EventKind.TRIAL_FINISHED, "tr_1", "add", {"status": "completed", "score": 1.0}, ts=1_040.0)])
+    assert live.elapsed(1_040.0) == 40.0
+    assert live.eta(1_040.0) == 10.0  # one of two trials done in 10 s of running

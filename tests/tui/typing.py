@@ -16,12 +16,14 @@ def type_now(app: App[object], *keys: str) -> None:
     driver = app._driver
     assert driver is not None, "the app is not running"
     for key in keys:
-        if len(key) == 1 and not key.isalnum():
-            key = _character_to_key(key)
-        try:
-            char: str | None = unicodedata.lookup(_get_unicode_name_from_key(key))
-        except KeyError:
-            char = key if len(key) == 1 else None
+        char: str | None
+        if len(key) == 1:  # a character: its key name ("slash" for "/") and the character itself
+            char, key = key, key if key.isalnum() else _character_to_key(key)
+        else:
+            try:
+                char = unicodedata.lookup(_get_unicode_name_from_key(key))
+            except KeyError:
+                char = None
         event = events.Key(key, char)
         event.set_sender(app)
         driver.send_message(event)
