@@ -67,13 +67,15 @@ class StoredTrials(Generic[Item]):
 Trials = Sequence[Item] | StoredTrials[Item]
 
 
+LOST_OWNERSHIP = "lost_ownership"  # the status of a run whose benchmark another process claimed (ownership.py)
+
 @dataclass
 class BenchmarkResult:
     """What `BenchmarkRunner.run` returns (and what `--json` and `export` write)."""
 
     benchmark_id: str
     spec: BenchmarkSpec
-    status: str  # finished | interrupted
+    status: str  # finished | interrupted | lost_ownership
     arms: dict[str, ArmMetrics]
     comparisons: list[PairedComparison]  # every pair of arms, Holm-adjusted
     chains: dict[str, list[ChainMetrics]]  # arm -> one entry per chained suite
@@ -101,6 +103,11 @@ class BenchmarkResult:
     @property
     def interrupted(self) -> bool:
         return self.status != "finished"
+
+    @property
+    def lost_ownership(self) -> bool:
+        """Another process claimed the benchmark during the run: it stopped, and the results are not its own."""
+        return self.status == LOST_OWNERSHIP
 
     def to_dict(self, *, include_trials: bool = True) -> dict[str, Any]:
         """JSON-ready results: spec, ids, per-arm metrics, comparisons, chains, per-trial rows."""
