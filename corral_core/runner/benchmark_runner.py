@@ -53,7 +53,7 @@ from corral_core.metrics import (
     success,
 )
 from corral_core.metrics.records import RETIRED_STATUS
-from corral_core.runner.executors import StartingCluster, check_executor, start_forkserver
+from corral_core.runner.executors import ClusterLost, StartingCluster, check_executor, start_forkserver
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
@@ -160,6 +160,7 @@ class BenchmarkRunner:
         self._bus: EventSink | None = None
         self._store_failure: StoreError | None = None
         self.ownership_token: str | None = None  # the benchmark's fencing token while this run owns it
+        self._lost_cluster: str | None = None  # why the run's Dask cluster went away (the run is interrupted)
         self._ownership_lost = threading.Event()
         self.fork: ForkPoint | None = None  # set by ForkRunner (runner/fork.py)
         # the spec's breakpoints; the workbench replaces them while the run goes on (set_breakpoints)
@@ -577,8 +578,13 @@ class BenchmarkRunner:
         try:
             if self._stop.is_set():
                 send("cancel_all")
-            dask.run(template, remote, bridge, stopped=stopped, on_trial=on_trial, on_failed=on_failed,
-                     parallel=spec.parallel)
+            try:
+                dask.run(template, remote, bridge, stopped=stopped, on_trial=on_trial, on_failed=on_failed,
+                         parallel=spec.parallel)
+            except ClusterLost as exc:  # infrastructure, not a result: what did not finish stays unrun
+                log.info("%s; the run stops, its unfinished trials are left for a resume", exc)
+                self._lost_cluster = str(exc)
+                self.stop()
             if not self._stop.is_set():  # a worker that returned without running a trial loses nothing silently
                 for index in range(len(jobs)):
                     on_failed(index, "the Dask worker returned without running this trial (it saw the run "
@@ -735,7 +741,7 @@ class BenchmarkRunner:
                 previous = classified.previous_best
         result = BenchmarkResult(benchmark_id, spec, status, arms, comparisons, chains, records, rows, headline,
                                  previous, attempt, resumed, self._trials_run, duration, attempt=classified,
-                                 trend=trend)
+                                 trend=trend, stopped_by=self._lost_cluster)
         if repo is not None:
             try:
                 repo.finish_benchmark(benchmark_id, status=status, headline_score=headline, attempt_status=attempt,

@@ -89,6 +89,7 @@ class BenchmarkResult:
     duration: float = 0.0
     attempt: Attempt | None = None  # the comparison with the best earlier run behind attempt_status
     trend: TrendResult | None = None  # across arms that are ordered verbosity levels
+    stopped_by: str | None = None  # an infrastructure failure that interrupted the run (a lost Dask scheduler)
 
     @property
     def errored(self) -> int:
@@ -129,6 +130,7 @@ class BenchmarkResult:
             "trials_errored": self.errored,
             "cost_total": _cost_total(self.arms.values()),
             "duration": self.duration,
+            "stopped_by": self.stopped_by,
             "arms": {name: metrics_to_dict(m) for name, m in self.arms.items()},
             "documentation": arms_documentation(spec),
             "comparisons": [metrics_to_dict(c) for c in self.comparisons],
