@@ -5,9 +5,14 @@ elsewhere); results go to stdout and to the --json / --junit files.
 
 Exit codes: 0 ok; 1 a trial ended in error or timeout, or the headline score is below
 --fail-under; 2 bad input (spec, suite, flags: one readable message) or a store that cannot be
-read or refuses writes (the run stops; what it recorded is resumable); 130 interrupted by Ctrl-C,
+read or refuses writes (the run stops; what it recorded is resumable), or a Dask scheduler lost mid-run
+(the benchmark is `interrupted`, the trials it had not finished stay unrun; resume on a working
+cluster); 130 interrupted by Ctrl-C,
 143 stopped by SIGTERM (either way the run can be resumed with --resume ID: the first signal
-cancels the running trials and starts no more, a second one aborts at once).
+cancels the running trials and starts no more, a second one aborts at once); 3 lost ownership:
+another process took the benchmark over while this one was silent past its heartbeat (paused,
+suspended), so this run stopped at once and wrote nothing more (status `lost_ownership`; the other
+process finishes the benchmark).
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from corral_core.errors import StoreError, UserError
 from corral_core.events import Event, EventKind, EventSink
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130  # 2 (bad input) is UserError.exit_code, see corral_tui.cli
+EXIT_INFRASTRUCTURE = 2  # the run's Dask scheduler or cluster was lost: interrupted, resumable (like a bad store)
+EXIT_LOST_OWNERSHIP = 3  # another process claimed the benchmark; this run stopped (BenchmarkResult.lost_ownership)
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 MAX_HISTORY_LIMIT = 10_000
 
@@ -266,7 +273,8 @@ def batch_main(args: BatchOptions) -> int:
         engine.dispose()  # closes the pooled connections; the result's trials below read with fresh ones
         stop.restore()
     document = result.to_dict(include_trials=False)
-    report.print_results(document, report.plain_console(sys.stdout))
+    if not result.lost_ownership:  # a lost run has no results of its own: the new owner gives them
+        report.print_results(document, report.plain_console(sys.stdout))
     if args.json:  # the trials are streamed from the store into the file, never held whole
         report.write_json(args.json, {**document, "trials": report.JsonStream(result.json_rows())})
     if args.junit:
@@ -333,6 +341,16 @@ def _resume_command(args: BatchOptions, benchmark_id: str) -> str:
 
 def _exit_code(result: Any, fail_under: float | None, resume_command: str, err: Console,
                interrupted_code: int = EXIT_INTERRUPTED) -> int:
+    if result.lost_ownership:
+        err.print(f"lost ownership of benchmark {result.benchmark_id}: another process took it over while this "
+                  f"one was silent past its heartbeat, so this run stopped after {result.trials_run} trial(s) and "
+                  "wrote nothing more; that process finishes the benchmark (see `corral-tui history`).",
+                  highlight=False)
+        return EXIT_LOST_OWNERSHIP
+    if result.stopped_by:  # infrastructure lost mid-run: nothing it did not finish was recorded as a result
+        err.print(f"interrupted: {result.stopped_by}; the trials it had not finished were left unrun. Once the "
+                  f"cluster works again, resume with: {resume_command}", highlight=False)
+        return EXIT_INFRASTRUCTURE
     if result.interrupted:
         err.print(f"interrupted. Resume with: {resume_command}", highlight=False)
         return interrupted_code

@@ -52,6 +52,8 @@ class EventKind(str, Enum):
     AGENT_FINISHED = "agent_finished"
     # store (emitted by the runner when the store writer reports that the database refused writes)
     STORE_FAILED = "store_failed"
+    # another process claimed the run's benchmark (its fencing token changed): the run stopped (ownership.py)
+    OWNERSHIP_LOST = "ownership_lost"
 
 
 @dataclass(slots=True)

@@ -369,6 +369,8 @@ class WorkbenchApp(App[int]):
         for event in events:
             if event.kind is EventKind.STORE_FAILED:
                 self._store_failed(str(event.data.get("error") or "the database refused a write"))
+            elif event.kind is EventKind.OWNERSHIP_LOST:
+                self._ownership_lost(str(event.benchmark_id))
 
     def _breakpoint_hit(self, hit: Event) -> None:
         """A breakpoint held: say which trial waits, why, and how to go on."""
@@ -382,6 +384,13 @@ class WorkbenchApp(App[int]):
         text = f"The store refused writes, so the run was stopped: {error} Its recorded trials are kept."
         self.workbench_screen.say(text)
         self.notify(text, title="Store failed", severity="error", timeout=30)
+
+    def _ownership_lost(self, benchmark_id: str) -> None:
+        """Another process took the run's benchmark over (this one was silent past its heartbeat): say so."""
+        text = (f"Benchmark {benchmark_id} was taken over by another process (this run was silent past its "
+                "heartbeat), so this run stopped and wrote nothing more; the other process finishes it.")
+        self.workbench_screen.say(text)
+        self.notify(text, title="Lost ownership", severity="error", timeout=30)
 
     def _tick(self) -> None:
         if self.workbench_screen.live:

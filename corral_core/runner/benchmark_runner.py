@@ -15,6 +15,13 @@ exits as errored, never as a silent success. When the store refuses writes, the 
 once: the run stops (no trial starts after that), the benchmark is marked `store_failed` if the
 store still takes that, STORE_FAILED goes out on the sinks, and `run()` raises the StoreError. What
 the store committed before stays, and a resume runs the rest.
+
+Ownership: the run holds its benchmark's fencing token (store/ownership.py). When another process
+claims the benchmark (this one was silent past the heartbeat, e.g. stopped by SIGSTOP), the run
+learns it from the store writer (its next trial write is refused), from its heartbeat or from the
+check before each trial, whichever comes first, and stops at once: no trial starts after that,
+nothing more of it is written (the benchmark is left to its new owner, not closed), OWNERSHIP_LOST
+goes out on the sinks, and `run()` returns with status `lost_ownership`.
 """
 
 from __future__ import annotations
@@ -46,11 +53,18 @@ from corral_core.metrics import (
     success,
 )
 from corral_core.metrics.records import RETIRED_STATUS
-from corral_core.runner.executors import StartingCluster, check_executor, start_forkserver
+from corral_core.runner.executors import ClusterLost, StartingCluster, check_executor, start_forkserver
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
-from corral_core.runner.results import BenchmarkResult, Trials, analyse_stored, compute_analysis, metrics_records
+from corral_core.runner.results import (
+    LOST_OWNERSHIP,
+    BenchmarkResult,
+    Trials,
+    analyse_stored,
+    compute_analysis,
+    metrics_records,
+)
 from corral_core.runner.trial import (
     AssistTracker,
     NoPersonGate,
@@ -63,7 +77,7 @@ from corral_core.runner.trial import (
 )
 from corral_core.spec import BenchmarkSpec
 from corral_core.spec.model import Timeouts
-from corral_core.store.ownership import Owner
+from corral_core.store.ownership import Owner, OwnershipLost
 
 if TYPE_CHECKING:
     from corral_core.runner.fork import ForkPoint
@@ -137,10 +151,17 @@ class BenchmarkRunner:
         self._stop = threading.Event()
         self._used = False
         self._rows_lock = threading.Lock()
+        # the finished trials' payloads, kept only without a store (with one, the store has them and the
+        # run keeps a count: a long run's memory stays flat)
         self._rows: list[tuple[str, str, dict[str, Any]]] = []
+        self._trials_run = 0
+        self._first_trial_id: str | None = None
         self._notices: list[str] = []  # said once in BENCHMARK_STARTED (e.g. a server without trial routes)
         self._bus: EventSink | None = None
         self._store_failure: StoreError | None = None
+        self.ownership_token: str | None = None  # the benchmark's fencing token while this run owns it
+        self._lost_cluster: str | None = None  # why the run's Dask cluster went away (the run is interrupted)
+        self._ownership_lost = threading.Event()
         self.fork: ForkPoint | None = None  # set by ForkRunner (runner/fork.py)
         # the spec's breakpoints; the workbench replaces them while the run goes on (set_breakpoints)
         self.breakpoints = BreakpointSet(spec.hooks.breakpoints)
@@ -185,6 +206,7 @@ class BenchmarkRunner:
         routers: list[Any] = []
         benchmark_id: str | None = None
         heartbeat: Heartbeat | None = None
+        unfence: Any = None
         unwatch = self._watch_store()
         # a Dask run's own cluster starts now, while this run is set up (runner/executors.py)
         self._starting = StartingCluster(self.executor, self.workers) \
@@ -194,8 +216,10 @@ class BenchmarkRunner:
             opened = open_benchmark(spec, self.repository, self.owner, resume_id, self.auto_resume)
             benchmark_id, resumed = opened.benchmark_id, opened.resumed
             self.benchmark_id = benchmark_id
-            if self.repository is not None:
-                heartbeat = Heartbeat(self.repository, benchmark_id, self.owner).start()
+            if self.repository is not None and opened.token is not None:
+                self.ownership_token = opened.token
+                unfence = self._fence(benchmark_id, opened.token)
+                heartbeat = Heartbeat(self.repository, benchmark_id, opened.token, self._lost_ownership).start()
             if retry_errors:
                 self._retire_errored(benchmark_id)
             done = self._finished_trials(benchmark_id) if resumed else {}
@@ -211,11 +235,16 @@ class BenchmarkRunner:
             finished = self._execute(ctx, jobs, cancel_event)
             status = "finished" if finished else "interrupted"
         except BaseException:
-            if self.repository is not None and benchmark_id is not None and self._store_failure is None:
+            if self.repository is not None and benchmark_id is not None and self._store_failure is None \
+                    and not self._ownership_lost.is_set():
                 try:
-                    self.repository.finish_benchmark(benchmark_id, status="interrupted")
+                    self.repository.finish_benchmark(benchmark_id, status="interrupted", token=self.ownership_token)
+                except OwnershipLost:
+                    log.info("benchmark %s is run by another process now: left to it", benchmark_id)
                 except Exception:
                     log.exception("could not mark benchmark %s interrupted", benchmark_id)
+            if unfence is not None:
+                unfence()
             raise
         finally:
             if self._starting is not None:
@@ -230,7 +259,11 @@ class BenchmarkRunner:
             for server in servers:
                 server.stop()
             self.controls.close()
-        result = self._results(benchmark_id, status, resumed, time.perf_counter() - started)
+        try:  # the fence holds until the writer has flushed this run's last trials
+            result = self._results(benchmark_id, status, resumed, time.perf_counter() - started)
+        finally:
+            if unfence is not None:
+                unfence()
         emit_event(bus, EventKind.BENCHMARK_FINISHED, benchmark_id=benchmark_id, status=status,
                    headline_score=result.headline_score, previous_best=result.previous_best,
                    attempt_status=result.attempt_status, duration=result.duration, trials_run=result.trials_run,
@@ -240,6 +273,44 @@ class BenchmarkRunner:
     def _plan(self, benchmark_id: str, done: dict[TrialKey, TrialRecord]) -> list[Job]:
         """The jobs this run still owes (ForkRunner plans its one trial itself)."""
         return plan_jobs(self.spec, benchmark_id, done)
+
+    def _fence(self, benchmark_id: str, token: str) -> Any:
+        """Have the store writer check the token on every trial write; returns the function undoing that."""
+        fence, on_lost = getattr(self.writer, "fence", None), getattr(self.writer, "on_lost", None)
+        if fence is None or on_lost is None:
+            return None
+        lift = fence(benchmark_id, token)
+        remove = on_lost(lambda lost_id: self._lost_ownership() if lost_id == benchmark_id else None)
+
+        def undo() -> None:
+            remove()
+            lift()
+
+        return undo
+
+    def _lost_ownership(self) -> None:
+        """Another process claimed this run's benchmark (any thread): stop at once, write nothing more."""
+        if self._ownership_lost.is_set():
+            return
+        self._ownership_lost.set()
+        self.stop()
+        if self._bus is not None:
+            emit_event(self._bus, EventKind.OWNERSHIP_LOST, benchmark_id=self.benchmark_id)
+
+    def _still_owner(self) -> bool:
+        """Checked before each trial starts: False (and the run stops) once another process owns the benchmark."""
+        if self._ownership_lost.is_set():
+            return False
+        if self.repository is None or self.ownership_token is None or self.benchmark_id is None:
+            return True
+        try:
+            owned = self.repository.owns(self.benchmark_id, self.ownership_token)
+        except StoreError as exc:  # the store writer says when the store is gone for good
+            log.info("could not check the ownership of benchmark %s: %s", self.benchmark_id, exc)
+            return True
+        if not owned:
+            self._lost_ownership()
+        return owned
 
     def _watch_store(self) -> Any:
         """Stop the run the moment the store writer fails; returns the unsubscribe function."""
@@ -478,9 +549,14 @@ class BenchmarkRunner:
             job = jobs[index]
             kept.add((job.arm.name, trial.task_id, int(trial.data["trial_index"])))
             self._keep(trial.trial_id, trial.task_id, trial.data)
-            if trial.chain_output and self.repository is not None and job.episode_id is not None:
-                self.repository.record_chain_output(ctx.benchmark_id, job.episode_id, trial.task_id,
-                                                    trial.data["answer"], trial.data["score"], trial.trial_id)
+            if trial.chain_output and self.repository is not None and job.episode_id is not None \
+                    and not self._ownership_lost.is_set():
+                try:
+                    self.repository.record_chain_output(ctx.benchmark_id, job.episode_id, trial.task_id,
+                                                        trial.data["answer"], trial.data["score"], trial.trial_id,
+                                                        token=self.ownership_token)
+                except OwnershipLost:
+                    self._lost_ownership()
 
         def on_failed(index: int, error: str) -> None:
             job = jobs[index]
@@ -502,8 +578,13 @@ class BenchmarkRunner:
         try:
             if self._stop.is_set():
                 send("cancel_all")
-            dask.run(template, remote, bridge, stopped=stopped, on_trial=on_trial, on_failed=on_failed,
-                     parallel=spec.parallel)
+            try:
+                dask.run(template, remote, bridge, stopped=stopped, on_trial=on_trial, on_failed=on_failed,
+                         parallel=spec.parallel)
+            except ClusterLost as exc:  # infrastructure, not a result: what did not finish stays unrun
+                log.info("%s; the run stops, its unfinished trials are left for a resume", exc)
+                self._lost_cluster = str(exc)
+                self.stop()
             if not self._stop.is_set():  # a worker that returned without running a trial loses nothing silently
                 for index in range(len(jobs)):
                     on_failed(index, "the Dask worker returned without running this trial (it saw the run "
@@ -543,7 +624,7 @@ class BenchmarkRunner:
             return
         agent = build_agent(job.arm, self.spec, None, ctx.sink) if job.kind == "series" else None
         for task_id, index in job.links:
-            if self._stop.is_set():
+            if self._stop.is_set() or not self._still_owner():
                 return
             trial_id, data = execute_trial(ctx, job.arm, task_id, index, agent=agent)
             reported.add((task_id, index))
@@ -559,7 +640,7 @@ class BenchmarkRunner:
                 return
             inputs = self._stored_outputs(job) if job.finished else None
             for task_id, index in job.links:
-                if self._stop.is_set():
+                if self._stop.is_set() or not self._still_owner():
                     return
                 deps = job.suite.tasks[task_id].depends_on
                 failed = [d for d in deps if d in outcomes and not success(outcomes[d], threshold)]
@@ -575,9 +656,13 @@ class BenchmarkRunner:
                 if not failed and data["status"] == "completed" and self.repository is not None:
                     try:
                         self.repository.record_chain_output(ctx.benchmark_id, job.episode_id, task_id,
-                                                            data["answer"], data["score"], trial_id)
+                                                            data["answer"], data["score"], trial_id,
+                                                            token=self.ownership_token)
                     except StoreError as exc:
                         self._store_failed(exc)
+                        return
+                    except OwnershipLost:
+                        self._lost_ownership()
                         return
         finally:
             if router is not None:
@@ -596,7 +681,11 @@ class BenchmarkRunner:
 
     def _keep(self, trial_id: str, task_id: str, data: dict[str, Any]) -> None:
         with self._rows_lock:
-            self._rows.append((trial_id, task_id, data))
+            self._trials_run += 1
+            if self._first_trial_id is None:
+                self._first_trial_id = trial_id
+            if self.repository is None:  # no store to read the results back from: they are these
+                self._rows.append((trial_id, task_id, data))
 
     # --- the end -------------------------------------------------------------------------------------
 
@@ -613,6 +702,8 @@ class BenchmarkRunner:
                 self._store_failed(late)
             if self._store_failure is not None:
                 self._raise_store_failure(benchmark_id, self._store_failure)
+            if self._ownership_lost.is_set():
+                return self._lost_result(benchmark_id, resumed, duration)
             stored = analyse_stored(spec, repo, benchmark_id)  # streamed from the store, never held whole
             arms, comparisons, chains, headline = stored.arms, stored.comparisons, stored.chains, stored.headline
             trend = stored.trend
@@ -649,9 +740,19 @@ class BenchmarkRunner:
             if classified.previous_best is not None:
                 previous = classified.previous_best
         result = BenchmarkResult(benchmark_id, spec, status, arms, comparisons, chains, records, rows, headline,
-                                 previous, attempt, resumed, len(self._rows), duration, attempt=classified,
-                                 trend=trend)
+                                 previous, attempt, resumed, self._trials_run, duration, attempt=classified,
+                                 trend=trend, stopped_by=self._lost_cluster)
         if repo is not None:
-            repo.finish_benchmark(benchmark_id, status=status, headline_score=headline, attempt_status=attempt,
-                                  metrics_json=result.to_dict(include_trials=False))
+            try:
+                repo.finish_benchmark(benchmark_id, status=status, headline_score=headline, attempt_status=attempt,
+                                      metrics_json=result.to_dict(include_trials=False), token=self.ownership_token)
+            except OwnershipLost:  # claimed as the run ended: the results are the new owner's to give
+                self._lost_ownership()
+                return self._lost_result(benchmark_id, resumed, duration)
         return result
+
+    def _lost_result(self, benchmark_id: str, resumed: bool, duration: float) -> BenchmarkResult:
+        """The result of a run whose benchmark another process claimed: no metrics (the benchmark is not this
+        run's to sum up any more), only how many trials it ran."""
+        return BenchmarkResult(benchmark_id, self.spec, LOST_OWNERSHIP, {}, [], {}, [], [], None, None, None, resumed,
+                               self._trials_run, duration)

@@ -19,6 +19,7 @@ commands on CONTROL_TOPIC; run-wide commands (pause all, stop) go there too. Wor
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -27,7 +28,7 @@ import os
 import queue
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from corral_core.constants import EXECUTOR_FIX, is_executor
@@ -64,6 +65,11 @@ FORKSERVER = "forkserver" in multiprocessing.get_all_start_methods()
 PROCESSES_CONFIG = {**DASK_CONFIG, "distributed.worker.multiprocessing-method": "forkserver"} if FORKSERVER \
     else DASK_CONFIG
 WORKER_PRELOAD = ["__main__", "corral_core.runner.worker_preload"]
+
+
+class ClusterLost(Exception):
+    """The Dask scheduler (or the connection to it) is gone: an infrastructure failure, never a trial's result.
+    The trials it had not finished stay unrun, for a resume on a cluster that works."""
 
 
 def check_executor(value: str | None) -> str:
@@ -285,6 +291,8 @@ class DaskExecutor:
         from distributed import Client, LocalCluster
 
         self.cluster: Any = None
+        self.address = executor
+        self.lost = False  # the scheduler went away during a run
         with dask.config.set(PROCESSES_CONFIG if executor == "processes" else DASK_CONFIG):
             if executor == "processes":
                 start_forkserver()
@@ -322,7 +330,11 @@ class DaskExecutor:
         return sum(int(worker.get("nthreads") or 1) for worker in workers) or 1
 
     def send_command(self, run: str, op: str, **fields: Any) -> None:
-        """Log a control command for the workers running this run's trials (RemoteBatch.run)."""
+        """Log a control command for the workers running this run's trials (RemoteBatch.run); nothing to send
+        to once the scheduler is lost (its workers have nothing to run either)."""
+        if self.client.status != "running":
+            log.info("not sending %s: the client is %s", op, self.client.status)
+            return
         self.client.log_event(CONTROL_TOPIC, {"run": run, "op": op, **fields})
 
     def run(self, template: RemoteBatch, remote: list[RemoteJob], bridge: EventBridge, *,
@@ -330,7 +342,9 @@ class DaskExecutor:
             on_failed: Callable[[int, str], None], parallel: int = 1) -> None:
         """Run the jobs, about `parallel` at once across the cluster (at least one per Dask thread);
         `on_trial(job index, trial)` per finished trial, `on_failed(job index, error)` for a job whose
-        batch failed (the trials it did not finish are the caller's to report)."""
+        batch failed (the trials it did not finish are the caller's to report). A lost scheduler raises
+        ClusterLost at once: Dask cancels every future when the client loses it, and those trials are unrun,
+        not failed."""
         self.client.subscribe_topic(EVENT_TOPIC, bridge.on_message)
         try:
             threads = max(1, math.ceil(parallel / self.threads()))  # jobs at once within one batch
@@ -353,6 +367,9 @@ class DaskExecutor:
                     continue
                 left -= 1
                 group = owners[future.key]
+                if future.status == "cancelled":  # the runner cancels no future: the client lost the scheduler
+                    self.lost = True
+                    raise ClusterLost(f"the connection to the Dask scheduler ({self.address}) was lost")
                 if future.status == "finished":
                     job_of = {(t, i): j for j in group for t, i in remote[j].links}
                     returned += [(job_of[(t.task_id, int(t.data["trial_index"]))], t) for t in future.result()]
@@ -366,14 +383,33 @@ class DaskExecutor:
                 if trial.trial_id not in bridge.rejected:
                     on_trial(index, trial)
         finally:
-            self.client.unsubscribe_topic(EVENT_TOPIC)
+            if self.client.status == "running":
+                self.client.unsubscribe_topic(EVENT_TOPIC)
 
     def close(self) -> None:
         try:
-            self.client.close()
+            if self.lost:  # Dask logs its cancelled reconnection as an error, traceback included: the run said why
+                with _quiet("distributed.client", "distributed.comm"):
+                    self.client.close()
+            else:
+                self.client.close()
         finally:
             if self.cluster is not None:
                 self.cluster.close()
+
+
+@contextlib.contextmanager
+def _quiet(*names: str) -> Iterator[None]:
+    """These loggers say nothing while the block runs."""
+    loggers = [logging.getLogger(name) for name in names]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
 
 
 class StartingCluster:

@@ -96,7 +96,7 @@ class ForkRunner(BenchmarkRunner):
     def fork_trial_id(self) -> str | None:
         """The new trial's id, once it has run."""
         with self._rows_lock:
-            return self._rows[0][0] if self._rows else None
+            return self._first_trial_id
 
     def _plan(self, benchmark_id: str, done: dict[TrialKey, Any]) -> list[Job]:
         return [Job("single", self.arm, [(self.spec.task_ids[0], self.parent_index)])]

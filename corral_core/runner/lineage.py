@@ -3,7 +3,9 @@
 The TUI and batch mode share one store, so a spec may be running in another process right now. A
 run never takes over a benchmark whose owner is alive (corral_core.store.ownership): auto-resume
 continues only abandoned ones, an explicit resume of a live one is refused, and a run that finds a
-live one starts a fresh benchmark and says so (BENCHMARK_STARTED `live_elsewhere`).
+live one starts a fresh benchmark and says so (BENCHMARK_STARTED `live_elsewhere`). Whatever a run
+records into, it holds the benchmark's fencing token; the heartbeat says when another process has
+taken it (the run then stops: see BenchmarkRunner).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +31,7 @@ class OpenedBenchmark:
     benchmark_id: str
     resumed: bool
     live_elsewhere: list[Any] = field(default_factory=list)  # BenchmarkInfo of live runs of this spec
+    token: str | None = None  # the fencing token this run holds (None: no store)
 
     def live_summary(self) -> list[dict[str, Any]]:
         return [{"benchmark_id": b.id, "pid": b.owner_pid, "host": b.owner_host} for b in self.live_elsewhere]
@@ -37,7 +41,7 @@ def open_benchmark(spec: BenchmarkSpec, repo: Any, owner: Owner, resume_id: str 
                    auto_resume: bool) -> OpenedBenchmark:
     """Claim the benchmark to resume, or record a new one owned by `owner`. User mistakes raise UserError."""
     if resume_id is not None:
-        return OpenedBenchmark(_resume_explicitly(spec, repo, owner, resume_id), True)
+        return OpenedBenchmark(resume_id, True, token=_resume_explicitly(spec, repo, owner, resume_id))
     if repo is None:
         return OpenedBenchmark("bm_" + secrets.token_hex(6), False)
     live: list[Any] = []
@@ -46,18 +50,20 @@ def open_benchmark(spec: BenchmarkSpec, repo: Any, owner: Owner, resume_id: str 
             info = repo.find_unfinished_benchmark(spec.digest, here=owner)
             if info is None:
                 break
-            if repo.claim_benchmark(info, owner):
-                return OpenedBenchmark(info.id, True)
+            token = repo.claim_benchmark(info, owner)
+            if token is not None:
+                return OpenedBenchmark(info.id, True, token=token)
         live = repo.live_benchmarks(spec.digest, here=owner)
     info = repo.create_benchmark(
         spec_name=spec.name, spec_digest=spec.digest, spec_yaml=spec.text, suites=[str(p) for p in spec.suite_paths],
         agent=spec.agent.type, model=spec.model.id, trials_per_task=spec.trials_per_task,
         arms=[{"name": a.name, "verbosity": a.verbosity, "model": a.model.id, "agent": a.agent.type}
               for a in spec.arms], owner=owner)
-    return OpenedBenchmark(info.id, False, live)
+    return OpenedBenchmark(info.id, False, live, info.owner_token)
 
 
 def _resume_explicitly(spec: BenchmarkSpec, repo: Any, owner: Owner, resume_id: str) -> str:
+    """Claim the benchmark `resume_id`; returns the fencing token."""
     if repo is None:
         raise UserError("resuming needs the store the benchmark was recorded in.", where="--resume",
                         fix="pass the same --db as the interrupted run.")
@@ -74,8 +80,9 @@ def _resume_explicitly(spec: BenchmarkSpec, repo: Any, owner: Owner, resume_id: 
     for _ in range(CLAIM_ATTEMPTS):
         if repo.is_live(info, here=owner):
             _refuse_live(info)
-        if repo.claim_benchmark(info, owner):
-            return resume_id
+        token = repo.claim_benchmark(info, owner)
+        if token is not None:
+            return str(token)
         info = repo.get_benchmark(resume_id)  # changed under us: look again
     _refuse_live(info)
     raise AssertionError("unreachable")
@@ -90,12 +97,15 @@ def _refuse_live(info: Any) -> None:
 
 
 class Heartbeat:
-    """Refreshes the owner's heartbeat on a daemon thread while its benchmark runs."""
+    """Refreshes the run's heartbeat on a daemon thread while its benchmark runs; calls `lost()` (once)
+    when the benchmark's fencing token is no longer the run's."""
 
-    def __init__(self, repo: Any, benchmark_id: str, owner: Owner, interval: float = HEARTBEAT_INTERVAL) -> None:
+    def __init__(self, repo: Any, benchmark_id: str, token: str, lost: Callable[[], None],
+                 interval: float = HEARTBEAT_INTERVAL) -> None:
         self._repo = repo
         self._benchmark_id = benchmark_id
-        self._owner = owner
+        self._token = token
+        self._lost = lost
         self._interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, name="corral-heartbeat", daemon=True)
@@ -106,18 +116,18 @@ class Heartbeat:
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread.is_alive():
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(2.0)
 
     def _beat(self) -> None:
-        warned = False
         while not self._stop.wait(self._interval):
             try:
-                owned = self._repo.heartbeat(self._benchmark_id, self._owner)
+                owned = self._repo.heartbeat(self._benchmark_id, self._token)
             except Exception as exc:  # a busy store: the next beat will do
                 log.warning("heartbeat of benchmark %s failed: %s", self._benchmark_id, exc)
                 continue
-            if not owned and not warned:
-                warned = True
+            if not owned:
                 log.warning("benchmark %s is no longer owned by this process (its heartbeat went stale and "
                             "another process resumed it)", self._benchmark_id)
+                self._lost()
+                return

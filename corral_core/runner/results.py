@@ -67,13 +67,15 @@ class StoredTrials(Generic[Item]):
 Trials = Sequence[Item] | StoredTrials[Item]
 
 
+LOST_OWNERSHIP = "lost_ownership"  # the status of a run whose benchmark another process claimed (ownership.py)
+
 @dataclass
 class BenchmarkResult:
     """What `BenchmarkRunner.run` returns (and what `--json` and `export` write)."""
 
     benchmark_id: str
     spec: BenchmarkSpec
-    status: str  # finished | interrupted
+    status: str  # finished | interrupted | lost_ownership
     arms: dict[str, ArmMetrics]
     comparisons: list[PairedComparison]  # every pair of arms, Holm-adjusted
     chains: dict[str, list[ChainMetrics]]  # arm -> one entry per chained suite
@@ -87,6 +89,7 @@ class BenchmarkResult:
     duration: float = 0.0
     attempt: Attempt | None = None  # the comparison with the best earlier run behind attempt_status
     trend: TrendResult | None = None  # across arms that are ordered verbosity levels
+    stopped_by: str | None = None  # an infrastructure failure that interrupted the run (a lost Dask scheduler)
 
     @property
     def errored(self) -> int:
@@ -101,6 +104,11 @@ class BenchmarkResult:
     @property
     def interrupted(self) -> bool:
         return self.status != "finished"
+
+    @property
+    def lost_ownership(self) -> bool:
+        """Another process claimed the benchmark during the run: it stopped, and the results are not its own."""
+        return self.status == LOST_OWNERSHIP
 
     def to_dict(self, *, include_trials: bool = True) -> dict[str, Any]:
         """JSON-ready results: spec, ids, per-arm metrics, comparisons, chains, per-trial rows."""
@@ -122,6 +130,7 @@ class BenchmarkResult:
             "trials_errored": self.errored,
             "cost_total": _cost_total(self.arms.values()),
             "duration": self.duration,
+            "stopped_by": self.stopped_by,
             "arms": {name: metrics_to_dict(m) for name, m in self.arms.items()},
             "documentation": arms_documentation(spec),
             "comparisons": [metrics_to_dict(c) for c in self.comparisons],

@@ -85,6 +85,7 @@ def benchmark_from_row(row: StoredRow, trial_count: int = 0, finished_count: int
         owner_pid=row.get("owner_pid"),
         owner_host=row.get("owner_host"),
         heartbeat_at=row.get("heartbeat_at"),
+        owner_token=row.get("owner_token"),
     )
 
 

@@ -41,7 +41,8 @@ class BenchmarkInfo:
     finished_count: int = 0  # trials whose status is not "running"
     owner_pid: int | None = None  # the process running (or last running) it
     owner_host: str | None = None
-    heartbeat_at: datetime | None = None  # its owner's last sign of life
+    heartbeat_at: datetime | None = None  # its owner's last sign of life (the database's clock)
+    owner_token: str | None = None  # the fencing token of the current ownership (ownership.py)
 
 
 @dataclass(slots=True)

@@ -34,7 +34,7 @@ from corral_core.store.models import (
     TrialPage,
     TrialRecord,
 )
-from corral_core.store.ownership import Owner, owner_alive
+from corral_core.store.ownership import DatabaseNow, Owner, OwnershipLost, new_token, owner_alive
 from corral_core.store.tables import (
     TRIAL_CHILD_TABLES,
     benchmark_table,
@@ -125,6 +125,22 @@ def _utc_times(rows: list[Any]) -> list[Any]:
     return [(*row[:_STARTED], utc(row[_STARTED]), utc(row[_FINISHED]), *row[_FINISHED + 1:]) for row in rows]
 
 
+def _database_now(conn: Connection) -> datetime:
+    now = conn.execute(select(DatabaseNow())).scalar_one()
+    assert isinstance(now, datetime)
+    return now
+
+
+def check_owner(conn: Connection, benchmark_id: str, token: str) -> None:
+    """Raise OwnershipLost unless `token` is the benchmark's fencing token, holding its row until the
+    transaction ends (a claim waits for it: the write this guards lands before the claim, or never)."""
+    b = benchmark_table
+    current = conn.execute(select(b.c.owner_token).where(b.c.id == benchmark_id).with_for_update(read=True)
+                           ).scalar_one_or_none()
+    if current != token:
+        raise OwnershipLost(benchmark_id)
+
+
 def new_benchmark_id() -> str:
     return "bm_" + secrets.token_hex(6)
 
@@ -212,8 +228,9 @@ class Repository:
             "owner_pid": owner.pid if owner else None,
             "owner_host": owner.host if owner else None,
         }
-        values["heartbeat_at"] = values["created_at"] if owner else None
         with self._write() as conn:
+            values["heartbeat_at"] = _database_now(conn) if owner else None
+            values["owner_token"] = new_token() if owner else None
             conn.execute(insert(benchmark_table).values(**values))
         return convert.benchmark_from_row(values)
 
@@ -224,28 +241,36 @@ class Repository:
         headline_score: float | None = None,
         attempt_status: str | None = None,
         metrics_json: Mapping[str, Any] | str | None = None,
+        *,
+        token: str | None = None,
     ) -> None:
-        """Close a benchmark (finished or interrupted) with its headline result and metrics."""
+        """Close a benchmark (finished or interrupted) with its headline result and metrics.
+
+        `token`: the closing run's fencing token; when another run has claimed the benchmark since,
+        nothing changes and OwnershipLost is raised."""
         if status not in BENCHMARK_STATUSES:
             raise ValueError(f"benchmark status must be one of {BENCHMARK_STATUSES}, not {status!r}")
         if attempt_status is not None and attempt_status not in ATTEMPT_STATUSES:
             raise ValueError(f"attempt status must be one of {ATTEMPT_STATUSES} or None, not {attempt_status!r}")
         metrics = metrics_json if metrics_json is None or isinstance(metrics_json, str) else convert.dumps(metrics_json)
         b = benchmark_table
+        where = [b.c.id == benchmark_id] + ([b.c.owner_token == token] if token is not None else [])
         with self._write() as conn:
             result = conn.execute(
                 update(b)
-                .where(b.c.id == benchmark_id)
+                .where(*where)
                 .values(
                     status=status,
                     headline_score=headline_score,
                     attempt_status=attempt_status,
                     metrics_json=metrics,
                     finished_at=self._clock(),
-                    heartbeat_at=self._clock(),
+                    heartbeat_at=DatabaseNow(),
                 )
             )
         if result.rowcount == 0:
+            if token is not None and self.get_benchmark(benchmark_id) is not None:
+                raise OwnershipLost(benchmark_id)
             raise KeyError(f"no benchmark {benchmark_id!r} in the store")
 
     def get_benchmark(self, benchmark_id: str) -> BenchmarkInfo | None:
@@ -297,54 +322,75 @@ class Repository:
             ).all()
         return [convert.benchmark_from_row(row._mapping) for row in rows]
 
-    def is_live(self, info: BenchmarkInfo, here: Owner | None = None) -> bool:
-        """True when a live process runs this benchmark now (`here`: the asking process)."""
-        return owner_alive(info, self._clock(), here=here)
+    def database_now(self) -> datetime:
+        """The database's current time (UTC): the clock heartbeats are written and judged with."""
+        with self._read() as conn:
+            return _database_now(conn)
+
+    def is_live(self, info: BenchmarkInfo, here: Owner | None = None, now: datetime | None = None) -> bool:
+        """True when a live process runs this benchmark now (`here`: the asking process; `now`: the
+        database's time, read if not given)."""
+        return owner_alive(info, now if now is not None else self.database_now(), here=here)
 
     def live_benchmarks(self, spec_digest: str, here: Owner | None = None) -> list[BenchmarkInfo]:
         """Benchmarks of this spec that a live process is running now, newest first."""
-        return [b for b in self.unfinished_benchmarks(spec_digest) if self.is_live(b, here)]
+        now = self.database_now()
+        return [b for b in self.unfinished_benchmarks(spec_digest) if self.is_live(b, here, now)]
 
     def find_unfinished_benchmark(self, spec_digest: str, here: Owner | None = None) -> BenchmarkInfo | None:
         """The newest benchmark of this spec that nobody runs any more: what auto-resume continues.
 
         Interrupted ones, and running ones whose owner died or went silent (see ownership.py)."""
+        now = self.database_now()
         for info in self.unfinished_benchmarks(spec_digest):
-            if not self.is_live(info, here):
+            if not self.is_live(info, here, now):
                 return self.get_benchmark(info.id)
         return None
 
-    def claim_benchmark(self, seen: BenchmarkInfo, owner: Owner) -> bool:
-        """Make `owner` run `seen` (status running, fresh heartbeat) if it is still as seen.
+    def claim_benchmark(self, seen: BenchmarkInfo, owner: Owner) -> str | None:
+        """Make `owner` run `seen` if it is still as seen and nobody runs it now; returns the new fencing
+        token (None: not claimed).
 
-        A compare-and-set: of two processes resuming the same benchmark at once, one wins."""
+        A compare-and-set under the row's lock, judged by the database's clock: of two processes
+        resuming the same benchmark at once, one wins, and a run whose owner beat since is left alone.
+        Every later write of the previous owner is refused (its token is no longer the benchmark's)."""
+        b = benchmark_table
+        token = new_token()
+        with self._write() as conn:
+            row = conn.execute(select(b).where(b.c.id == seen.id).with_for_update()).first()
+            if row is None:
+                return None
+            current = convert.benchmark_from_row(row._mapping)
+            unchanged = (current.status, current.owner_pid, current.owner_host, current.heartbeat_at,
+                         current.owner_token) == (seen.status, seen.owner_pid, seen.owner_host, seen.heartbeat_at,
+                                                  seen.owner_token)
+            if not unchanged or owner_alive(current, _database_now(conn), here=owner):
+                return None
+            conn.execute(
+                update(b)
+                .where(b.c.id == seen.id)
+                .values(status="running", owner_pid=owner.pid, owner_host=owner.host, heartbeat_at=DatabaseNow(),
+                        owner_token=token, finished_at=None)
+            )
+        return token
+
+    def heartbeat(self, benchmark_id: str, token: str) -> bool:
+        """Note that the run holding `token` is still at it; False when it no longer owns the benchmark."""
         b = benchmark_table
         with self._write() as conn:
             result = conn.execute(
                 update(b)
-                .where(
-                    b.c.id == seen.id,
-                    b.c.status == seen.status,
-                    b.c.owner_pid.is_not_distinct_from(seen.owner_pid),
-                    b.c.owner_host.is_not_distinct_from(seen.owner_host),
-                    b.c.heartbeat_at.is_not_distinct_from(seen.heartbeat_at),
-                )
-                .values(status="running", owner_pid=owner.pid, owner_host=owner.host, heartbeat_at=self._clock(),
-                        finished_at=None)
+                .where(b.c.id == benchmark_id, b.c.status == "running", b.c.owner_token == token)
+                .values(heartbeat_at=DatabaseNow())
             )
         return result.rowcount == 1
 
-    def heartbeat(self, benchmark_id: str, owner: Owner) -> bool:
-        """Note that `owner` is still running the benchmark; False when it no longer owns it."""
+    def owns(self, benchmark_id: str, token: str) -> bool:
+        """True while the run holding `token` owns the benchmark (nobody has claimed it since)."""
         b = benchmark_table
-        with self._write() as conn:
-            result = conn.execute(
-                update(b)
-                .where(b.c.id == benchmark_id, b.c.status == "running", b.c.owner_pid == owner.pid,
-                       b.c.owner_host == owner.host)
-                .values(heartbeat_at=self._clock())
-            )
-        return result.rowcount == 1
+        with self._read() as conn:
+            current = conn.execute(select(b.c.owner_token).where(b.c.id == benchmark_id)).scalar_one_or_none()
+        return current == token
 
     def best_previous_score(self, spec_digest: str, exclude_id: str | None = None, *, direction: str = "maximize",
                             finished_before: datetime | None = None) -> float | None:
@@ -613,8 +659,14 @@ class Repository:
         output: str | None,
         score: float | None = None,
         trial_id: str | None = None,
+        *,
+        token: str | None = None,
     ) -> None:
+        """Record a chained task's output. `token`: the recording run's fencing token; when another run
+        has claimed the benchmark since, nothing is written and OwnershipLost is raised."""
         with self._write() as conn:
+            if token is not None and benchmark_id is not None:
+                check_owner(conn, benchmark_id, token)
             conn.execute(
                 insert(chain_output_table).values(
                     benchmark_id=benchmark_id,

@@ -96,7 +96,8 @@ class BenchmarkRow(SQLModel, table=True):
     # Who runs it (see ownership.py): auto-resume never takes over a run whose owner is alive.
     owner_pid: int | None = None
     owner_host: str | None = None
-    heartbeat_at: datetime | None = _ts(nullable=True)
+    heartbeat_at: datetime | None = _ts(nullable=True)  # in the database's own clock (ownership.py)
+    owner_token: str | None = None  # the fencing token of the current ownership: checked on every trial write
 
 
 class TrialRow(SQLModel, table=True):

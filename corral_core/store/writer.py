@@ -12,6 +12,11 @@ still refused, the writer *fails*: it records a StoreError in `failure`, tells i
 listeners (the runner stops the run), and writes nothing more, so what is committed stays a
 consistent state to resume from (a trial whose finish was not written is still `running` there
 and runs again on resume).
+
+Fencing: a run registers its benchmark's fencing token (`fence`). Every batch that writes a trial of
+that benchmark first checks, in its own transaction, that the token is still the benchmark's
+(corral_core.store.ownership). When another process has claimed the benchmark since, none of that
+benchmark's events is written, now or later, and the `on_lost` listeners are told (the runner stops).
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from corral_core.safetext import clean
 from corral_core.store import event_rows as rows
 from corral_core.store.apply import EventApplier
 from corral_core.store.database import store_error, write_transaction
+from corral_core.store.ownership import OwnershipLost
+from corral_core.store.repository import check_owner
 
 log = logging.getLogger(__name__)
 
@@ -104,9 +111,14 @@ class StoreWriter:
         self.dropped = 0  # events not queued because the queue stayed full (or after close)
         self.failed = 0  # events not written: refused by the database, or after it failed, or malformed
         self.written = 0  # events committed
+        self.fenced = 0  # events not written because their run lost its benchmark to another process
         self.failure: StoreError | None = None  # set once when the database refuses writes for good
         self._refused_in_a_row = 0
         self._listeners: list[Callable[[StoreError], None]] = []
+        self._fences: dict[str, str] = {}  # benchmark id -> the fencing token of the run writing it
+        self._lost: set[str] = set()  # fenced benchmarks another process has claimed: nothing more is written
+        self._lost_listeners: list[Callable[[str], None]] = []
+        self._fenced_trials: dict[str, str] = {}  # writer thread: running trial id -> its fenced benchmark
         # writer-thread state
         self._tool_seq: dict[str, int] = {}
         self._request_sizes: dict[tuple[Any, ...], int] = {}
@@ -158,6 +170,32 @@ class StoreWriter:
 
         return remove
 
+    def fence(self, benchmark_id: str, token: str) -> Callable[[], None]:
+        """Write this benchmark's trials only while `token` is its fencing token; returns the function
+        that lifts the fence (when the run ends)."""
+        with self._counter_lock:
+            self._fences[benchmark_id] = token
+
+        def lift() -> None:
+            with self._counter_lock:
+                if self._fences.get(benchmark_id) == token:
+                    del self._fences[benchmark_id]
+
+        return lift
+
+    def on_lost(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """Call `listener(benchmark_id)` (on the writer thread) when a fenced benchmark's token was taken;
+        returns a function that removes it."""
+        with self._counter_lock:
+            self._lost_listeners.append(listener)
+
+        def remove() -> None:
+            with self._counter_lock:
+                if listener in self._lost_listeners:
+                    self._lost_listeners.remove(listener)
+
+        return remove
+
     def __enter__(self) -> StoreWriter:
         return self.start()
 
@@ -206,6 +244,7 @@ class StoreWriter:
             "written": self.written,
             "dropped": self.dropped,
             "failed": self.failed,
+            "fenced": self.fenced,
             "queued": self._queue.qsize(),
         }
 
@@ -387,12 +426,59 @@ class StoreWriter:
     def _commit(self, batch: list[tuple[Event, Any]]) -> None:
         """One transaction; the applier's memory is rolled back with the database on failure."""
         saved = self._applier.save()
+        lost: list[str] = []
         try:
             with write_transaction(self._engine) as conn:
-                self._applier.apply(conn, batch)
+                self._applier.apply(conn, self._owned(conn, batch, lost))
         except Exception:
             self._applier.restore(saved)
             raise
+        finally:
+            for benchmark_id in lost:
+                self._tell_lost(benchmark_id)
+
+    def _owned(self, conn: Any, batch: list[tuple[Event, Any]], lost: list[str]) -> list[tuple[Event, Any]]:
+        """The batch without the events of fenced benchmarks whose token was taken; each fenced benchmark
+        in it is checked once, in this transaction (newly lost ones are added to `lost`)."""
+        with self._counter_lock:
+            fences = dict(self._fences)
+        if not fences and not self._lost:
+            return batch
+        kept: list[tuple[Event, Any]] = []
+        checked: set[str] = set()
+        for item in batch:
+            event = item[0]
+            trial_id = event.trial_id or ""
+            benchmark_id = event.benchmark_id or self._fenced_trials.get(trial_id)
+            if benchmark_id is None or (benchmark_id not in fences and benchmark_id not in self._lost):
+                kept.append(item)
+                continue
+            if event.kind is EventKind.TRIAL_STARTED:
+                self._fenced_trials[trial_id] = benchmark_id
+            elif event.kind is EventKind.TRIAL_FINISHED:
+                self._fenced_trials.pop(trial_id, None)
+            if benchmark_id not in self._lost and benchmark_id not in checked:
+                try:
+                    check_owner(conn, benchmark_id, fences[benchmark_id])
+                    checked.add(benchmark_id)
+                except OwnershipLost:
+                    self._lost.add(benchmark_id)
+                    lost.append(benchmark_id)
+            if benchmark_id in self._lost:
+                self.fenced += 1
+            else:
+                kept.append(item)
+        return kept
+
+    def _tell_lost(self, benchmark_id: str) -> None:
+        log.warning("benchmark %s was claimed by another process: this run's writes to it are refused", benchmark_id)
+        with self._counter_lock:
+            listeners = list(self._lost_listeners)
+        for listener in listeners:
+            try:
+                listener(benchmark_id)
+            except Exception:
+                log.exception("an ownership listener failed")
 
 
 def _passing(exc: DBAPIError) -> bool:

@@ -12,6 +12,7 @@ through the runner's EventBridge as if the trials ran in this process.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from corral_core.agents.breakpoints import Breakpoint
 from corral_core.errors import UserError
+from corral_core.store.ownership import OwnershipLost
 from corral_tui.run_request import RunRequest
 from corral_tui.services.approvals import ApprovalInbox
 from corral_tui.services.catalogue import SuiteCatalogue
@@ -295,7 +297,9 @@ class RunSession:
             runner, repository = active.runner, self.services.repository
             if active.thread.is_alive() and runner is not None and runner.benchmark_id and repository is not None:
                 # the process is about to end under the run: record it interrupted (resumable) now
-                repository.finish_benchmark(runner.benchmark_id, status="interrupted")
+                with contextlib.suppress(OwnershipLost):  # another process runs it now: that one closes it
+                    repository.finish_benchmark(runner.benchmark_id, status="interrupted",
+                                                token=runner.ownership_token)
         if wait and self.cluster is not None:  # its worker processes must not outlive the workbench
             cluster, self.cluster = self.cluster, None
             cluster.close()

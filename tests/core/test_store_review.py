@@ -13,10 +13,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import update
 
 from corral_core.errors import UserError
 from corral_core.store import Repository, init_db, make_engine
 from corral_core.store.ownership import Owner, owner_alive
+from corral_core.store.tables import benchmark_table
 
 
 class Clock:
@@ -91,7 +93,7 @@ def test_a_store_from_before_owners_is_upgraded_in_place(tmp_path: Path) -> None
     engine.dispose()
     with sqlite3.connect(path) as conn:  # as corral-tui made it before schema versions and owners
         conn.execute("drop table corral_schema_version")
-        for column in ("owner_pid", "owner_host", "heartbeat_at"):
+        for column in ("owner_pid", "owner_host", "heartbeat_at", "owner_token"):  # (owner_token: migration 0004)
             conn.execute(f"alter table benchmark drop column {column}")
         conn.execute("drop index ix_trial_parent")  # migration 0003's fork columns came after them too
         for column in ("parent_trial_id", "fork_iteration"):
@@ -122,15 +124,23 @@ def test_auto_resume_skips_benchmarks_whose_owner_is_alive(repo: Repository, clo
     assert repo.find_unfinished_benchmark("d").id == "bm_2"
 
 
+def age_heartbeat(repo: Repository, benchmark_id: str, seconds: float) -> None:
+    """Make the benchmark's last heartbeat `seconds` old by the database's clock (time passing, in the only clock
+    that counts; the host clock `clock` plays no part in it)."""
+    with repo.engine.begin() as conn:
+        conn.execute(update(benchmark_table).where(benchmark_table.c.id == benchmark_id)
+                     .values(heartbeat_at=repo.database_now() - timedelta(seconds=seconds)))
+
+
 def test_a_live_pid_with_a_stale_heartbeat_is_taken_as_dead(repo: Repository, clock: Clock) -> None:
     here = Owner.current()
     info = repo.create_benchmark(spec_name="s", spec_digest="d", owner=here)
-    assert owner_alive(info, clock(), here=here)
-    clock.now += timedelta(seconds=30)
-    assert repo.heartbeat("bm_1", here)
-    clock.now += timedelta(seconds=59)
+    assert owner_alive(info, repo.database_now(), here=here)
+    age_heartbeat(repo, "bm_1", 30)
+    assert repo.heartbeat("bm_1", info.owner_token)
+    age_heartbeat(repo, "bm_1", 59)
     assert repo.find_unfinished_benchmark("d") is None
-    clock.now += timedelta(seconds=2)  # 61 s since the last heartbeat
+    age_heartbeat(repo, "bm_1", 61)
     assert repo.find_unfinished_benchmark("d").id == "bm_1"
 
 
@@ -139,8 +149,20 @@ def test_another_host_is_judged_by_its_heartbeat_alone(repo: Repository, clock: 
     info = repo.create_benchmark(spec_name="s", spec_digest="d", owner=Owner(dead_pid(), here.host + "-elsewhere"))
     assert info.owner_host == here.host + "-elsewhere"
     assert repo.find_unfinished_benchmark("d") is None  # its pid means nothing here
-    clock.now += timedelta(seconds=61)
+    age_heartbeat(repo, "bm_1", 61)
     assert repo.find_unfinished_benchmark("d").id == "bm_1"
+
+
+@pytest.mark.parametrize("skew", [90, -90])
+def test_staleness_is_judged_by_the_database_clock_not_the_hosts(repo: Repository, clock: Clock, skew: int) -> None:
+    """A host whose clock is 90 s ahead (or behind) neither takes over a live run nor makes its own look dead."""
+    clock.now = datetime.now(UTC) + timedelta(seconds=skew)  # this host's clock, wrong by `skew`
+    elsewhere = Owner(dead_pid(), Owner.current().host + "-elsewhere")
+    info = repo.create_benchmark(spec_name="s", spec_digest="d", owner=elsewhere)
+    assert repo.find_unfinished_benchmark("d") is None and [b.id for b in repo.live_benchmarks("d")] == ["bm_1"]
+    assert repo.claim_benchmark(repo.get_benchmark("bm_1"), Owner.current()) is None
+    assert repo.heartbeat("bm_1", info.owner_token)
+    assert repo.get_benchmark("bm_1").owner_token == info.owner_token
 
 
 def test_only_one_process_claims_a_resumable_benchmark(repo: Repository) -> None:
@@ -148,8 +170,9 @@ def test_only_one_process_claims_a_resumable_benchmark(repo: Repository) -> None
     repo.finish_benchmark("bm_1", "interrupted")
     seen = repo.find_unfinished_benchmark("d")
     first, second = Owner(os.getpid(), "a"), Owner(os.getpid(), "b")
-    assert repo.claim_benchmark(seen, first)
-    assert not repo.claim_benchmark(seen, second)  # what it saw is no longer true
+    token = repo.claim_benchmark(seen, first)
+    assert token is not None
+    assert repo.claim_benchmark(seen, second) is None  # what it saw is no longer true
     claimed = repo.get_benchmark("bm_1")
-    assert (claimed.status, claimed.owner_host) == ("running", "a")
-    assert not repo.heartbeat("bm_1", second) and repo.heartbeat("bm_1", first)
+    assert (claimed.status, claimed.owner_host, claimed.owner_token) == ("running", "a", token)
+    assert not repo.heartbeat("bm_1", "own_not_mine") and repo.heartbeat("bm_1", token)

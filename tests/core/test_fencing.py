@@ -1,0 +1,16 @@
+"""Fencing on SQLite: a runner stopped past its heartbeat loses its benchmark for good, and a host clock that is
+wrong takes over nothing (tests/core/fencing_cases.py; the same on PostgreSQL in tests/postgres)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.core.fencing_cases import skewed_clock_takes_no_live_run, stopped_past_the_heartbeat_then_continued
+
+
+def test_a_runner_stopped_past_its_heartbeat_stops_at_once_when_it_wakes(tmp_path: Path) -> None:
+    stopped_past_the_heartbeat_then_continued(tmp_path, str(tmp_path / "runs.db"))
+
+
+def test_a_host_clock_ahead_takes_over_no_live_run(tmp_path: Path) -> None:
+    skewed_clock_takes_no_live_run(tmp_path, str(tmp_path / "runs.db"))
