@@ -169,11 +169,11 @@ def test_an_idle_mcp_event_stream_is_closed_by_the_server() -> None:
 def test_mcp_event_streams_are_capped_per_server() -> None:
     app = create_app(make_suite(), mcp_max_streams=2)
     headers = {"Accept": "text/event-stream"}
-    with EmbeddedServer(app) as server, httpx.Client(base_url=server.url, timeout=HTTP_TIMEOUT) as http:
-        with http.stream("GET", "/tasks/add/mcp", headers=headers) as first, \
-                http.stream("GET", "/tasks/echo/mcp", headers=headers) as second:
-            assert first.status_code == second.status_code == 200
-            refused = http.get("/tasks/add/mcp", headers=headers)
-            assert refused.status_code == 503 and "at most 2" in refused.json()["detail"]
-            assert http.post("/tasks/add/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                             headers={"Accept": "application/json, text/event-stream"}).status_code == 200
+    with EmbeddedServer(app) as server, httpx.Client(base_url=server.url, timeout=HTTP_TIMEOUT) as http, \
+            http.stream("GET", "/tasks/add/mcp", headers=headers) as first, \
+            http.stream("GET", "/tasks/echo/mcp", headers=headers) as second:
+        assert first.status_code == second.status_code == 200
+        refused = http.get("/tasks/add/mcp", headers=headers)
+        assert refused.status_code == 503 and "at most 2" in refused.json()["detail"]
+        assert http.post("/tasks/add/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                         headers={"Accept": "application/json, text/event-stream"}).status_code == 200
