@@ -134,5 +134,5 @@ def test_tool_calling_answers_deeply_nested_arguments_with_the_invalid_arguments
     agent = ToolCallingAgent(model="scripted/deep")
     outcome = run_trial(agent, open_trial("add"), "add")
     assert (outcome.status, outcome.score) == ("completed", 1.0), outcome.error
-    first = [m for m in agent.messages if m["role"] == "tool"][0]["content"]
+    first = next(m for m in agent.messages if m["role"] == "tool")["content"]
     assert "not a valid JSON object" in first and "nested" in first
