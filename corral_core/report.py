@@ -26,6 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from corral_core.errors import UserError
+from corral_core.safetext import redact
 
 CSV_COLUMNS = (
     "trial_id", "benchmark_id", "arm", "task_id", "trial_index", "episode_id", "agent", "model", "verbosity",
@@ -47,6 +48,7 @@ def check_writable(path: str | None, flag: str) -> None:
 
 
 def write_text(path: str, text: str) -> None:
+    text = redact(text)  # no secret we read is ever written out (corral_core.safetext)
     if path == "-":
         print(text)
         return
@@ -113,7 +115,7 @@ def _split_marks(text: str, streams: dict[str, JsonStream]) -> Iterator[str | tu
     yield text
 
 
-def _write_items(out: TextIO, stream: JsonStream, indent: str) -> None:
+def _write_items(out: _Redacting, stream: JsonStream, indent: str) -> None:
     """A JSON list as json.dumps(indent=2) prints it at `indent`, one item at a time."""
     inner = indent + "  "
     if stream.keys is not None:
@@ -132,7 +134,7 @@ def _write_items(out: TextIO, stream: JsonStream, indent: str) -> None:
     out.write("[]" if first else "\n" + indent + "]")
 
 
-def _write_keyed_items(out: TextIO, items: Iterable[Sequence[Any]], keys: Sequence[str], indent: str) -> None:
+def _write_keyed_items(out: _Redacting, items: Iterable[Sequence[Any]], keys: Sequence[str], indent: str) -> None:
     """`_write_items` of dicts of plain values given as their values in `keys` order, without making the
     dicts: each item's values are encoded as one list by the C encoder, whose separator (a comma, a
     newline and the indent) is never inside an encoded value (strings escape newlines), so the text
@@ -187,18 +189,31 @@ def write_csv_values(path: str, rows: Iterable[Sequence[Any]]) -> None:
             out.write("\n")
 
 
+class _Redacting:
+    """A text stream whose every write has the registered secrets masked (corral_core.safetext.redact)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        return self.out.write(redact(text))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
 @contextmanager
-def _output(path: str) -> Iterator[TextIO]:
+def _output(path: str) -> Iterator[_Redacting]:
     """stdout for "-"; else a temporary file beside `path`, renamed over it once complete."""
     if path == "-":
-        yield sys.stdout
+        yield _Redacting(sys.stdout)
         sys.stdout.flush()
         return
     target = Path(path).expanduser()
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     try:
         with partial.open("w", encoding="utf-8") as out:
-            yield out
+            yield _Redacting(out)
         os.replace(partial, target)
     except OSError as exc:
         raise UserError(f"cannot write {path!r}: {exc.strerror}.", fix="choose a writable path.") from None

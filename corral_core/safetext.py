@@ -7,19 +7,123 @@ tool-call argument, a file name decoded with `surrogateescape` holds some. We re
 U+FFFD, the Unicode replacement character, where text enters our records: request bodies
 (`server/schemas.py`), every JSON response, and every row the store writer writes. A surrogate
 *pair* is joined into the character it encodes. Every other string passes through unchanged.
+
+The same places keep secrets out (`redact`): every secret value we read (provider keys from the
+environment, `.env` or `api_key_env`, header values and keys written in a spec, URL userinfo) is
+registered with `register_secret`, and `clean` replaces each with `***`, as it does any
+`scheme://user:password@` userinfo. So no stored error, event, spec copy or export, and no JSON
+answer of the server, carries one.
 """
 
 from __future__ import annotations
 
+import logging
+import os
+import re
+import threading
+from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
-__all__ = ["REPLACEMENT", "clean", "clean_text", "clip"]
+__all__ = ["MASK", "REPLACEMENT", "clean", "clean_text", "clip", "install_log_redaction", "redact",
+           "register_environment", "register_secret", "register_url_secrets"]
 
 REPLACEMENT = "\ufffd"
+MASK = "***"
+MIN_SECRET_LENGTH = 8  # shorter values ("1", "true") would mask ordinary text; real keys are longer
+SECRET_NAME = re.compile(r"(API_?KEY|_KEY$|^KEY$|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@'\"<>]+@")
+
+
+class _Secrets:
+    """The secret values this process has read; `redact` masks them (thread-safe, cheap when empty)."""
+
+    def __init__(self) -> None:
+        self._values: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self._lock = threading.Lock()
+
+    def add(self, value: str) -> None:
+        value = value.strip()
+        if len(value) < MIN_SECRET_LENGTH or value in self._values:
+            return
+        with self._lock:
+            self._values.add(value)
+            ordered = sorted(self._values, key=len, reverse=True)  # a longer secret first: no partial mask
+            self._pattern = re.compile("|".join(re.escape(v) for v in ordered))
+
+    def redact(self, text: str) -> str:
+        pattern = self._pattern
+        if pattern is not None:
+            text = pattern.sub(MASK, text)
+        if "@" in text and "://" in text:
+            text = _USERINFO.sub(r"\1" + MASK + "@", text)
+        return text
+
+
+_SECRETS = _Secrets()
+
+
+def register_secret(value: Any) -> None:
+    """Remember `value` as a secret: from now on `clean`/`redact` write it as `***`."""
+    if isinstance(value, str):
+        _SECRETS.add(value)
+        if value.lower().startswith("bearer "):
+            _SECRETS.add(value[7:])
+
+
+def register_url_secrets(url: Any) -> None:
+    """Register the userinfo (user:password) of `url`, if it has one."""
+    if not isinstance(url, str) or "@" not in url:
+        return
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return
+    if parts.password:
+        register_secret(parts.password)
+        register_secret(f"{parts.username}:{parts.password}")
+
+
+def register_environment(environ: Mapping[str, str] | None = None, names: Iterable[str] = ()) -> None:
+    """Register every variable whose name looks secret (`*_API_KEY`, `*TOKEN*`, ...) and those `names`."""
+    environ = os.environ if environ is None else environ
+    wanted = set(names)
+    for name, value in list(environ.items()):
+        if name in wanted or SECRET_NAME.search(name):
+            register_secret(value)
+
+
+def redact(text: str) -> str:
+    """`text` with every registered secret and every URL userinfo replaced by `***`."""
+    return _SECRETS.redact(text)
+
+
+class _RedactingFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record: leave it to logging's own error report
+            return True
+        cleaned = redact(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, ()
+        return True
+
+
+def install_log_redaction() -> None:
+    """Mask secrets in every log line this process writes (a filter on every handler of the root
+    logger and on logging's last-resort handler, which writes unconfigured warnings to stderr)."""
+    redacting = _RedactingFilter()
+    for handler in [*logging.getLogger().handlers, logging.lastResort]:
+        if handler is not None and not any(isinstance(f, _RedactingFilter) for f in handler.filters):
+            handler.addFilter(redacting)
 
 
 def clean_text(text: str) -> str:
-    """`text` with every lone surrogate replaced by U+FFFD (the same object when there is none)."""
+    """`text` with every lone surrogate replaced by U+FFFD and every secret by `***` (the same object
+    when there is neither)."""
+    text = _SECRETS.redact(text)  # re.sub returns the same object when nothing matched
     if text.isascii():  # O(1) in CPython: the common case costs nothing
         return text
     try:

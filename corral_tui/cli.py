@@ -43,6 +43,10 @@ def _prepare_environment() -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_LOG", "ERROR")
     load_env_file()
+    from corral_core.safetext import install_log_redaction, register_environment
+
+    register_environment()  # provider keys from the environment and .env: written out as *** everywhere
+    install_log_redaction()
 
 
 def load_env_file() -> str | None:

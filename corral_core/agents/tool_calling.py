@@ -60,9 +60,7 @@ class ToolCallingAgent(BaseAgent):
             data["tool_results"] = []
             for call in result.tool_calls:
                 try:
-                    arguments = json.loads(call.arguments or "{}")
-                    if not isinstance(arguments, dict):
-                        raise ValueError(f"expected a JSON object, got {type(arguments).__name__}")
+                    arguments = parse_arguments(call.arguments)
                 except ValueError as exc:
                     text = (f"Error: the arguments for {call.name} were not a valid JSON object ({exc}); "
                             "send a JSON object.")
@@ -79,6 +77,31 @@ class ToolCallingAgent(BaseAgent):
         if not result.tool_calls:
             self.add_message({"role": "user", "content": NUDGE})
         return StepResult(data=data)
+
+
+MAX_ARGUMENT_DEPTH = 64  # nesting levels a tool call's arguments may have (json.loads recurses per level)
+
+
+def parse_arguments(text: str | None) -> dict[str, Any]:
+    """A tool call's arguments as a dict; ValueError (said to the model) for anything else, including
+    JSON nested deeper than MAX_ARGUMENT_DEPTH, which would otherwise exhaust Python's recursion."""
+    text = text or "{}"
+    depth = deepest = 0
+    for char in text:  # brackets inside strings count too: cheap, and 64 levels is far beyond any real tool
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    if deepest > MAX_ARGUMENT_DEPTH:
+        raise ValueError(f"nested {deepest} levels deep; at most {MAX_ARGUMENT_DEPTH} are accepted")
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError(f"nested too deeply; at most {MAX_ARGUMENT_DEPTH} levels are accepted") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a JSON object, got {type(value).__name__}")
+    return value
 
 
 def as_openai_tool(tool: dict[str, Any]) -> dict[str, Any]:
@@ -116,7 +139,7 @@ def _surrender_tool(name: str) -> dict[str, Any]:
 
 def _reason(arguments: str) -> str:
     try:
-        value = json.loads(arguments or "{}")
+        value = parse_arguments(arguments)
     except ValueError:
         return arguments
     return str(value.get("reason", "")) if isinstance(value, dict) else str(value)

@@ -31,6 +31,7 @@ from corral_core.llm.types import (
     Usage,
     request_digest,
 )
+from corral_core.safetext import redact, register_secret, register_url_secrets
 
 log = logging.getLogger(__name__)
 _litellm_module: ModuleType | None = None
@@ -205,11 +206,24 @@ def _api_key(settings: ModelSettings) -> str | None:
                                f"variable {settings.api_key_env} (api_key_env), but it is not set. Fix: export "
                                f"{settings.api_key_env}=<key>, or drop api_key_env to use the provider's default "
                                "variable (e.g. OPENAI_API_KEY).")
+    register_secret(value)
     return value
+
+
+def register_model_secrets(settings: ModelSettings) -> None:
+    """Register what in these settings is a secret: the key, header values, api_base userinfo."""
+    register_url_secrets(settings.api_base)
+    extra = settings.extra or {}
+    register_secret(extra.get("api_key"))
+    headers = extra.get("extra_headers") or extra.get("headers")
+    if isinstance(headers, dict):
+        for value in headers.values():
+            register_secret(value)
 
 
 def _request_kwargs(settings: ModelSettings, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
                     context: CallContext | None) -> dict[str, Any]:
+    register_model_secrets(settings)
     kwargs: dict[str, Any] = dict(settings.extra or {})
     # Copies: litellm must not mutate the agent's own conversation or tool list.
     kwargs.update(model=settings.model, messages=copy.deepcopy(messages), temperature=settings.temperature,
@@ -290,7 +304,8 @@ def _map_error(exc: BaseException, settings: ModelSettings) -> LLMError:
         kind, text = "auth", f"{text} [Fix: set api_key_env in the model settings to the variable holding the key]"
     else:
         kind = "provider"
-    return LLMError(kind, f"{settings.model}: {text}", status_code=getattr(exc, "status_code", None),
+    register_model_secrets(settings)
+    return LLMError(kind, redact(f"{settings.model}: {text}"), status_code=getattr(exc, "status_code", None),
                     error_type=type(exc).__name__)
 
 

@@ -8,7 +8,7 @@ accounting, error handling and the lifespan that closes every environment on shu
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated
@@ -26,8 +26,9 @@ from corral_core.env.approval import ApprovalGate
 from corral_core.events import EventSink
 from corral_core.server.approvals import PolicyGate, QueueGate
 from corral_core.server.auth import BearerAuthMiddleware
+from corral_core.server.hosts import HostGuardMiddleware, HostPolicy
 from corral_core.server.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
-from corral_core.server.mcp_endpoint import McpEndpoint
+from corral_core.server.mcp_endpoint import DEFAULT_MAX_STREAMS, DEFAULT_STREAM_IDLE, McpEndpoint
 from corral_core.server.middleware import RequestStatsMiddleware
 from corral_core.server.routes import build_router
 from corral_core.server.runtime import ConflictError, NotFoundError, ServerRuntime
@@ -51,6 +52,9 @@ def create_app(
     grader_timeout: float | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     telemetry: bool = True,
+    allowed_hosts: Sequence[str] = (),
+    mcp_stream_idle: float = DEFAULT_STREAM_IDLE,
+    mcp_max_streams: int = DEFAULT_MAX_STREAMS,
 ) -> FastAPI:
     """Build the server for `suite`.
 
@@ -60,12 +64,17 @@ def create_app(
     longer than `grader_timeout` seconds ends its trial as `timeout` with no score. A request body
     over `max_body_bytes` is refused with 413. `telemetry=False` keeps the server's own telemetry
     (runtime.TELEMETRY_KINDS: trials opened/closed, tool calls requested/executed, requests served) out
-    of `sink`; approvals are always reported.
+    of `sink`; approvals are always reported. Every route answers only the Host names and browser
+    Origins of the address it is bound to, plus `allowed_hosts` (server/hosts.py: 421 and 403
+    otherwise); whoever binds the app tells `app.state.hosts` where (`HostPolicy.bind`). At most
+    `mcp_max_streams` MCP event streams (GET) are open at once, each closed after `mcp_stream_idle`
+    seconds without a message.
     """
     gate = gate if gate is not None else PolicyGate(approve=False)
     runtime = ServerRuntime(suite, gate=gate, sink=sink, base_work_dir=base_work_dir,
                             tool_timeout=tool_timeout, grader_timeout=grader_timeout, telemetry=telemetry)
-    mcp = McpEndpoint(runtime, loopback_only=not token)
+    hosts = HostPolicy(allowed_hosts)
+    mcp = McpEndpoint(runtime, stream_idle=mcp_stream_idle, max_streams=mcp_max_streams)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -96,6 +105,8 @@ def create_app(
     if token:
         app.add_middleware(BearerAuthMiddleware, token=token)
     app.add_middleware(RequestStatsMiddleware, state=app.state, sink=runtime.sink if telemetry else None)
+    app.state.hosts = hosts
+    app.add_middleware(HostGuardMiddleware, policy=hosts)  # outermost: a rebinding page reaches nothing
     return app
 
 

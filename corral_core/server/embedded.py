@@ -90,6 +90,9 @@ class EmbeddedServer:
         sock = bind_socket(self.host, self.port)
         self._socket = sock
         self.port = sock.getsockname()[1]
+        hosts = getattr(getattr(self.app, "state", None), "hosts", None)
+        if hosts is not None:  # the Host and Origin checks answer for the address we bound
+            hosts.bind(self.host, self.port)
         host = f"[{self.host}]" if ":" in self.host else self.host
         self._url = f"http://{host}:{self.port}"
         config = uvicorn_config(self.app, request_timeout=self.request_timeout,

@@ -17,8 +17,10 @@ JSON (score, trial_id, surrendered, explanation).
 
 The SDK costs about two seconds to import, so it is loaded on the first MCP request, not when the
 server starts; its session manager (stateless, JSON responses) then runs until the server stops.
-Without a token (a loopback server) requests must name a loopback Host, which stops DNS-rebinding
-pages from reaching the tools.
+The Host and Origin checks of every route (server/hosts.py) guard these routes too. A `GET` with
+`Accept: text/event-stream` opens a stream on which a stateless server never sends anything: the
+server closes it after `stream_idle` seconds without a message (keep-alive pings do not count), and
+holds at most `max_streams` at once (503 beyond), so idle streams cannot pile up.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import anyio.abc
 import anyio.to_thread
 from starlette.requests import Request
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 import corral_core
 from corral_core.server.routes import query_error
@@ -61,14 +63,19 @@ MCP_METHODS = ["GET", "POST", "DELETE"]
 RISK_KEY = "corral-tui/risk"  # a tool's risk level (safe, confirm, blocked), in its `_meta`
 LEVEL_KEY = "corral-tui/verbosity"  # the documentation level of a listing, in its and each tool's `_meta`
 TASK_PROMPT = "task"
+DEFAULT_STREAM_IDLE = 60.0  # seconds an MCP GET stream may go without a message before we close it
+DEFAULT_MAX_STREAMS = 32  # MCP GET streams open at once, per server
 
 
 class McpEndpoint:
     """The MCP server of one app: its routes, and the lifespan that runs the SDK's session manager."""
 
-    def __init__(self, runtime: ServerRuntime, *, loopback_only: bool) -> None:
+    def __init__(self, runtime: ServerRuntime, *, stream_idle: float = DEFAULT_STREAM_IDLE,
+                 max_streams: int = DEFAULT_MAX_STREAMS) -> None:
         self.runtime = runtime
-        self.loopback_only = loopback_only
+        self.stream_idle = stream_idle
+        self.max_streams = max_streams
+        self.open_streams = 0  # only the event loop thread touches it
         self._manager: Any = None
         self._task_group: anyio.abc.TaskGroup | None = None
         self._lock: anyio.Lock | None = None
@@ -114,19 +121,49 @@ class McpEndpoint:
     def _build_manager(self) -> Any:
         lowlevel = importlib.import_module("mcp.server.lowlevel")
         http = importlib.import_module("mcp.server.streamable_http_manager")
-        security = importlib.import_module("mcp.server.transport_security")
         server = lowlevel.Server("corral-tui", version=corral_core.__version__,
                                  instructions="The tools of one corral-tui task; call them to solve it.",
                                  on_list_tools=self._list_tools, on_call_tool=self._call_tool,
                                  on_list_prompts=self._list_prompts, on_get_prompt=self._get_prompt)
-        settings = None
-        if self.loopback_only:
-            settings = security.TransportSecuritySettings(
-                enable_dns_rebinding_protection=True,
-                allowed_hosts=["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],
-                allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
-        return http.StreamableHTTPSessionManager(app=server, json_response=True, stateless=True,
-                                                 security_settings=settings)
+        # No security_settings: HostGuardMiddleware checks Host and Origin on every route, with the
+        # hosts this server is bound for (the SDK's list knew only 127.0.0.1 and localhost).
+        return http.StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
+
+    async def stream(self, manager: Any, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve an MCP GET (an SSE stream): counted against `max_streams`, closed when idle."""
+        if self.open_streams >= self.max_streams:
+            await _busy(send, self.max_streams)
+            return
+        self.open_streams += 1
+        last_message = anyio.current_time()
+        started = finished = False
+
+        async def watched_send(message: Message) -> None:
+            nonlocal last_message, started, finished
+            if message["type"] == "http.response.start":
+                started = True
+            elif message["type"] == "http.response.body":
+                body = message.get("body", b"")
+                if body and not body.lstrip().startswith(b":"):  # an SSE comment is a keep-alive ping
+                    last_message = anyio.current_time()
+                finished = not message.get("more_body", False)
+            await send(message)
+
+        try:
+            async with anyio.create_task_group() as group:
+                async def close_when_idle() -> None:
+                    while (left := last_message + self.stream_idle - anyio.current_time()) > 0:
+                        await anyio.sleep(left)
+                    group.cancel_scope.cancel()
+
+                group.start_soon(close_when_idle)
+                await manager.handle_request(scope, receive, watched_send)
+                group.cancel_scope.cancel()
+            if started and not finished:  # end the chunked body cleanly: the client sees the stream end
+                with anyio.CancelScope(shield=True):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            self.open_streams -= 1
 
     # --- the MCP methods ---------------------------------------------------------------------
 
@@ -248,4 +285,16 @@ class _McpRoute:
             raise query_error("style", query.get("style"), str(exc)) from None
         scope[_SCOPE_KEY] = (target, level, style, query.get("finish", "").strip().lower() in _TRUE)
         manager = await self.endpoint.manager()
-        await manager.handle_request(scope, receive, send)
+        if scope["method"] == "GET":
+            await self.endpoint.stream(manager, scope, receive, send)
+        else:
+            await manager.handle_request(scope, receive, send)
+
+
+async def _busy(send: Send, limit: int) -> None:
+    body = json.dumps({"detail": f"Too many MCP event streams open on this server (at most {limit}); "
+                                 "close one, or use POST requests, which need no stream."}).encode()
+    await send({"type": "http.response.start", "status": 503,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"retry-after", b"5")]})
+    await send({"type": "http.response.body", "body": body})

@@ -80,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
                              f"with no score (default {DEFAULT_GRADER_TIMEOUT:g})")
     parser.add_argument("--max-body-bytes", type=byte_count, default=DEFAULT_MAX_BODY_BYTES, metavar="BYTES",
                         help=f"refuse larger request bodies with 413 (default {DEFAULT_MAX_BODY_BYTES})")
+    parser.add_argument("--allowed-host", action="append", default=[], metavar="NAME[:PORT]",
+                        help="also answer requests whose Host (and browser Origin) is NAME, e.g. the name of a "
+                             "reverse proxy in front of this server (repeatable); by default only the bound "
+                             "address, loopback names and, when bound wider than loopback, this machine's "
+                             "names are answered (421 otherwise)")
     parser.add_argument("--request-timeout", type=seconds, default=DEFAULT_REQUEST_TIMEOUT, metavar="SECONDS",
                         help="close a connection that has not delivered a complete request this long after "
                              f"it opened or after its last response (default {DEFAULT_REQUEST_TIMEOUT:g}); "
@@ -124,13 +129,20 @@ def _serve(args: argparse.Namespace) -> int:
         raise
     except OSError as exc:
         raise UserError(f"cannot read the suite: {exc.strerror or exc}.", file=args.suite) from None
+    from corral_core.server.hosts import HostPolicy
+
+    try:
+        HostPolicy(args.allowed_host)  # checked here: a bad entry is a user mistake, not a traceback
+    except ValueError as exc:
+        raise UserError(f"{exc}.", where="--allowed-host", fix="give a host name, optionally with :PORT.") from None
     gate = _gate(args)
     sock = _bind(args.host, args.port)
 
     from corral_core.server.app import create_app
 
     app = create_app(suite, gate=gate, token=args.token, tool_timeout=args.tool_timeout,
-                     grader_timeout=args.grader_timeout, max_body_bytes=args.max_body_bytes)
+                     grader_timeout=args.grader_timeout, max_body_bytes=args.max_body_bytes,
+                     allowed_hosts=args.allowed_host)
     run_app(app, sock, f"suite {suite.name!r} ({len(suite.task_ids)} tasks)", f"approve: {args.approve}",
             request_timeout=args.request_timeout)
     return 0
@@ -154,6 +166,7 @@ def run_app(app: Any, sock: socket.socket, what: str, note: str, *,
             super().handle_exit(sig, frame)
 
     host, port = sock.getsockname()[:2]
+    app.state.hosts.bind(host, port)  # the Host and Origin checks answer for the address we bound
     shown = f"[{host}]" if ":" in host else host
     mcp = f"MCP at http://{shown}:{port}/tasks/{{task_id}}/mcp and /trials/{{trial_id}}/mcp"
     print(f"corral-tui serve: {what} on http://{shown}:{port} ({note}; Ctrl-C stops); {mcp}",  # one line: scripts

@@ -18,6 +18,7 @@ from corral_core.errors import UserError
 from corral_core.llm.callbacks import check_callback
 from corral_core.llm.types import DEFAULT_MAX_RETRIES, RESERVED_PARAMS
 from corral_core.metrics.attempt import DIRECTIONS
+from corral_core.safetext import SECRET_NAME, register_secret, register_url_secrets
 from corral_core.spec.checks import _Checker, _kind, did_you_mean
 from corral_core.spec.model import (
     AGENT_KEYS,
@@ -242,7 +243,7 @@ def _model(check: _Checker, at: KeyPath, value: Any, suites: tuple[Suite, ...] |
         check.errors.append(check.fail((*at, "extra", clash[0]), f"`{clash[0]}` is set by corral-tui itself, not "
                                        "through `extra`.", f"use the model's own key `{clash[0]}` where there is "
                                        "one (temperature, timeout, max_retries, api_base, max_connections, ...)."))
-    return ModelSpec(
+    spec = ModelSpec(
         id=model_id,
         api_base=read("api_base", None, check.text, optional=True),
         api_key_env=read("api_key_env", None, check.text, optional=True),
@@ -258,6 +259,20 @@ def _model(check: _Checker, at: KeyPath, value: Any, suites: tuple[Suite, ...] |
                                                                                   check.integer, 1),
         price=None if raw.get("price") is None else check.collect(None, _price, check, (*at, "price"), raw["price"]),
     )
+    _register_secrets(spec)  # the stored copy of the spec, errors and exports then show them as ***
+    return spec
+
+
+def _register_secrets(model: ModelSpec) -> None:
+    """A key written in the spec (`extra.api_key`, `extra.extra_headers` values, api_base userinfo)."""
+    register_url_secrets(model.api_base)
+    extra = model.extra if isinstance(model.extra, dict) else {}
+    for key, value in extra.items():
+        if SECRET_NAME.search(str(key)):
+            register_secret(value)
+        elif "header" in str(key).lower() and isinstance(value, dict):
+            for header_value in value.values():
+                register_secret(header_value)
 
 
 def _price(check: _Checker, at: KeyPath, value: Any) -> tuple[float, float]:

@@ -20,6 +20,7 @@ from sqlalchemy.exc import DBAPIError
 
 from corral_core.metrics.attempt import ATTEMPT_STATUSES, DIRECTIONS, ERRORED_ATTEMPT
 from corral_core.metrics.records import RETIRED_STATUS, retired_attempt, retired_index
+from corral_core.safetext import clean_text
 from corral_core.store import convert, detail
 from corral_core.store.database import store_error, write_transaction
 from corral_core.store.models import (
@@ -213,7 +214,7 @@ class Repository:
             "id": benchmark_id or self._new_id(),
             "spec_name": spec_name,
             "spec_digest": spec_digest,
-            "spec_yaml": spec_yaml,
+            "spec_yaml": clean_text(spec_yaml),  # secrets written in the spec are stored as ***
             "suites_json": convert.dumps(list(suites)),
             "agent": agent,
             "model": model,
@@ -253,6 +254,7 @@ class Repository:
         if attempt_status is not None and attempt_status not in ATTEMPT_STATUSES:
             raise ValueError(f"attempt status must be one of {ATTEMPT_STATUSES} or None, not {attempt_status!r}")
         metrics = metrics_json if metrics_json is None or isinstance(metrics_json, str) else convert.dumps(metrics_json)
+        metrics = None if metrics is None else clean_text(metrics)  # no secret in the stored metrics
         b = benchmark_table
         where = [b.c.id == benchmark_id] + ([b.c.owner_token == token] if token is not None else [])
         with self._write() as conn:

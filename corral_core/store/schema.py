@@ -38,6 +38,7 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 VERSION_TABLE = "corral_schema_version"
 HEAD = "0005"  # the newest revision in migrations/versions (a test keeps the two in step)
 BASELINE = "0001"  # the schema of the stores made before versioning
+EMPTY = "(empty)"  # stored_revision of a version table with no row
 # Columns the first releases added in place: a store from before versioning may lack them.
 LEGACY_ADDED_COLUMNS: dict[str, dict[str, TypeEngine[Any]]] = {
     "benchmark": {"owner_pid": Integer(), "owner_host": String(), "heartbeat_at": DateTime()},
@@ -68,7 +69,7 @@ def stored_revision(conn: Connection) -> str | None:
         return None
     rows = conn.execute(text(f"SELECT version_num FROM {VERSION_TABLE}")).scalars().all()
     if len(rows) != 1:
-        return ",".join(sorted(rows)) or None
+        return ",".join(sorted(rows)) or EMPTY  # an emptied version table is not a store from before versions
     return str(rows[0])
 
 
@@ -83,6 +84,14 @@ def script_heads() -> tuple[str, ...]:
 def _check_known(current: str | None, where: str) -> None:
     if current is None or current in known_revisions():
         return
+    if current == EMPTY:
+        raise StoreError(
+            f"the store {where} has an empty schema version table ({VERSION_TABLE}): its revision row was "
+            "deleted, so corral-tui cannot tell which schema the tables have. Nothing was changed in it.",
+            where="--db",
+            fix=f"if a corral-tui of schema {HEAD} wrote it, put the row back (INSERT INTO {VERSION_TABLE} "
+                f"(version_num) VALUES ('{HEAD}')); otherwise pass --db another store.",
+        )
     from corral_core import __version__
 
     raise StoreError(
@@ -136,10 +145,17 @@ def check_tables(engine: Engine, where: str) -> None:
             if table.name not in present:
                 problems.append(f"table {table.name} is missing")
                 continue
-            have = {column["name"] for column in inspector.get_columns(table.name)}
+            columns = inspector.get_columns(table.name)
+            have = {column["name"] for column in columns}
             lacking = [column.name for column in table.columns if column.name not in have]
             if lacking:
                 problems.append(f"table {table.name} lacks {', '.join(lacking)}")
+            # A column we never write that must not be NULL would refuse (or silently fill) our rows mid-run.
+            foreign = [column["name"] for column in columns
+                       if column["name"] not in table.columns and not column.get("nullable", True)]
+            if foreign:
+                problems.append(f"table {table.name} has NOT NULL column(s) {', '.join(foreign)} that corral-tui "
+                                "does not write")
     if problems:
         raise StoreError(
             f"the store {where} does not have the schema its revision promises ({'; '.join(problems)}): it was "

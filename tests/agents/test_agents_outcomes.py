@@ -117,3 +117,22 @@ def test_failed_tool_calls_show_status_and_error(test_scripts, open_trial) -> No
     assert "Unknown operation" in observation
     call = sink.of_kind(EventKind.TOOL_CALL)[0].data
     assert call["status"] == "execution_error" and call["iteration"] == 0
+
+
+@pytest.mark.parametrize("depth", [200, 1000, 5000])
+def test_tool_calling_answers_deeply_nested_arguments_with_the_invalid_arguments_message(
+        depth, open_trial, tmp_path, monkeypatch) -> None:
+    import yaml
+
+    deep = '{"operation": "+", "a": ' + "[" * depth + "]" * depth + ', "b": 1}'
+    script = {"tasks": {"add": {"tool_calling": [
+        {"tool_calls": [{"name": "calculator", "arguments": deep}]},
+        {"tool_calls": [{"name": "calculator", "arguments": {"operation": "+", "a": 17, "b": 25}}]},
+        {"content": "Final Answer: 42"}]}}}
+    (tmp_path / "deep.script.yaml").write_text(yaml.safe_dump(script))
+    monkeypatch.setenv("CORRAL_TUI_SCRIPTS", str(tmp_path))
+    agent = ToolCallingAgent(model="scripted/deep")
+    outcome = run_trial(agent, open_trial("add"), "add")
+    assert (outcome.status, outcome.score) == ("completed", 1.0), outcome.error
+    first = next(m for m in agent.messages if m["role"] == "tool")["content"]
+    assert "not a valid JSON object" in first and "nested" in first

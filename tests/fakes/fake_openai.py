@@ -72,6 +72,11 @@ class FakeReply:
         return cls(status=status, error_message=message, retry_after=retry_after)
 
     @classmethod
+    def unauthorized(cls) -> FakeReply:
+        """HTTP 401 whose message echoes the Authorization header received, as some providers do."""
+        return cls(status=401, error_message="Incorrect API key provided: {authorization}")
+
+    @classmethod
     def slow(cls, seconds: float, content: str = "too late") -> FakeReply:
         return cls(content=content, delay=seconds)
 
@@ -297,7 +302,8 @@ def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 if fake._stopping.is_set():
                     return
             if reply.status != 200:
-                self._send(reply.status, errors(reply.status, reply.error_message or f"HTTP {reply.status}"),
+                message = reply.error_message.replace("{authorization}", request.headers.get("authorization", ""))
+                self._send(reply.status, errors(reply.status, message or f"HTTP {reply.status}"),
                            retry_after=reply.retry_after)
                 return
             self._send(200, fake._anthropic_body_for(reply, number) if anthropic else fake._body_for(reply, number))

@@ -21,6 +21,7 @@ from urllib.parse import quote
 import httpcore
 import httpx
 
+from corral_core.safetext import register_secret
 from corral_core.tools.base import Tool, ToolExecutionError
 from corral_core.tools.builtin.netguard import (
     ALLOWED_SCHEMES,
@@ -56,7 +57,10 @@ def expand_env(value: str, environ: Mapping[str, str], *, where: str) -> str:
             )
         return environ[variable]
 
-    return _ENV_REFERENCE.sub(substitute, value)
+    expanded = _ENV_REFERENCE.sub(substitute, value)
+    if expanded != value:  # a header value read from the environment is a secret: never write it out
+        register_secret(expanded)
+    return expanded
 
 
 def _as_text(value: Any) -> str:
