@@ -62,7 +62,7 @@ from corral_tui.messages import (
     TrialsRequested,
     WorkerFailed,
 )
-from corral_tui.run_request import RunRequest
+from corral_tui.run_request import RunRequest, remember, remembered
 from corral_tui.screens.approval import ApprovalScreen, AskingTrial
 from corral_tui.screens.dialogs import BreakpointsScreen, ConfirmScreen, ErrorScreen, HelpScreen, InterventionScreen
 from corral_tui.screens.fork import ForkChoice, ForkScreen
@@ -70,6 +70,7 @@ from corral_tui.screens.workbench import WorkbenchScreen
 from corral_tui.services import WorkbenchServices
 from corral_tui.services.approvals import Decision, Verdict
 from corral_tui.services.session import ActiveRun, RunSummary
+from corral_tui.widgets.run_form import RunForm
 from corral_tui.widgets.status import Info
 
 DRAIN_BACKOFF = 2.0  # after a drain that took t seconds, the next waits at least this many t
@@ -238,6 +239,12 @@ class WorkbenchApp(App[int]):
     @on(SuitesLoaded)
     def _suites_loaded(self, message: SuitesLoaded) -> None:
         self.workbench_screen.show_suites(message.suites)
+        last = remembered(self.config.form_memory) if self.config.form_memory else None
+        if last is not None:  # the form remembers its last values; --model / --model-base-url win
+            form = self.workbench_screen.query_one(RunForm)
+            form.fill(last)
+            if self.config.model:
+                form.set_values(model=self.config.model, api_base=self.config.model_base_url or "")
 
     @on(ServicesReady)
     def _services_ready(self, message: ServicesReady) -> None:
@@ -431,6 +438,8 @@ class WorkbenchApp(App[int]):
         request = message.request
         if not self._can_start():
             return
+        if self.config.form_memory is not None:
+            remember(request, self.config.form_memory)
         self.live.reset()
         self.live.requested = self.config.clock()  # the run's elapsed time counts from here
         self.workbench_screen.reset_run()

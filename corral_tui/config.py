@@ -88,6 +88,7 @@ class WorkbenchConfig:
     pane_lines: int = 1_000  # lines per live pane (RichLog max_lines)
     page_size: int = 100  # rows per history page
     work_dir: Path | None = None  # trial workspaces (None: a temporary directory)
+    form_memory: Path | None = None  # where the run form keeps its last values (None: it starts with defaults)
     keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys, e.g. {"workbench.step": "n"}
     title: str = "corral-tui"
 
@@ -110,12 +111,11 @@ def config_from_args(options: CliOptions) -> WorkbenchConfig:
     executor = (options.executor or "local").strip()
     if not is_executor(executor):
         raise UserError(f"unknown executor {executor!r}.", where="--executor", fix=EXECUTOR_FIX)
-    db = options.db
-    if not db:
-        from corral_core.store import default_db_path
+    from corral_core.store import default_db_path
 
-        db = str(default_db_path())
+    db = options.db or str(default_db_path())
     return WorkbenchConfig(suite_paths=suites, db_url=str(db), server_url=options.server, token=options.token,
                            model=options.model, model_base_url=options.model_base_url,
                            max_connections=options.max_connections, executor=executor, workers=options.workers,
-                           confirm_destructive=not options.no_confirm, keymap=dict(options.keymap))
+                           confirm_destructive=not options.no_confirm, keymap=dict(options.keymap),
+                           form_memory=default_db_path().parent / "last-run-form.json")

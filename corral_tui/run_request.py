@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,3 +74,23 @@ def parse_count(text: str, what: str, minimum: int = 1, maximum: int = 10_000) -
     if not minimum <= value <= maximum:
         raise ValueError(f"{what} must be between {minimum} and {maximum}, not {value}")
     return value
+
+
+def remember(request: RunRequest, path: Path) -> None:
+    """Keep the run form's values for the next start of the workbench (best effort: a file that
+    cannot be written only means the form starts with its defaults)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(dataclasses.asdict(request), indent=1), encoding="utf-8")
+    except OSError:
+        pass
+
+
+def remembered(path: Path) -> RunRequest | None:
+    """The run form's values kept by `remember` (None: none kept, or not readable as such)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        names = {f.name for f in dataclasses.fields(RunRequest)}
+        return RunRequest(**{key: value for key, value in data.items() if key in names})
+    except (OSError, ValueError, TypeError):
+        return None

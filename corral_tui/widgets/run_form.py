@@ -134,6 +134,21 @@ class RunForm(Vertical):
             else:
                 raise KeyError(name)
 
+    def fill(self, request: RunRequest) -> None:
+        """Fill the form from a request (the last run's, at start-up); task ids the suite lacks are dropped
+        when the suite is picked, values the form cannot show are skipped."""
+        values: dict[str, object] = {
+            "tasks": ", ".join(request.tasks or []), "agent": request.agent, "iterations": request.max_iterations,
+            "model": request.model or "", "api_base": request.api_base or "",
+            "arms": ", ".join(request.verbosities), "trials": request.trials, "parallel": request.parallel,
+            "approval": request.approval, "breakpoints": "; ".join(request.breakpoints),
+            "surrender": bool(request.surrender), "paused": bool(request.start_paused)}
+        for name, value in values.items():
+            try:
+                self.set_values(**{name: value})
+            except Exception:
+                continue
+
     def set_locked(self, locked: bool) -> None:
         """Disable every field and the Start button (a run is live), or enable them again."""
         for widget in self.query("Input, Select, Checkbox, Button"):

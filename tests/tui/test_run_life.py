@@ -134,3 +134,32 @@ async def test_a_fork_uses_the_breakpoints_its_run_ended_with(tmp_path: Path) ->
         fork_id = only_trial(app)
         assert not trial_events(app, fork_id, EventKind.BREAKPOINT_HIT)
         assert app.live.trials[fork_id].status == "completed"
+
+
+async def test_the_form_remembers_its_last_values(tmp_path: Path) -> None:
+    from textual.widgets import Checkbox, Input, Select
+
+    memory = tmp_path / "state" / "last-run-form.json"
+    app = make_app(tmp_path, suites=[TUITEST], form_memory=memory)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "tuitest", tasks="count", arms="minimal, full", trials="2", parallel="2",
+                        iterations="7", agent="tool_calling", approval="approve", breakpoints="tool:tally",
+                        paused=True)
+        await wait_for(pilot, lambda: app.run_state == "paused", "the run")
+        await pilot.press("x")
+        await wait_for(pilot, lambda: app.run_state == "interrupted", "the stopped run")
+    assert memory.is_file()
+    again = make_app(tmp_path / "again", suites=[TUITEST], form_memory=memory)
+    async with again.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        screen = again.workbench_screen
+        await wait_for(pilot, lambda: screen.query_one("#form-arms", Input).value == "minimal, full",
+                       "the remembered values")
+        values = {name: screen.query_one(f"#form-{name}", Input).value
+                  for name in ("tasks", "trials", "parallel", "iterations", "breakpoints")}
+        assert values == {"tasks": "count", "trials": "2", "parallel": "2", "iterations": "7",
+                          "breakpoints": "tool:tally"}
+        assert screen.query_one("#form-agent", Select).value == "tool_calling"
+        assert screen.query_one("#form-approval", Select).value == "approve"
+        assert screen.query_one("#form-paused", Checkbox).value
