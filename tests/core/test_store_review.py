@@ -93,10 +93,11 @@ def test_a_store_from_before_owners_is_upgraded_in_place(tmp_path: Path) -> None
     engine.dispose()
     with sqlite3.connect(path) as conn:  # as corral-tui made it before schema versions and owners
         conn.execute("drop table corral_schema_version")
-        for column in ("owner_pid", "owner_host", "heartbeat_at", "owner_token"):  # (owner_token: migration 0004)
+        for column in ("owner_pid", "owner_host", "heartbeat_at", "owner_token"):  # (owner_token: migration 0005)
             conn.execute(f"alter table benchmark drop column {column}")
         conn.execute("drop index ix_trial_parent")  # migration 0003's fork columns came after them too
-        for column in ("parent_trial_id", "fork_iteration"):
+        for column in ("parent_trial_id", "fork_iteration",  # ... and migration 0004's waits
+                       "llm_retries", "llm_retry_wait", "rate_limit_wait"):
             conn.execute(f"alter table trial drop column {column}")
     engine = make_engine(path)
     init_db(engine)
