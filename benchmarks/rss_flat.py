@@ -4,7 +4,7 @@
 
 Runs scripted samplemath trials (the tool-calling agent: one calculator call, then the answer) on
 local threads, every event into a SQLite store, and prints the driver's resident set size (VmRSS)
-every `--every` finished trials, then after warm-up (the first sample) and at the end, with the
+every `--every` finished trials, then after warm-up (`--warm-up` trials) and at the end, with the
 growth per trial between them. With a store the runner keeps a count of finished trials, not
 their payloads, so the growth per trial should be ~0 (issue 23 measured ~1.4 KB per trial before).
 """
@@ -61,7 +61,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=20_000)
     parser.add_argument("--parallel", type=int, default=4)
-    parser.add_argument("--every", type=int, default=2_000)
+    parser.add_argument("--every", type=int, default=500)
+    parser.add_argument("--warm-up", type=int, default=7_000,
+                        help="trials after which the bounded caches are full: the embedded server keeps the last "
+                             "1,000 finished trials of each task (5,000 for samplemath's five tasks)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="corral-rss-") as tmp:
         engine, repository, writer = open_store(str(Path(tmp) / "rss.db"))
@@ -73,7 +76,8 @@ def main() -> int:
         elapsed = time.perf_counter() - started
         writer.close()
         engine.dispose()
-    (first_n, first), (last_n, last) = sampler.samples[0], sampler.samples[-1]
+    warmed = [sample for sample in sampler.samples if sample[0] >= args.warm_up] or sampler.samples
+    (first_n, first), (last_n, last) = warmed[0], sampler.samples[-1]
     per_trial = (last - first) * 1024 * 1024 / max(1, last_n - first_n)
     print(f"{result.trials_run} trials ({result.status}) in {elapsed:.0f} s; RSS after warm-up ({first_n} trials) "
           f"{first:.1f} MB, at the end {last:.1f} MB: {per_trial:+.0f} bytes per trial; load average "
