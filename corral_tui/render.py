@@ -7,6 +7,7 @@ huge tool result never costs more than a bounded amount of rendering.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -265,10 +266,15 @@ def format_tokens(value: int) -> str:
 
 
 def format_cost(value: float | None) -> str:
-    """$0.012, $1.23, - when the provider reports no price (offline models)."""
+    """$0.000137, $0.0120, $1.23, $1,234.50: three significant digits below a dollar (a cheap model's
+    trial costs a few hundredths of a cent), cents above; - when the provider reports no price."""
     if value is None:
         return "-"
-    return f"${value:.3f}" if value < 1 else f"${value:.2f}"
+    if value >= 1:
+        return f"${value:,.2f}"
+    if value <= 0:
+        return "$0"
+    return f"${value:.{2 - math.floor(math.log10(value))}f}"
 
 
 def timeline_item(kind: str, summary: str, data: dict[str, Any], redact: Redactor) -> RenderableType:

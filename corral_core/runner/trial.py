@@ -36,6 +36,7 @@ from corral_core.llm.types import ModelSettings
 from corral_core.metrics import TrialRecord
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.spec import ArmSpec, BenchmarkSpec
+from corral_core.store.event_rows import marks_assisted
 from corral_core.tracing import span
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class AssistTracker:
         self._trials: set[str] = set()
 
     def emit(self, event: Any) -> None:
-        if event.kind is EventKind.APPROVAL_DECIDED and event.data.get("decided_by") in ("user", "remote"):
+        if event.kind is EventKind.APPROVAL_DECIDED and marks_assisted(event):
             with self._lock:
                 self._trials.add(str(event.trial_id))
 

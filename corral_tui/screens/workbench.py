@@ -39,6 +39,7 @@ from corral_tui.messages import (
     TimelineRequested,
     TrialCancelRequested,
 )
+from corral_tui.render import format_cost, format_tokens
 from corral_tui.run_request import VERBOSITY_LEVELS
 from corral_tui.screens.base import QueryScreen
 from corral_tui.screens.dialogs import ErrorScreen
@@ -215,8 +216,10 @@ class WorkbenchScreen(QueryScreen):
     def show_run_bar(self, now: float | None = None) -> None:
         live, now = self.live_run, self.clock() if now is None else now
         eta = live.eta(now)
+        tokens, cost = live.totals()
         self.query_one(RunBar).show(self.redact.duration(live.elapsed(now)),
-                                    "-" if eta is None else self.redact.duration(eta), live.arm_scores())
+                                    "-" if eta is None else self.redact.duration(eta), live.arm_scores(),
+                                    format_tokens(tokens), format_cost(cost))
 
     def show_task_text(self, suite: str, task_id: str, verbosity: str, prompt: str, guide: str) -> None:
         if self.selected != TaskRef(suite, task_id):

@@ -1,0 +1,97 @@
+"""Every readout tells the stored rows' story: one run mixing approval-assisted, intervention-assisted,
+errored, surrendered and plain trials, read on the live line, the trials table, Compare and the batch
+table, each checked against what the store recorded."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from corral_core import report
+from corral_tui.screens.approval import ApprovalScreen
+from corral_tui.screens.compare import CompareScreen
+from corral_tui.screens.dialogs import InterventionScreen
+from corral_tui.widgets.status import RunBar
+from corral_tui.widgets.trials_table import TrialsTable
+from tests.timeouts import HANG
+from tests.tui.helpers import DATA, SIZE, make_app, run_done, start_run, static_text, wait_for, wait_ready
+
+pytestmark = pytest.mark.anyio
+MIXED = DATA / "mixed.yaml"
+
+
+def _stored(app):
+    lifecycle = app.services.lifecycle
+    assert lifecycle.writer.flush(HANG)
+    repository = lifecycle.repository
+    return repository, repository.trials(app.last_benchmark_id, limit=100).items
+
+
+def _errored(trial) -> bool:
+    return trial.status in ("error", "timeout") or bool(trial.error)
+
+
+async def test_every_readout_of_a_mixed_run_agrees_with_the_stored_rows(tmp_path: Path) -> None:
+    app = make_app(tmp_path, suites=[MIXED])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "mixed", parallel="5", approval="ask", surrender=True, paused=True)
+        await wait_for(pilot, lambda: len(app.live.trials) == 5
+                       and all(t.control == "paused" for t in app.live.trials.values()), "five trials paused")
+        table = app.workbench_screen.query_one(TrialsTable)
+        table.focus()
+        nudge = next(t for t in app.live.trials.values() if t.task_id == "nudge")
+        table.move_cursor(row=table.get_row_index(nudge.trial_id))
+        await wait_for(pilot, lambda: app.workbench_screen.selected_trial() == nudge.trial_id, "nudge selected")
+        await pilot.press("i")
+        await wait_for(pilot, lambda: isinstance(app.screen, InterventionScreen), "the intervention dialog")
+        await pilot.press(*"Count on", "ctrl+s")
+        await wait_for(pilot, lambda: not isinstance(app.screen, InterventionScreen), "the dialog to close")
+        await pilot.press("C")  # every trial goes on; mark asks for its confirm-level tool
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the approval dialog")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: run_done(app), "the run to finish")
+
+        repository, rows = _stored(app)
+        by_task = {row.task_id: row for row in rows}
+        assert {task for task, row in by_task.items() if row.assisted} == {"mark", "nudge"}
+        assert {task for task, row in by_task.items() if _errored(row)} == {"broken"}
+        assert by_task["broken"].fault == "provider"
+        assert {task for task, row in by_task.items() if row.surrendered} == {"give_up"}
+        scored = [row for row in rows if not row.assisted]  # attempted, untouched by a person
+        errored = [row for row in scored if _errored(row)]
+
+        # the live line: the analysed trials are the unassisted ones, as in the store
+        (live,) = app.live.arm_scores()
+        assert (live.n_trials, live.n_tasks) == (len(scored), len(scored))
+        bar = str(app.workbench_screen.query_one(RunBar).render())
+        assert f"n={len(scored)}" in bar and f"{len(errored)} errored" in bar, bar
+
+        # the trials table: the assisted mark and the status of every row
+        said = table._said
+        for row in rows:
+            status = said[row.id]["status"]
+            assert status.endswith("*") == row.assisted, (row.task_id, status)
+            assert status.rstrip("*") in (row.status, {"surrendered": "surrender"}.get(row.status)), status
+
+        # Compare: the same counts
+        await pilot.press("m")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.view is not None,
+                       "the compare screen")
+        (column,) = app.screen.view.arms
+        assert (column.n_trials, column.n_assisted, column.n_errored) == (len(scored), 2, len(errored))
+        assert column.errors_by_fault == {"provider": 1}
+        arms = static_text(app.screen.query_one("#compare-arms"))
+        assert "errored (by fault)" in arms and "1 (provider 1)" in arms, arms
+
+    # the batch table of the same stored results
+    benchmark = repository.get_benchmark(app.last_benchmark_id)
+    out = io.StringIO()
+    report.print_results(benchmark.metrics, Console(file=out, width=200, no_color=True))
+    text = out.getvalue()
+    assert "1 (provider 1)" in text and "2: score" in text, text
+    (arm,) = benchmark.metrics["arms"].values()
+    assert arm["n_trials"] == len(scored) and arm["assisted"]["n_assisted"] == 2
