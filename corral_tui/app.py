@@ -62,6 +62,7 @@ from corral_tui.messages import (
     TrialsRequested,
     WorkerFailed,
 )
+from corral_tui.render import format_cost, format_tokens
 from corral_tui.run_request import RunRequest, remember, remembered
 from corral_tui.screens.approval import ApprovalScreen, AskingTrial
 from corral_tui.screens.dialogs import BreakpointsScreen, ConfirmScreen, ErrorScreen, HelpScreen, InterventionScreen
@@ -285,9 +286,11 @@ class WorkbenchApp(App[int]):
                                       f"shows it beside its parent from the fork point.{undelivered}",
                                       "bold red" if lost else "")
         else:
+            tokens, cost = self.live.totals()
             self.workbench_screen.say(f"Run {summary.status}: {self._headline(summary)}; {summary.trials_run} "
-                                      f"trials, {summary.errored} errored.{undelivered} m compares the arms.",
-                                      "bold red" if lost else "")
+                                      f"trials, {summary.errored} errored; tokens {format_tokens(tokens)}, cost "
+                                      f"{format_cost(cost)}.{undelivered} m compares the arms.",
+                                      "bold red" if lost or summary.errored else "")
         self.refresh_info()
 
     def _headline(self, summary: RunSummary) -> str:

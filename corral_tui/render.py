@@ -7,7 +7,6 @@ huge tool result never costs more than a bounded amount of rendering.
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
@@ -21,6 +20,7 @@ from rich.text import Text
 from corral_core import safetext
 from corral_core.events import Event, EventKind
 from corral_core.llm.types import shown_turn
+from corral_core.report import money_text
 from corral_tui.config import Redactor
 
 MAX_TEXT = 4_000  # characters of one message or result shown
@@ -266,15 +266,9 @@ def format_tokens(value: int) -> str:
 
 
 def format_cost(value: float | None) -> str:
-    """$0.000137, $0.0120, $1.23, $1,234.50: three significant digits below a dollar (a cheap model's
-    trial costs a few hundredths of a cent), cents above; - when the provider reports no price."""
-    if value is None:
-        return "-"
-    if value >= 1:
-        return f"${value:,.2f}"
-    if value <= 0:
-        return "$0"
-    return f"${value:.{2 - math.floor(math.log10(value))}f}"
+    """$0.000137, $0.0120, $1.23: a cheap model's trial costs a few hundredths of a cent, so below a
+    dollar three significant digits are kept (corral_core.report.money_text); - when there is no price."""
+    return money_text(value)
 
 
 def timeline_item(kind: str, summary: str, data: dict[str, Any], redact: Redactor) -> RenderableType:

@@ -207,8 +207,11 @@ class Repository:
         trials_per_task: int = 1,
         benchmark_id: str | None = None,
         owner: Owner | None = None,
+        plan: Mapping[str, Any] | None = None,
     ) -> BenchmarkInfo:
-        """Record a new benchmark in status `running` (run by `owner`, if given) and return it."""
+        """Record a new benchmark in status `running` (run by `owner`, if given) and return it. `plan`, the
+        spec's normalized form, is kept as its metrics' `spec` until the run's end writes the metrics, so
+        the history knows how many trials a running or interrupted run planned."""
         arm_dicts = [a.to_dict() if isinstance(a, ArmInfo) else dict(a) for a in arms]
         values = {
             "id": benchmark_id or self._new_id(),
@@ -225,7 +228,7 @@ class Repository:
             "attempt_status": None,
             "created_at": self._clock(),
             "finished_at": None,
-            "metrics_json": None,
+            "metrics_json": convert.dumps({"spec": dict(plan)}) if plan is not None else None,
             "owner_pid": owner.pid if owner else None,
             "owner_host": owner.host if owner else None,
         }
@@ -245,7 +248,8 @@ class Repository:
         *,
         token: str | None = None,
     ) -> None:
-        """Close a benchmark (finished or interrupted) with its headline result and metrics.
+        """Close a benchmark (finished or interrupted) with its headline result and metrics. Without metrics
+        (a run stopped before it could compute them) the ones it has are kept: at least its plan.
 
         `token`: the closing run's fencing token; when another run has claimed the benchmark since,
         nothing changes and OwnershipLost is raised."""
@@ -257,19 +261,12 @@ class Repository:
         metrics = None if metrics is None else clean_text(metrics)  # no secret in the stored metrics
         b = benchmark_table
         where = [b.c.id == benchmark_id] + ([b.c.owner_token == token] if token is not None else [])
+        values: dict[str, Any] = {"status": status, "headline_score": headline_score, "attempt_status": attempt_status,
+                                  "finished_at": self._clock(), "heartbeat_at": DatabaseNow()}
+        if metrics is not None:
+            values["metrics_json"] = metrics
         with self._write() as conn:
-            result = conn.execute(
-                update(b)
-                .where(*where)
-                .values(
-                    status=status,
-                    headline_score=headline_score,
-                    attempt_status=attempt_status,
-                    metrics_json=metrics,
-                    finished_at=self._clock(),
-                    heartbeat_at=DatabaseNow(),
-                )
-            )
+            result = conn.execute(update(b).where(*where).values(**values))
         if result.rowcount == 0:
             if token is not None and self.get_benchmark(benchmark_id) is not None:
                 raise OwnershipLost(benchmark_id)
@@ -306,7 +303,7 @@ class Repository:
         if not benchmark_ids:
             return {}
         t = trial_table
-        finished = func.sum(case((t.c.status != "running", 1), else_=0))
+        finished = func.sum(case((t.c.status.not_in(("running", RETIRED_STATUS)), 1), else_=0))
         errored = func.sum(case((_errored(t), 1), else_=0))
         rows = conn.execute(
             select(t.c.benchmark_id, func.count(), finished, errored, func.sum(t.c.total_tokens), func.sum(t.c.cost))

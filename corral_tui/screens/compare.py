@@ -193,10 +193,9 @@ class CompareScreen(QueryScreen):
         self.view = view
         redact = self.redact
         b = view.benchmark
-        errored = Text(f"  {b.errored_count} errored", style="bold red") if b.errored_count else Text("")
         self.query_one("#compare-title", Label).update(Text.assemble(
             ("Compare ", "bold"), (b.spec_name, "bold cyan"), f"  {redact.ident(b.id)}  ",
-            (f"{trials_done_text(b)} trials", "dim"), errored, f"  {b.status}",
+            (f"trials {trials_done_text(b)}", "bold red" if b.errored_count else "dim"), f"  {b.status}",
             ("  tokens ", "dim"), format_tokens(b.total_tokens), ("  cost ", "dim"), format_cost(b.cost_total),
             ("  (stored metrics)" if view.stored else "  (computed from the trials so far)", "dim"),
             *self._other(view)))

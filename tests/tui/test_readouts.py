@@ -4,20 +4,35 @@ table, each checked against what the store recorded."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from textual.widgets import DataTable
 
 from corral_core import report
+from corral_core.batch import history_main
 from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.compare import CompareScreen
 from corral_tui.screens.dialogs import InterventionScreen
+from corral_tui.screens.history import HistoryScreen
 from corral_tui.widgets.status import RunBar
 from corral_tui.widgets.trials_table import TrialsTable
 from tests.timeouts import HANG
-from tests.tui.helpers import DATA, SIZE, make_app, run_done, start_run, static_text, wait_for, wait_ready
+from tests.tui.helpers import (
+    DATA,
+    SAMPLEMATH,
+    SIZE,
+    make_app,
+    record_progress_store,
+    run_done,
+    start_run,
+    static_text,
+    wait_for,
+    wait_ready,
+)
 
 pytestmark = pytest.mark.anyio
 MIXED = DATA / "mixed.yaml"
@@ -95,3 +110,25 @@ async def test_every_readout_of_a_mixed_run_agrees_with_the_stored_rows(tmp_path
     assert "1 (provider 1)" in text and "2: score" in text, text
     (arm,) = benchmark.metrics["arms"].values()
     assert arm["n_trials"] == len(scored) and arm["assisted"]["n_assisted"] == 2
+
+
+async def test_history_counts_done_of_planned_for_running_and_interrupted_runs(tmp_path: Path) -> None:
+    """The plan is kept when a run starts, so a running or interrupted run says "5/8", not "5/5+"; its
+    errored trials and its tokens and cost are on its row, in the TUI and in `corral-tui history`."""
+    db = tmp_path / "corral.db"
+    interrupted, running = record_progress_store(db)
+    app = make_app(tmp_path, suites=[SAMPLEMATH], db_url=str(db))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("h")
+        await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.page is not None
+                       and app.screen.query_one("#rows", DataTable).row_count == 2, "the two benchmarks")
+        table = app.screen.query_one("#rows", DataTable)
+        cells = {row.value: [str(cell) for cell in table.get_row(row)] for row in table.rows}
+        assert "5/8, 1 errored" in cells[interrupted] and "4.6k · $0.000548" in cells[interrupted]
+        assert "3/8, 1 errored" in cells[running] and "2.3k · $0.000274" in cells[running]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert history_main(["--db", str(db)]) == 0
+    listed = out.getvalue()
+    assert "5/8, 1 errored" in listed and "3/8, 1 errored" in listed and "$0.000548" in listed, listed
