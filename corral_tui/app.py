@@ -328,8 +328,11 @@ class WorkbenchApp(App[int]):
             self.run_state = "failed"
             if self.workbench_screen.live:  # the form, locked for the run, can be corrected and run again
                 self.workbench_screen.lock_form(False)
-                self.workbench_screen.say("The run did not go through (see the message): correct the form and "
-                                          "press r.", "bold red")
+                error = event.worker.error
+                why = error.problem.rstrip(".") if isinstance(error, UserError) and len(error.errors) == 1 \
+                    else "see the message"
+                self.workbench_screen.say(f"The run did not go through ({why}): correct the form and press r.",
+                                          "bold red")
             self.refresh_info()
         self._show_error(event.worker.error)
 

@@ -16,7 +16,7 @@ from corral_core import report
 from corral_core.batch import history_main
 from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.compare import CompareScreen
-from corral_tui.screens.dialogs import InterventionScreen
+from corral_tui.screens.dialogs import ErrorScreen, InterventionScreen
 from corral_tui.screens.history import HistoryScreen
 from corral_tui.widgets.status import RunBar
 from corral_tui.widgets.trials_table import TrialsTable
@@ -132,3 +132,34 @@ async def test_history_counts_done_of_planned_for_running_and_interrupted_runs(t
         assert history_main(["--db", str(db)]) == 0
     listed = out.getvalue()
     assert "5/8, 1 errored" in listed and "3/8, 1 errored" in listed and "$0.000548" in listed, listed
+
+
+@pytest.mark.parametrize(("model", "said"), [
+    ("openai/gpt-4o-mnii", "did you mean openai/gpt-4o-mini"),
+    ("openai/gpt-4o-mini", "needs its provider's API key in OPENAI_API_KEY"),
+])
+async def test_the_form_refuses_a_run_that_could_only_error_before_any_trial(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str, said: str) -> None:
+    if "mnii" in model:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    else:
+        monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    app = make_app(tmp_path, suites=[SAMPLEMATH])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "samplemath", tasks="add", model=model)
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen), "the refusal")
+        assert said in app.screen.message
+        assert said in str(app.workbench_screen.query_one("#status").render())  # the form's error, in words
+        assert app.run_state == "failed" and not app.live.trials
+        assert app.services.lifecycle.repository.count_benchmarks() == 0  # nothing stored
+
+
+async def test_the_form_passes_the_key_variable_to_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TEAM_KEY", raising=False)
+    app = make_app(tmp_path, suites=[SAMPLEMATH])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "samplemath", tasks="add", model="openai/gpt-4o-mini", api_key_env="TEAM_KEY")
+        await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen), "the refusal")
+        assert "TEAM_KEY" in app.screen.message and "OPENAI_API_KEY" not in app.screen.message
