@@ -325,9 +325,15 @@ def _count(values: Iterable[Any]) -> list[tuple[str, int]]:
     return sorted(counts.items())
 
 
+def _counted(index: Any) -> Any:
+    """A 0-based trial index as a person counts it (from 1)."""
+    return index + 1 if isinstance(index, int) else index
+
+
 def _trial_line(row: dict[str, Any]) -> str:
     score = row.get("score")
-    text = f"trial {row.get('trial_index')}: {row.get('status')} score={'-' if score is None else f'{score:.4g}'}"
+    shown = "-" if score is None else f"{score:.4g}"
+    text = f"trial {_counted(row.get('trial_index'))}: {row.get('status')} score={shown}"
     if row.get("answer") is not None:
         text += f" answer={str(row['answer'])[:200]!r}"
     if row.get("error"):

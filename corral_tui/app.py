@@ -272,8 +272,7 @@ class WorkbenchApp(App[int]):
     def _run_finished(self, message: RunFinished) -> None:
         summary = message.summary
         self.drain_events()
-        self.run_state = summary.status
-        self.run_model = None
+        self.run_state = summary.status  # run_model stays: the header names the model that ran until the next run
         self.last_benchmark_id = summary.benchmark_id
         self.workbench_screen.lock_form(False)
         self.workbench_screen.show_run_bar()

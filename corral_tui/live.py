@@ -32,7 +32,8 @@ class TrialLive:
     task_id: str
     number: int  # display order (1-based)
     arm: str = ""
-    index: int = 0
+    index: int = 0  # the trial's 0-based index within its task (shown counted from 1)
+    model: str = ""  # the model that runs it (TRIAL_STARTED)
     control: str = "running"  # running | paused | stepping | cancelled (the run controls)
     result: str | None = None  # TRIAL_FINISHED status once the trial ended
     iteration: int = 0  # iterations started (1-based number of the current one)
@@ -263,6 +264,7 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
     if kind == EventKind.TRIAL_STARTED:
         trial.arm = str(data.get("arm") or "")
         trial.index = int(data.get("trial_index") or 0)
+        trial.model = str(data.get("model") or "")
         trial.started = event.ts
         return True
     if kind == EventKind.ITERATION_STARTED:

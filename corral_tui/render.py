@@ -245,9 +245,23 @@ def iteration_item(event: Event, redact: Redactor) -> RenderableType | None:
                              f"  answer {clip(data.get('answer'), 200)!r}" if data.get("answer") else "",
                              (f"  {clip(data.get('error'), 200)}" if data.get("error") else "", "red"))
     if kind == EventKind.TRIAL_FINISHED:
-        return Text.assemble(("trial ", "bold"), status_text(str(data.get("status"))),
-                             f"  score {format_score(data.get('score'))}")
+        return trial_end_line(data)
     return None
+
+
+def trial_end_line(data: dict[str, Any]) -> Text:
+    """A finished trial's final state: status, iterations, score, answer, and its error with whose fault."""
+    iterations = data.get("iterations")
+    text = Text.assemble(("trial ", "bold"), status_text(str(data.get("status"))),
+                         f" after {iterations} iteration{'s' if iterations != 1 else ''}" if iterations else "",
+                         f"  score {format_score(data.get('score'))}",
+                         ("  (assisted)" if data.get("assisted") else "", "magenta"))
+    if data.get("answer") is not None:
+        text.append(f"  answer {clip(data.get('answer'), 200)!r}")
+    if data.get("error"):
+        fault = f" [{data['fault']} fault]" if data.get("fault") else ""
+        text.append(f"\n{clip(data.get('error'), 1_000)}{fault}", style="red")
+    return text
 
 
 def format_score(value: Any) -> str:

@@ -305,12 +305,16 @@ class WorkbenchScreen(QueryScreen):
         if trial is None:
             return
         redact = self.redact
-        where = f"at iteration {trial.iteration}" if not trial.finished else f"after {trial.iteration} iterations"
+        if trial.finished:
+            where = f"after {trial.iteration} iteration{'s' if trial.iteration != 1 else ''}"
+        else:
+            where = f"at iteration {trial.iteration}" if trial.iteration else "before its first iteration"
         assisted = "  (assisted)" if trial.assisted else ""
         held = f" at breakpoint {trial.held_by} — c continues, s steps" if trial.held_by and not trial.finished \
             else ""
-        self.say(f"Trial {redact.ident(trial.trial_id)}: {trial.task_id} #{trial.index} arm {trial.arm or '-'} — "
-                 f"{trial.status}{held} {where}{assisted}.  Enter: its whole timeline")
+        model = f" model {trial.model}" if trial.model else ""
+        self.say(f"Trial {redact.ident(trial.trial_id)}: {trial.task_id} trial {trial.index + 1} arm "
+                 f"{trial.arm or '-'}{model} — {trial.status}{held} {where}{assisted}.  Enter: its whole timeline")
 
     def selected_trial(self) -> str | None:
         return self.query_one(TrialPanes).trial_id

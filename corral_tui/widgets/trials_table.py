@@ -167,7 +167,7 @@ class TrialsTable(DataTable[Text]):
         return {
             "number": str(trial.number), "task": trial.task_id, "arm": trial.arm or "-",
             "status": SHORT_STATUS.get(trial.status, trial.status) + ("*" if trial.assisted else ""),
-            "iteration": str(trial.iteration), "score": format_score(trial.score),
+            "iteration": str(trial.iteration) if trial.iteration else "-", "score": format_score(trial.score),
             "elapsed": self._elapsed(trial, now),
             "tokens": format_tokens(trial.tokens), "cost": format_cost(trial.cost), "last": trial.last_action,
         }

@@ -20,12 +20,14 @@ from corral_tui.screens.dialogs import ErrorScreen, InterventionScreen
 from corral_tui.screens.history import HistoryScreen
 from corral_tui.widgets.status import RunBar
 from corral_tui.widgets.trials_table import TrialsTable
+from tests.fakes.fake_openai import FakeOpenAI, FakeReply
 from tests.timeouts import HANG
 from tests.tui.helpers import (
     DATA,
     SAMPLEMATH,
     SIZE,
     make_app,
+    pane_text,
     record_progress_store,
     run_done,
     start_run,
@@ -163,3 +165,57 @@ async def test_the_form_passes_the_key_variable_to_the_run(tmp_path: Path, monke
         await start_run(pilot, "samplemath", tasks="add", model="openai/gpt-4o-mini", api_key_env="TEAM_KEY")
         await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen), "the refusal")
         assert "TEAM_KEY" in app.screen.message and "OPENAI_API_KEY" not in app.screen.message
+
+
+async def test_an_all_errored_run_shows_its_errors_on_compare_and_history(tmp_path: Path) -> None:
+    """Every trial errored (the provider's fault): Compare has an errored row by fault and flags the score
+    (over 0 trials), History's row says so; nothing reads as a plain 0% run."""
+    app = make_app(tmp_path, suites=[MIXED])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await start_run(pilot, "mixed", tasks="broken", trials="3", parallel="3")
+        await wait_for(pilot, lambda: run_done(app), "the run to finish")
+        _repository, rows = _stored(app)
+        assert [row.fault for row in rows] == ["provider"] * 3
+        status = str(app.workbench_screen.query_one("#status").render())
+        assert "3 errored" in status, status
+        assert "⚠ 3 errored (provider 3)" in str(app.workbench_screen.query_one(RunBar).render())
+
+        await pilot.press("m")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and app.screen.view is not None,
+                       "the compare screen")
+        arms = static_text(app.screen.query_one("#compare-arms"))
+        assert "3 (provider 3)" in arms and "⚠ 3 errored" in arms, arms
+        assert "3/3, 3 errored" in str(app.screen.query_one("#compare-title").render())
+        await pilot.press("escape", "h")
+        await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen)
+                       and app.screen.query_one("#rows", DataTable).row_count == 1, "the history")
+        table = app.screen.query_one("#rows", DataTable)
+        (row,) = [[str(cell) for cell in table.get_row(key)] for key in table.rows]
+        assert "3/3, 3 errored" in row, row
+
+
+async def test_a_finished_trials_panes_show_its_final_state_and_the_model_that_ran(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-fake-for-tests")
+    replies = [FakeReply.tool_call("calculator", {"operation": "+", "a": 17, "b": 25}),
+               FakeReply(content="Final Answer: 42")]
+    with FakeOpenAI(replies) as fake:
+        app = make_app(tmp_path, suites=[SAMPLEMATH])
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_ready(pilot)
+            await start_run(pilot, "samplemath", tasks="add", agent="tool_calling", model="openai/fake-model",
+                            api_base=fake.base_url)
+            await wait_for(pilot, lambda: run_done(app), "the run to finish")
+            app.refresh_info()
+            assert "openai/fake-model" in str(app.workbench_screen.query_one("#info").render())
+            hooks = await pane_text(pilot, "pane-hooks")
+            assert hooks.strip().splitlines()[-1].startswith("trial completed after 2 iterations"), hooks
+            iterations = await pane_text(pilot, "pane-iterations")
+            assert "answer '42'" in iterations.strip().splitlines()[-1], iterations
+            app.workbench_screen._describe_selected()  # what the status line says of the selected trial
+            status = str(app.workbench_screen.query_one("#status").render())
+            assert "add trial 1 arm full model openai/fake-model — completed after 2 iterations" in status, status
+            table = app.workbench_screen.query_one(TrialsTable)
+            (row,) = table._said.values()
+            assert (row["number"], row["iteration"]) == ("1", "2")
