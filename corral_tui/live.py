@@ -15,9 +15,8 @@ from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from corral_core.events import Event, EventKind
+from corral_core.events import Event, EventKind, marks_assisted
 from corral_core.metrics import TrialRecord, arm_metrics, fault_of, is_attempted
-from corral_core.store.event_rows import marks_assisted
 
 BUFFERED_TRIALS = 24  # finished trials whose recent events stay for the panes (the store has them all)
 _THOUGHT = re.compile(r"<thought>(.*?)</thought>", re.DOTALL | re.IGNORECASE)

@@ -30,13 +30,12 @@ from corral_core.agents import (
 from corral_core.agents.breakpoints import BreakpointSet, BreakpointWatch
 from corral_core.agents.limits import BenchmarkBudget, UsageLimits
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
-from corral_core.events import EventKind, EventSink, emit_event
+from corral_core.events import EventKind, EventSink, emit_event, marks_assisted
 from corral_core.llm.callbacks import use_callbacks
 from corral_core.llm.types import ModelSettings
 from corral_core.metrics import TrialRecord
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.spec import ArmSpec, BenchmarkSpec
-from corral_core.store.event_rows import marks_assisted
 from corral_core.tracing import span
 
 if TYPE_CHECKING:
