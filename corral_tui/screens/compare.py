@@ -197,7 +197,7 @@ class CompareScreen(QueryScreen):
             ("Compare ", "bold"), (b.spec_name, "bold cyan"), f"  {redact.ident(b.id)}  ",
             (f"trials {trials_done_text(b)}", "bold red" if b.errored_count else "dim"), f"  {b.status}",
             ("  tokens ", "dim"), format_tokens(b.total_tokens), ("  cost ", "dim"), format_cost(b.cost_total),
-            ("  (stored metrics)" if view.stored else "  (computed from the trials so far)", "dim"),
+            ("  (stored metrics)" if view.stored else "  (from the trials so far)", "dim"),
             *self._other(view)))
         self.query_one("#compare-arms", Static).update(arms_table(view, redact) if view.arms
                                                        else Text("No finished trials yet.", style="dim"))

@@ -59,7 +59,7 @@ class RunBar(Static):
         methods = {score.method for score in scores if score.ci is not None}
         if scores:
             shared = f", {next(iter(methods))}" if len(methods) == 1 else ""
-            text.append(f"  score by arm (95% CI{shared}): ", style="dim")
+            text.append(f"\nscore by arm (95% CI{shared}): ", style="dim")
         for position, score in enumerate(scores):
             if position:
                 text.append(" · ", style="dim")
@@ -73,6 +73,6 @@ class RunBar(Static):
             if score.n_errored:
                 faults = ", ".join(f"{fault} {n}" for fault, n in score.errors_by_fault.items())
                 text.append(f" ⚠ {score.n_errored} errored ({faults})", style="bold red")
+        text.overflow = "ellipsis"  # two lines: the run, then the arms (cut at the width, never wrapped)
         text.no_wrap = True
-        text.overflow = "ellipsis"
         self.update(text)

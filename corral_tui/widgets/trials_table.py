@@ -25,7 +25,7 @@ from corral_tui.render import format_cost, format_score, format_tokens, status_t
 # (key, label, width); cells after the first start with a space (the table has no cell padding)
 COLUMNS = (("number", "#", 3), ("task", "Task", 9), ("arm", "Arm", 7), ("status", "Status", 10),
            ("iteration", "It", 3), ("score", "Score", 5), ("elapsed", "Time", 6), ("tokens", "Tok", 5),
-           ("cost", "Cost", 6), ("last", "Last action", 13))
+           ("cost", "Cost", 9), ("last", "Last", 10))
 SHORT_STATUS = {"iteration_limit": "iter-limit", "surrendered": "surrender"}
 RIGHT = frozenset({"number", "iteration", "score", "elapsed", "tokens", "cost"})
 FIXED = frozenset({"number", "task"})  # set when the row is added, never changed
