@@ -95,7 +95,7 @@ class RunForm(Vertical):
             yield FormInput(self.default_api_base or "", placeholder="the provider's default", id="form-api_base",
                         compact=True)
             yield Label("Key env")
-            yield Input(placeholder="the provider's, e.g. OPENAI_API_KEY", id="form-api_key_env", compact=True)
+            yield FormInput(placeholder="the provider's, e.g. OPENAI_API_KEY", id="form-api_key_env", compact=True)
             yield Label("Arms (verbosity)")
             yield FormInput("full", placeholder="e.g. minimal, brief, full", id="form-arms", compact=True)
             yield Label("Trials per task")
@@ -141,7 +141,7 @@ class RunForm(Vertical):
         when the suite is picked, values the form cannot show are skipped."""
         values: dict[str, object] = {
             "tasks": ", ".join(request.tasks or []), "agent": request.agent, "iterations": request.max_iterations,
-            "model": request.model or "", "api_base": request.api_base or "",
+            "model": request.model or "", "api_base": request.api_base or "", "api_key_env": request.api_key_env or "",
             "arms": ", ".join(request.verbosities), "trials": request.trials, "parallel": request.parallel,
             "approval": request.approval, "breakpoints": "; ".join(request.breakpoints),
             "surrender": bool(request.surrender), "paused": bool(request.start_paused)}
