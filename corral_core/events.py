@@ -82,6 +82,21 @@ class Event:
         }
 
 
+# Who touched a trial, as the events say: the one rule for "assisted" that the store, the runner and the
+# workbench's live line all apply (a person's approval, or an intervention a person sent that reached it).
+INBOX_SOURCE = "inbox"  # INTERVENTION_APPLIED/UNDELIVERED `source` of what a person sent
+ASSISTING_DECIDERS = frozenset({"user", "remote"})  # APPROVAL_DECIDED `decided_by` of a person
+
+
+def marks_assisted(event: Event) -> bool:
+    """A person touched the trial: a human/remote approval or an intervention from the live inbox."""
+    if event.kind is EventKind.APPROVAL_DECIDED:
+        return event.data.get("decided_by") in ASSISTING_DECIDERS
+    if event.kind is EventKind.INTERVENTION_APPLIED:
+        return event.data.get("source") == INBOX_SOURCE
+    return False
+
+
 @runtime_checkable
 class EventSink(Protocol):
     """Receives events. `emit` must be cheap, thread-safe and must never raise."""

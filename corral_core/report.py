@@ -325,9 +325,15 @@ def _count(values: Iterable[Any]) -> list[tuple[str, int]]:
     return sorted(counts.items())
 
 
+def _counted(index: Any) -> Any:
+    """A 0-based trial index as a person counts it (from 1)."""
+    return index + 1 if isinstance(index, int) else index
+
+
 def _trial_line(row: dict[str, Any]) -> str:
     score = row.get("score")
-    text = f"trial {row.get('trial_index')}: {row.get('status')} score={'-' if score is None else f'{score:.4g}'}"
+    shown = "-" if score is None else f"{score:.4g}"
+    text = f"trial {_counted(row.get('trial_index'))}: {row.get('status')} score={shown}"
     if row.get("answer") is not None:
         text += f" answer={str(row['answer'])[:200]!r}"
     if row.get("error"):
@@ -396,13 +402,18 @@ def _assisted(m: dict[str, Any]) -> str:
 
 
 def _cost(m: dict[str, Any]) -> str:
-    cost = (m.get("resources") or {}).get("cost")
-    return "-" if cost is None else f"{cost:.4f}"
+    return money_text((m.get("resources") or {}).get("cost"))
 
 
 def _cost_per_trial(m: dict[str, Any]) -> str:
     cost, trials = (m.get("resources") or {}).get("cost"), m.get("n_trials") or 0
-    return "-" if cost is None or not trials else f"{cost / trials:.5f}"
+    return "-" if cost is None or not trials else money_text(cost / trials)
+
+
+def _trials(m: dict[str, Any]) -> str:
+    """The trials the arm's figures are computed over, and how many errored (whose fault: next table)."""
+    errored = sum((m.get("errors_by_fault") or {}).values())
+    return f"{m.get('n_trials')} ({errored} errored)" if errored else str(m.get("n_trials"))
 
 
 Column = tuple[str, Callable[[dict[str, Any]], str]]
@@ -412,7 +423,7 @@ def quality_columns(document: dict[str, Any]) -> list[Column]:
     """The first per-arm table: (header, cell of an arm's metrics dict). Add a column here."""
     return [
         ("tasks", lambda m: str(m.get("n_tasks"))),
-        ("trials", lambda m: str(m.get("n_trials"))),
+        ("trials", _trials),
         ("score [95% CI]", lambda m: _est(m.get("average_score"))),
         ("success [95% CI]", lambda m: _est(m.get("success_rate"))),
         *[(f"pass@{k} / pass^{k} (tasks)", lambda m, k=k: _pass_k(m, k)) for k in _shown_ks(document)],
@@ -429,7 +440,7 @@ def conduct_columns(document: dict[str, Any]) -> list[Column]:
         ("tokens", lambda m: str((m.get("resources") or {}).get("total_tokens", 0))),
     ]
     if any((m.get("resources") or {}).get("cost") is not None for m in arms):
-        columns += [("cost $", _cost), ("$ per trial", _cost_per_trial)]
+        columns += [("cost", _cost), ("per trial", _cost_per_trial)]
     columns.append(("duration s", lambda m: _num((m.get("resources") or {}).get("duration_total"), 1)))
     return columns
 
@@ -506,8 +517,14 @@ def print_results(document: dict[str, Any], console: Console) -> None:
     console.print(f"headline score {_num(headline, 3)} ({document.get('attempt_status') or 'not classified'}"
                   f"{f': {attempt}' if attempt else ''}; "
                   f"best earlier run of this spec ({direction}): {_num(best, 3) if best is not None else 'none'}); "
-                  f"{document.get('trials_run', 0)} trials run now, {document.get('trials_errored', 0)} errored"
-                  + (f"; cost {cost:.4f}" if cost is not None else ""), highlight=False, markup=False, soft_wrap=True)
+                  f"{document.get('trials_run', 0)} trials run now, {document.get('trials_errored', 0)} errored; "
+                  f"tokens {_run_tokens(document.get('arms') or {})}"
+                  + (f", cost {money_text(cost)}" if cost is not None else ""), highlight=False, markup=False,
+                  soft_wrap=True)
+
+
+def _run_tokens(arms: dict[str, Any]) -> int:
+    return sum(int((m.get("resources") or {}).get("total_tokens") or 0) for m in arms.values())
 
 
 def print_arms(document: dict[str, Any], console: Console) -> None:
@@ -541,7 +558,7 @@ def print_arms(document: dict[str, Any], console: Console) -> None:
 
 def planned_trials(benchmark: Any) -> int | None:
     """Trials the benchmark's spec plans (arms x tasks x trials per task), when the store knows its
-    task list (recorded with the metrics at the end of a run, finished or interrupted)."""
+    task list (recorded when the run starts, and again with the metrics at its end)."""
     spec = (benchmark.metrics or {}).get("spec") or {}
     tasks = spec.get("tasks")
     if not isinstance(tasks, list) or not tasks:
@@ -550,20 +567,35 @@ def planned_trials(benchmark: Any) -> int | None:
 
 
 def trials_done_text(benchmark: Any) -> str:
-    """Finished of planned trials ("6/8"); "6/7+" (what the store holds) while the plan is unknown."""
+    """Finished of planned trials and how many errored ("6/8, 2 errored"); "6/7+" (what the store holds)
+    for a run recorded before the plan was kept."""
     planned = planned_trials(benchmark)
-    if planned is None:
-        return f"{benchmark.finished_count}/{benchmark.trial_count}+"
-    return f"{benchmark.finished_count}/{planned}"
+    done = f"{benchmark.finished_count}/{benchmark.trial_count}+" if planned is None else \
+        f"{benchmark.finished_count}/{planned}"
+    errored = getattr(benchmark, "errored_count", 0)
+    return f"{done}, {errored} errored" if errored else done
+
+
+def money_text(cost: float | None) -> str:
+    """$0.000137, $0.0120, $1.23: three significant digits below a dollar, cents above; - when unknown."""
+    if cost is None:
+        return "-"
+    if cost >= 1:
+        return f"${cost:,.2f}"
+    if cost <= 0:
+        return "$0"
+    return f"${cost:.{2 - math.floor(math.log10(cost))}f}"
 
 
 def history_table(benchmarks: Sequence[Any]) -> Table:
     table = Table(title="benchmarks (newest first)")
-    for column in ("id", "name", "status", "attempt", "headline", "trials done/planned", "created (UTC)", "digest"):
+    for column in ("id", "name", "status", "attempt", "headline", "trials done/planned", "tokens", "cost",
+                   "created (UTC)", "digest"):
         table.add_column(column)
     for b in benchmarks:
         table.add_row(b.id, Text(b.spec_name), b.status, b.attempt_status or "-", _num(b.headline_score, 3),
-                      trials_done_text(b), b.created_at.strftime("%Y-%m-%d %H:%M:%S"), b.spec_digest[:10])
+                      trials_done_text(b), str(b.total_tokens), money_text(b.cost_total),
+                      b.created_at.strftime("%Y-%m-%d %H:%M:%S"), b.spec_digest[:10])
     return table
 
 

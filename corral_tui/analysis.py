@@ -49,22 +49,36 @@ class TrialFilter:
 class Estimate:
     value: float | None
     ci: tuple[float, float] | None = None
+    method: str = ""  # how the interval was computed (corral_core.metrics.intervals)
 
 
 @dataclass
 class ArmColumn:
-    """One arm's column on the compare screen, from live metrics or from the stored metrics JSON."""
+    """One arm's column on the compare screen, from live metrics or from the stored metrics JSON; its
+    errored and assisted trials are then set from the stored rows (`compare_view`)."""
 
     name: str
-    n_trials: int
+    n_trials: int  # the trials its score is computed over (attempted, unassisted)
     score: Estimate
     success: Estimate
     surrender: Estimate
     pass_k: dict[int, tuple[float | None, float | None]]  # k -> (pass@k, pass^k)
     tokens: int
     duration_mean: float | None
-    n_assisted: int
+    n_assisted: int  # assisted trials the metrics report apart (attempted ones)
     task_scores: dict[str, float]
+    cost: float | None = None
+    errors_by_fault: dict[str, int] = field(default_factory=dict)  # errored trials by fault (stored rows)
+    assisted_tasks: dict[str, int] = field(default_factory=dict)  # assisted trials by task (stored rows)
+
+    @property
+    def n_errored(self) -> int:
+        return sum(self.errors_by_fault.values())
+
+    @property
+    def n_assisted_marked(self) -> int:
+        """Assisted trials as the trials list marks them (attempted or not)."""
+        return sum(self.assisted_tasks.values())
 
     @classmethod
     def from_metrics(cls, m: Any) -> ArmColumn:
@@ -72,7 +86,8 @@ class ArmColumn:
         return cls(m.arm, m.n_trials, _estimate(m.average_score), _estimate(m.success_rate),
                    _estimate(m.surrender_rate), {k: (p.pass_at_k, p.pass_hat_k) for k, p in m.pass_k.items()},
                    m.resources.total_tokens, m.resources.duration_mean, m.n_assisted,
-                   {task: row.mean_score for task, row in m.tasks.items()})
+                   {task: row.mean_score for task, row in m.tasks.items()}, m.resources.cost,
+                   dict(m.errors_by_fault))
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ArmColumn:
@@ -83,7 +98,8 @@ class ArmColumn:
                    {int(k): (p.get("pass_at_k"), p.get("pass_hat_k")) for k, p in (d.get("pass_k") or {}).items()},
                    int(resources.get("total_tokens") or 0), resources.get("duration_mean"),
                    int(d.get("n_assisted") or 0),
-                   {task: row.get("mean_score") for task, row in (d.get("tasks") or {}).items()})
+                   {task: row.get("mean_score") for task, row in (d.get("tasks") or {}).items()},
+                   resources.get("cost"), dict(d.get("errors_by_fault") or {}))
 
 
 def _estimate(value: Any) -> Estimate:
@@ -91,8 +107,9 @@ def _estimate(value: Any) -> Estimate:
         return Estimate(None)
     if isinstance(value, dict):
         ci = value.get("ci")
-        return Estimate(value.get("value"), (float(ci[0]), float(ci[1])) if ci else None)
-    return Estimate(value.value, tuple(value.ci) if value.ci else None)
+        return Estimate(value.get("value"), (float(ci[0]), float(ci[1])) if ci else None,
+                        str(value.get("method") or ""))
+    return Estimate(value.value, tuple(value.ci) if value.ci else None, str(getattr(value, "method", "") or ""))
 
 
 @dataclass
@@ -102,13 +119,18 @@ class CompareView:
     benchmark: BenchmarkInfo
     arms: list[ArmColumn]  # in the benchmark's arm order
     comparisons: list[tuple[str, str, str]]  # (arm A, arm B, summary) of every pair of arms, Holm over all pairs
-    tasks: list[str]
+    tasks: list[str]  # every task with a trial, scored or not (an assisted-only task stays listed)
     k_values: list[int]
     stored: bool  # read from the finished benchmark's metrics (else computed from its trials)
     # each arm's tool documentation as its agents saw it: {channel, level, model, chars, tokens} per task
     documentation: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # e.g. the trend across ordered levels
     other: BenchmarkInfo | None = None  # the second benchmark, when two are compared (compare_two_view)
+
+    @property
+    def n_tasks(self) -> int:
+        """Tasks the scores are computed over (one task: its intervals are over trials, not tasks)."""
+        return len({task for arm in self.arms for task in arm.task_scores})
 
 
 def benchmark_page(repository: Repository, offset: int, limit: int) -> Page[BenchmarkInfo]:
@@ -153,7 +175,11 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
     else:
         arms, comparisons = _computed(repository, benchmark, k_values, float(spec.get("pass_threshold") or 0.0))
         notes, stored = [], False
-    tasks = sorted({task for column in arms for task in column.task_scores})
+    faults, assisted = repository.errors_by_arm(benchmark_id), repository.assisted_by_arm(benchmark_id)
+    for column in arms:  # read from the stored rows, whatever the metrics count as analysed
+        column.errors_by_fault = faults.get(column.name, {})
+        column.assisted_tasks = assisted.get(column.name, {})
+    tasks = sorted({task for column in arms for task in (*column.task_scores, *column.assisted_tasks)})
     documentation = metrics.get("documentation") or {}
     return CompareView(benchmark, arms, comparisons, tasks, k_values, stored,
                        documentation if isinstance(documentation, dict) else {}, notes)

@@ -62,6 +62,7 @@ from corral_tui.messages import (
     TrialsRequested,
     WorkerFailed,
 )
+from corral_tui.render import format_cost, format_tokens
 from corral_tui.run_request import RunRequest, remember, remembered
 from corral_tui.screens.approval import ApprovalScreen, AskingTrial
 from corral_tui.screens.dialogs import BreakpointsScreen, ConfirmScreen, ErrorScreen, HelpScreen, InterventionScreen
@@ -271,8 +272,7 @@ class WorkbenchApp(App[int]):
     def _run_finished(self, message: RunFinished) -> None:
         summary = message.summary
         self.drain_events()
-        self.run_state = summary.status
-        self.run_model = None
+        self.run_state = summary.status  # run_model stays: the header names the model that ran until the next run
         self.last_benchmark_id = summary.benchmark_id
         self.workbench_screen.lock_form(False)
         self.workbench_screen.show_run_bar()
@@ -285,9 +285,11 @@ class WorkbenchApp(App[int]):
                                       f"shows it beside its parent from the fork point.{undelivered}",
                                       "bold red" if lost else "")
         else:
+            tokens, cost = self.live.totals()
             self.workbench_screen.say(f"Run {summary.status}: {self._headline(summary)}; {summary.trials_run} "
-                                      f"trials, {summary.errored} errored.{undelivered} m compares the arms.",
-                                      "bold red" if lost else "")
+                                      f"trials, {summary.errored} errored; tokens {format_tokens(tokens)}, cost "
+                                      f"{format_cost(cost)}.{undelivered} m compares the arms.",
+                                      "bold red" if lost or summary.errored else "")
         self.refresh_info()
 
     def _headline(self, summary: RunSummary) -> str:
@@ -325,8 +327,11 @@ class WorkbenchApp(App[int]):
             self.run_state = "failed"
             if self.workbench_screen.live:  # the form, locked for the run, can be corrected and run again
                 self.workbench_screen.lock_form(False)
-                self.workbench_screen.say("The run did not go through (see the message): correct the form and "
-                                          "press r.", "bold red")
+                error = event.worker.error
+                why = error.problem.rstrip(".") if isinstance(error, UserError) and len(error.errors) == 1 \
+                    else "see the message"
+                self.workbench_screen.say(f"The run did not go through ({why}): correct the form and press r.",
+                                          "bold red")
             self.refresh_info()
         self._show_error(event.worker.error)
 

@@ -9,13 +9,14 @@ UI shows them (the events count from 0).
 
 from __future__ import annotations
 
+import math
 import re
-from collections import OrderedDict, deque
+from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from corral_core.events import Event, EventKind
-from corral_core.metrics import TrialRecord, arm_metrics
+from corral_core.events import Event, EventKind, marks_assisted
+from corral_core.metrics import TrialRecord, arm_metrics, fault_of, is_attempted
 
 BUFFERED_TRIALS = 24  # finished trials whose recent events stay for the panes (the store has them all)
 _THOUGHT = re.compile(r"<thought>(.*?)</thought>", re.DOTALL | re.IGNORECASE)
@@ -30,7 +31,8 @@ class TrialLive:
     task_id: str
     number: int  # display order (1-based)
     arm: str = ""
-    index: int = 0
+    index: int = 0  # the trial's 0-based index within its task (shown counted from 1)
+    model: str = ""  # the model that runs it (TRIAL_STARTED)
     control: str = "running"  # running | paused | stepping | cancelled (the run controls)
     result: str | None = None  # TRIAL_FINISHED status once the trial ended
     iteration: int = 0  # iterations started (1-based number of the current one)
@@ -70,13 +72,20 @@ class TrialLive:
 
 @dataclass(frozen=True)
 class ArmScore:
-    """An arm's mean score so far (mean over tasks of task means, unassisted trials) with its 95% CI."""
+    """An arm's mean score so far (mean over tasks of task means, unassisted trials) with its 95% CI, the
+    interval's method (over tasks, or over one task's trials), and its errored trials by fault."""
 
     arm: str
     value: float | None
     ci: tuple[float, float] | None
     n_tasks: int
     n_trials: int
+    method: str = ""
+    errors_by_fault: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_errored(self) -> int:
+        return sum(self.errors_by_fault.values())
 
 
 @dataclass
@@ -173,8 +182,17 @@ class LiveRun:
         for arm, records in by_arm.items():
             metrics = arm_metrics(records, [1])
             estimate = metrics.average_score
-            scores.append(ArmScore(arm, estimate.value, estimate.ci, metrics.n_tasks, metrics.n_trials))
+            faults = Counter(fault for record in records if is_attempted(record) and (fault := fault_of(record)))
+            scores.append(ArmScore(arm, estimate.value, estimate.ci, metrics.n_tasks, metrics.n_trials,
+                                   estimate.method, dict(sorted(faults.items()))))
         return scores
+
+    def totals(self) -> tuple[int, float | None]:
+        """The run's tokens and cost so far, over every trial (None: no trial knows its cost)."""
+        tokens, costs = 0, [trial.cost for trial in self.trials.values() if trial.cost is not None]
+        for trial in self.trials.values():
+            tokens += trial.tokens
+        return tokens, (math.fsum(costs) if costs else None)
 
     # --- internals ------------------------------------------------------------------------------
 
@@ -245,6 +263,7 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
     if kind == EventKind.TRIAL_STARTED:
         trial.arm = str(data.get("arm") or "")
         trial.index = int(data.get("trial_index") or 0)
+        trial.model = str(data.get("model") or "")
         trial.started = event.ts
         return True
     if kind == EventKind.ITERATION_STARTED:
@@ -283,12 +302,10 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
     if kind == EventKind.APPROVAL_ASKED:
         trial.last_action = f"asks: {data.get('tool_name')}"
         return True
-    if kind == EventKind.INTERVENTION_APPLIED and data.get("source") == "inbox":
+    if marks_assisted(event):  # the engine's one rule: what the store marks, the live line leaves out
         trial.assisted = True
-        trial.last_action = "intervention read"
-        return True
-    if kind == EventKind.APPROVAL_DECIDED and data.get("decided_by") in ("user", "remote"):
-        trial.assisted = True
+        if kind == EventKind.INTERVENTION_APPLIED:
+            trial.last_action = "intervention read"
         return True
     if kind == EventKind.AGENT_FINISHED:
         trial.last_action = "answered" if data.get("status") == "answered" else str(data.get("status") or "")
@@ -305,7 +322,7 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
             trial.cost = float(data["cost"])
         trial.duration = data.get("duration")
         trial.record = TrialRecord.from_mapping({**_record_fields(data), "task_id": trial.task_id,
-                                                 "arm": trial.arm, "tool_calls": []})
+                                                 "arm": trial.arm, "assisted": trial.assisted, "tool_calls": []})
         return True
     return False
 

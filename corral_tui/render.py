@@ -20,6 +20,7 @@ from rich.text import Text
 from corral_core import safetext
 from corral_core.events import Event, EventKind
 from corral_core.llm.types import shown_turn
+from corral_core.report import money_text
 from corral_tui.config import Redactor
 
 MAX_TEXT = 4_000  # characters of one message or result shown
@@ -244,9 +245,23 @@ def iteration_item(event: Event, redact: Redactor) -> RenderableType | None:
                              f"  answer {clip(data.get('answer'), 200)!r}" if data.get("answer") else "",
                              (f"  {clip(data.get('error'), 200)}" if data.get("error") else "", "red"))
     if kind == EventKind.TRIAL_FINISHED:
-        return Text.assemble(("trial ", "bold"), status_text(str(data.get("status"))),
-                             f"  score {format_score(data.get('score'))}")
+        return trial_end_line(data)
     return None
+
+
+def trial_end_line(data: dict[str, Any]) -> Text:
+    """A finished trial's final state: status, iterations, score, answer, and its error with whose fault."""
+    iterations = data.get("iterations")
+    text = Text.assemble(("trial ", "bold"), status_text(str(data.get("status"))),
+                         f" after {iterations} iteration{'s' if iterations != 1 else ''}" if iterations else "",
+                         f"  score {format_score(data.get('score'))}",
+                         ("  (assisted)" if data.get("assisted") else "", "magenta"))
+    if data.get("answer") is not None:
+        text.append(f"  answer {clip(data.get('answer'), 200)!r}")
+    if data.get("error"):
+        fault = f" [{data['fault']} fault]" if data.get("fault") else ""
+        text.append(f"\n{clip(data.get('error'), 1_000)}{fault}", style="red")
+    return text
 
 
 def format_score(value: Any) -> str:
@@ -265,10 +280,9 @@ def format_tokens(value: int) -> str:
 
 
 def format_cost(value: float | None) -> str:
-    """$0.012, $1.23, - when the provider reports no price (offline models)."""
-    if value is None:
-        return "-"
-    return f"${value:.3f}" if value < 1 else f"${value:.2f}"
+    """$0.000137, $0.0120, $1.23: a cheap model's trial costs a few hundredths of a cent, so below a
+    dollar three significant digits are kept (corral_core.report.money_text); - when there is no price."""
+    return money_text(value)
 
 
 def timeline_item(kind: str, summary: str, data: dict[str, Any], redact: Redactor) -> RenderableType:

@@ -21,6 +21,7 @@ class RunRequest:
     max_iterations: int = 10
     model: str | None = None  # None: the suite's scripted model
     api_base: str | None = None  # the model's endpoint (an OpenAI-compatible server, a proxy)
+    api_key_env: str | None = None  # the environment variable holding its key (None: the provider's own)
     verbosities: list[str] = field(default_factory=lambda: ["full"])
     trials: int = 1
     parallel: int = 1
@@ -43,7 +44,9 @@ class RunRequest:
             "timeouts": {"approval": approval_timeout},
         }
         if self.model:
-            data["model"] = {"id": self.model, "api_base": self.api_base} if self.api_base else self.model
+            settings = {key: value for key, value in (("api_base", self.api_base), ("api_key_env", self.api_key_env))
+                        if value}
+            data["model"] = {"id": self.model, **settings} if settings else self.model
         if self.tasks:
             data["tasks"] = list(self.tasks)
         if self.breakpoints:

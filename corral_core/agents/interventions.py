@@ -20,13 +20,13 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from corral_core.events import INBOX_SOURCE as INBOX_SOURCE  # re-exported: its home is the event vocabulary
 from corral_core.events import EventKind
 
 from .hooks import AgentHooks, CriticalHookError, HookContext, HookPoint
 from .react_parsing import parse_react, strip_actions
 
 INBOX_PREFIX = "Intervention from the operator: "
-INBOX_SOURCE = "inbox"  # INTERVENTION_APPLIED/UNDELIVERED `source` of what a person sent
 _ACTION_BLOCK = re.compile(r"<action>.*?</action>\s*(?:<action_input>.*?</action_input>)?", re.DOTALL | re.IGNORECASE)
 _hook_ids = itertools.count()
 

@@ -4,7 +4,7 @@ Importing this package does not import litellm; the first `completion()` call do
 """
 
 from corral_core.llm.client import completion, preload
-from corral_core.llm.known import model_problem
+from corral_core.llm.known import missing_credentials, model_problem, unlisted_problem
 from corral_core.llm.replay import (
     JsonlReplaySource,
     RecordedResponse,
@@ -40,10 +40,12 @@ __all__ = [
     "completion",
     "find_script",
     "get_replay_source",
+    "missing_credentials",
     "model_problem",
     "preload",
     "request_digest",
     "script_dirs",
     "set_replay_source",
+    "unlisted_problem",
     "write_replay_jsonl",
 ]

@@ -58,7 +58,7 @@ def open_benchmark(spec: BenchmarkSpec, repo: Any, owner: Owner, resume_id: str 
         spec_name=spec.name, spec_digest=spec.digest, spec_yaml=spec.text, suites=[str(p) for p in spec.suite_paths],
         agent=spec.agent.type, model=spec.model.id, trials_per_task=spec.trials_per_task,
         arms=[{"name": a.name, "verbosity": a.verbosity, "model": a.model.id, "agent": a.agent.type}
-              for a in spec.arms], owner=owner)
+              for a in spec.arms], owner=owner, plan=spec.normalized())
     return OpenedBenchmark(info.id, False, live, info.owner_token)
 
 

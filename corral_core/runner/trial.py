@@ -30,7 +30,7 @@ from corral_core.agents import (
 from corral_core.agents.breakpoints import BreakpointSet, BreakpointWatch
 from corral_core.agents.limits import BenchmarkBudget, UsageLimits
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
-from corral_core.events import EventKind, EventSink, emit_event
+from corral_core.events import EventKind, EventSink, emit_event, marks_assisted
 from corral_core.llm.callbacks import use_callbacks
 from corral_core.llm.types import ModelSettings
 from corral_core.metrics import TrialRecord
@@ -74,7 +74,7 @@ class AssistTracker:
         self._trials: set[str] = set()
 
     def emit(self, event: Any) -> None:
-        if event.kind is EventKind.APPROVAL_DECIDED and event.data.get("decided_by") in ("user", "remote"):
+        if event.kind is EventKind.APPROVAL_DECIDED and marks_assisted(event):
             with self._lock:
                 self._trials.add(str(event.trial_id))
 

@@ -46,17 +46,47 @@ def check_scripted_model(check: _Checker, at: KeyPath, model_id: str) -> None:
         raise check.fail(at, exc.message) from None
 
 
-def check_models(spec: BenchmarkSpec, *, file: str | None, where: str, fix: str) -> None:
-    """Refuse, before anything runs, every model of the spec's arms that litellm cannot route (an unknown
-    provider prefix, a bare name it does not know): one UserError naming each, instead of an error in
-    every trial. Asked once the command line or the run form has set the models (so not at load)."""
-    from corral_core.llm import model_problem
+UNLISTED_FIX = ("correct the model id. To run a model litellm does not list on purpose (a new model, a custom "
+                "deployment, a proxy), give its API base (`api_base:` in the spec's model, --model-base-url, or "
+                "the run form's API base): a model with an API base is not checked against litellm's list.")
 
-    problems = [problem for model_id in dict.fromkeys(arm.model.id for arm in spec.arms)
-                if (problem := model_problem(model_id)) is not None]
+
+def check_models(spec: BenchmarkSpec, *, file: str | None, where: str, fix: str) -> None:
+    """Refuse, before any trial runs or anything is stored, every model of the spec's arms that can only
+    produce errors: one litellm cannot route (an unknown provider prefix, a bare name it does not know:
+    `fix` says how to correct it), a name a hosted provider does not list (a typo, with a did-you-mean), or
+    one whose API key is not in the environment. One UserError names each. Asked once the command line
+    or the run form has set the models (so not at load)."""
+    from corral_core.llm import missing_credentials, model_problem, unlisted_problem
+
+    problems: list[UserError] = []
+    for model in dict.fromkeys((arm.model.id, arm.model.api_base, arm.model.api_key_env) for arm in spec.arms):
+        model_id, api_base, key_env = model
+        routing = model_problem(model_id)
+        if routing is not None:
+            problems.append(UserError(f"{routing}.", file=file, where=where, fix=fix))
+            continue
+        unlisted = unlisted_problem(model_id, api_base)
+        if unlisted is not None:
+            problems.append(UserError(f"{unlisted}.", file=file, where=where, fix=UNLISTED_FIX))
+        missing = missing_credentials(model_id, api_base, key_env)
+        if missing:
+            problems.append(UserError(_missing_key(model_id, missing), file=file, where=where,
+                                      fix=_key_fix(missing, key_env)))
     if problems:
-        raise UserError.combine([UserError(f"{problem}.", file=file, where=where, fix=fix) for problem in problems],
-                                file=file)
+        raise UserError.combine(problems, file=file)
+
+
+def _missing_key(model_id: str, missing: list[str]) -> str:
+    names = " or ".join(missing)
+    return f"model {model_id!r} needs its provider's API key in {names}, which is not set: every trial would fail."
+
+
+def _key_fix(missing: list[str], key_env: str | None) -> str:
+    named = "" if key_env else (" (or name the variable that holds the key: `api_key_env:` in the spec's model, "
+                                "or the run form's Key env)")
+    return (f"export {missing[0]}=<your key> in the shell that starts corral-tui, or put it in a .env file in "
+            f"the folder you start it from{named}.")
 
 
 def script_path(model_id: str) -> Path:

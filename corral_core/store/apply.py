@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, delete, insert, or_, select, update
 
-from corral_core.events import Event, EventKind
+from corral_core.events import Event, EventKind, marks_assisted
 from corral_core.store import event_rows as rows
 from corral_core.store.tables import (
     TRIAL_CHILD_TABLES,
@@ -78,7 +78,7 @@ class EventApplier:
                 children[llm_call_table].append(rows.llm_call_row(event, extra))
             elif kind in rows.HOOK_EVENT_KINDS:
                 children[hook_event_table].append(rows.hook_event_row(event))
-                if event.trial_id and rows.marks_assisted(event):
+                if event.trial_id and marks_assisted(event):
                     self._mark_assisted(conn, event.trial_id)
         _insert_children(conn, children)
 

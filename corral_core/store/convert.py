@@ -53,7 +53,8 @@ def clip(text: Any, width: int = SUMMARY_WIDTH) -> str:
     return safetext.clip(text, width, one_line=True)
 
 
-def benchmark_from_row(row: StoredRow, trial_count: int = 0, finished_count: int = 0) -> BenchmarkInfo:
+def benchmark_from_row(row: StoredRow, trial_count: int = 0, finished_count: int = 0, errored_count: int = 0,
+                       total_tokens: int = 0, cost_total: float | None = None) -> BenchmarkInfo:
     arms = [
         ArmInfo(
             name=str(a.get("name", "")),
@@ -82,6 +83,9 @@ def benchmark_from_row(row: StoredRow, trial_count: int = 0, finished_count: int
         metrics=loads(row["metrics_json"], None),
         trial_count=trial_count,
         finished_count=finished_count,
+        errored_count=errored_count,
+        total_tokens=total_tokens,
+        cost_total=cost_total,
         owner_pid=row.get("owner_pid"),
         owner_host=row.get("owner_host"),
         heartbeat_at=row.get("heartbeat_at"),

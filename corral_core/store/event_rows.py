@@ -25,7 +25,6 @@ HOOK_EVENT_KINDS = frozenset(
         EventKind.ITERATION_STARTED,
     }
 )
-ASSISTING_DECIDERS = frozenset({"user", "remote"})
 
 
 def event_time(event: Event) -> datetime:
@@ -52,15 +51,6 @@ def as_text(value: Any) -> str | None:
     if isinstance(value, (dict, list, tuple)):
         return dumps(value)
     return str(value)
-
-
-def marks_assisted(event: Event) -> bool:
-    """A person touched the trial: a human/remote approval or an intervention from the live inbox."""
-    if event.kind is EventKind.APPROVAL_DECIDED:
-        return event.data.get("decided_by") in ASSISTING_DECIDERS
-    if event.kind is EventKind.INTERVENTION_APPLIED:
-        return event.data.get("source") == "inbox"
-    return False
 
 
 def trial_started_values(event: Event) -> dict[str, Any]:

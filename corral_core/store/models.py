@@ -39,6 +39,9 @@ class BenchmarkInfo:
     metrics: dict[str, Any] | None
     trial_count: int = 0  # filled by list_benchmarks / get_benchmark
     finished_count: int = 0  # trials whose status is not "running"
+    errored_count: int = 0  # trials that errored or timed out (attempts a retry replaced left out)
+    total_tokens: int = 0  # tokens of every attempt
+    cost_total: float | None = None  # cost of every attempt (None when no trial knows its cost)
     owner_pid: int | None = None  # the process running (or last running) it
     owner_host: str | None = None
     heartbeat_at: datetime | None = None  # its owner's last sign of life (the database's clock)

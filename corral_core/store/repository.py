@@ -19,7 +19,7 @@ from sqlalchemy import Connection, Engine, Select, bindparam, case, delete, func
 from sqlalchemy.exc import DBAPIError
 
 from corral_core.metrics.attempt import ATTEMPT_STATUSES, DIRECTIONS, ERRORED_ATTEMPT
-from corral_core.metrics.records import RETIRED_STATUS, retired_attempt, retired_index
+from corral_core.metrics.records import EXCLUDED_STATUSES, RETIRED_STATUS, retired_attempt, retired_index
 from corral_core.safetext import clean_text
 from corral_core.store import convert, detail
 from corral_core.store.database import store_error, write_transaction
@@ -207,8 +207,11 @@ class Repository:
         trials_per_task: int = 1,
         benchmark_id: str | None = None,
         owner: Owner | None = None,
+        plan: Mapping[str, Any] | None = None,
     ) -> BenchmarkInfo:
-        """Record a new benchmark in status `running` (run by `owner`, if given) and return it."""
+        """Record a new benchmark in status `running` (run by `owner`, if given) and return it. `plan`, the
+        spec's normalized form, is kept as its metrics' `spec` until the run's end writes the metrics, so
+        the history knows how many trials a running or interrupted run planned."""
         arm_dicts = [a.to_dict() if isinstance(a, ArmInfo) else dict(a) for a in arms]
         values = {
             "id": benchmark_id or self._new_id(),
@@ -225,7 +228,7 @@ class Repository:
             "attempt_status": None,
             "created_at": self._clock(),
             "finished_at": None,
-            "metrics_json": None,
+            "metrics_json": convert.dumps({"spec": dict(plan)}) if plan is not None else None,
             "owner_pid": owner.pid if owner else None,
             "owner_host": owner.host if owner else None,
         }
@@ -245,7 +248,8 @@ class Repository:
         *,
         token: str | None = None,
     ) -> None:
-        """Close a benchmark (finished or interrupted) with its headline result and metrics.
+        """Close a benchmark (finished or interrupted) with its headline result and metrics. Without metrics
+        (a run stopped before it could compute them) the ones it has are kept: at least its plan.
 
         `token`: the closing run's fencing token; when another run has claimed the benchmark since,
         nothing changes and OwnershipLost is raised."""
@@ -257,19 +261,12 @@ class Repository:
         metrics = None if metrics is None else clean_text(metrics)  # no secret in the stored metrics
         b = benchmark_table
         where = [b.c.id == benchmark_id] + ([b.c.owner_token == token] if token is not None else [])
+        values: dict[str, Any] = {"status": status, "headline_score": headline_score, "attempt_status": attempt_status,
+                                  "finished_at": self._clock(), "heartbeat_at": DatabaseNow()}
+        if metrics is not None:
+            values["metrics_json"] = metrics
         with self._write() as conn:
-            result = conn.execute(
-                update(b)
-                .where(*where)
-                .values(
-                    status=status,
-                    headline_score=headline_score,
-                    attempt_status=attempt_status,
-                    metrics_json=metrics,
-                    finished_at=self._clock(),
-                    heartbeat_at=DatabaseNow(),
-                )
-            )
+            result = conn.execute(update(b).where(*where).values(**values))
         if result.rowcount == 0:
             if token is not None and self.get_benchmark(benchmark_id) is not None:
                 raise OwnershipLost(benchmark_id)
@@ -281,7 +278,7 @@ class Repository:
             if row is None:
                 return None
             counts = self._trial_counts(conn, [benchmark_id])
-        return convert.benchmark_from_row(row._mapping, *counts.get(benchmark_id, (0, 0)))
+        return convert.benchmark_from_row(row._mapping, *counts.get(benchmark_id, ()))
 
     def list_benchmarks(self, offset: int = 0, limit: int = 50) -> BenchmarkPage:
         """One page of benchmarks, newest first, each with its trial counts."""
@@ -292,7 +289,7 @@ class Repository:
             ).all()
             page = result[:limit]
             counts = self._trial_counts(conn, [row.id for row in page])
-        items = [convert.benchmark_from_row(row._mapping, *counts.get(row.id, (0, 0))) for row in page]
+        items = [convert.benchmark_from_row(row._mapping, *counts.get(row.id, ())) for row in page]
         return BenchmarkPage(items, offset, limit, has_more=len(result) > limit)
 
     def count_benchmarks(self) -> int:
@@ -300,17 +297,52 @@ class Repository:
             return conn.execute(select(func.count()).select_from(benchmark_table)).scalar_one()
 
     @staticmethod
-    def _trial_counts(conn: Connection, benchmark_ids: list[str]) -> dict[str, tuple[int, int]]:
+    def _trial_counts(conn: Connection, benchmark_ids: list[str]) -> dict[str, tuple[int, int, int, int, float | None]]:
+        """(trials, finished, errored, tokens, cost) of each benchmark: what its history row shows. Errored
+        leaves out attempts a retry replaced; tokens and cost count every attempt (all were paid for)."""
         if not benchmark_ids:
             return {}
         t = trial_table
-        finished = func.sum(case((t.c.status != "running", 1), else_=0))
+        finished = func.sum(case((t.c.status.not_in(("running", RETIRED_STATUS)), 1), else_=0))
+        errored = func.sum(case((_errored(t), 1), else_=0))
         rows = conn.execute(
-            select(t.c.benchmark_id, func.count(), finished)
+            select(t.c.benchmark_id, func.count(), finished, errored, func.sum(t.c.total_tokens), func.sum(t.c.cost))
             .where(t.c.benchmark_id.in_(benchmark_ids))
             .group_by(t.c.benchmark_id)
         ).all()
-        return {row[0]: (row[1], int(row[2] or 0)) for row in rows}
+        return {row[0]: (row[1], int(row[2] or 0), int(row[3] or 0), int(row[4] or 0),
+                         None if row[5] is None else float(row[5])) for row in rows}
+
+    def errors_by_arm(self, benchmark_id: str) -> dict[str, dict[str, int]]:
+        """Errored and timed-out trials of each arm by whose fault (metrics.records.FAULTS), read from the
+        stored rows (attempts a retry replaced left out): what every screen shows beside an arm's score."""
+        t = trial_table
+        fault = func.coalesce(t.c.fault, case((t.c.status == "timeout", "timeout"), else_="unknown"))
+        with self._read() as conn:
+            rows = conn.execute(
+                select(t.c.arm, fault, func.count())
+                .where(t.c.benchmark_id == benchmark_id, _errored(t))
+                .group_by(t.c.arm, fault)
+            ).all()
+        found: dict[str, dict[str, int]] = {}
+        for arm, whose, count in rows:
+            found.setdefault(str(arm), {})[str(whose)] = int(count)
+        return {arm: dict(sorted(faults.items())) for arm, faults in found.items()}
+
+    def assisted_by_arm(self, benchmark_id: str) -> dict[str, dict[str, int]]:
+        """Trials a person touched, by arm and task (attempts a retry replaced left out): the trials list's
+        assisted marks, which Compare counts and lists apart."""
+        t = trial_table
+        with self._read() as conn:
+            rows = conn.execute(
+                select(t.c.arm, t.c.task_id, func.count())
+                .where(t.c.benchmark_id == benchmark_id, t.c.assisted.is_(True), t.c.status != RETIRED_STATUS)
+                .group_by(t.c.arm, t.c.task_id)
+            ).all()
+        found: dict[str, dict[str, int]] = {}
+        for arm, task, count in rows:
+            found.setdefault(str(arm), {})[str(task)] = int(count)
+        return found
 
     def unfinished_benchmarks(self, spec_digest: str, limit: int = 20) -> list[BenchmarkInfo]:
         """Running or interrupted benchmarks of this spec, newest first (live ones included)."""
@@ -690,3 +722,10 @@ class Repository:
         with self._read() as conn:
             rows = conn.execute(query.order_by(co.c.ts, co.c.id)).all()
         return [convert.chain_output_from_row(row._mapping) for row in rows]
+
+
+def _errored(t: Any) -> Any:
+    """The SQL of `metrics.records.is_errored` over attempted trials (as the metrics count errors): status
+    error or timeout, or an error message; never a trial not attempted or replaced by a retry."""
+    failed = t.c.status.in_(("error", "timeout")) | ((t.c.error.is_not(None)) & (t.c.error != ""))
+    return failed & t.c.status.not_in((*EXCLUDED_STATUSES, RETIRED_STATUS))

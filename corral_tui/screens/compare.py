@@ -14,8 +14,10 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Footer, Header, Label, Static
 
-from corral_tui.analysis import CompareView, Estimate
+from corral_core.report import trials_done_text
+from corral_tui.analysis import ArmColumn, CompareView, Estimate
 from corral_tui.config import Redactor
+from corral_tui.render import format_cost, format_tokens
 from corral_tui.screens.base import QueryScreen
 from corral_tui.widgets.bars import Bar, BarChart
 
@@ -27,9 +29,9 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.0f}%"
 
 
-# The headline score's interval is printed as [lo, hi] (a t interval across tasks, clipped to [0, 1],
-# so it is not symmetric: "±" would misread it); README "What the metrics mean" has the details.
-SCORE_LABEL = "score [95% CI over tasks]"
+# Intervals print as [lo, hi] (a t interval across tasks, clipped to [0, 1], is not symmetric: "±" would
+# misread it), and the line under the table names how each was computed; README "What the metrics mean".
+SCORE_LABEL = "score [95% CI]"
 
 
 def _estimate(estimate: Estimate, percent: bool = False) -> str:
@@ -46,16 +48,38 @@ def _doc(view: CompareView, arm: str, key: str) -> str:
     return "-" if not isinstance(value, (int, float)) else f"{value:,.0f}"
 
 
+def _score(arm: ArmColumn) -> Text:
+    """The score, over how many trials, and a flag when some of the arm's trials errored."""
+    text = Text(_estimate(arm.score))
+    text.append(f" over {arm.n_trials}", style="dim")
+    if arm.n_errored:
+        text.append(f" ⚠ {arm.n_errored} errored", style="bold red")
+    return text
+
+
+def _errors(arm: ArmColumn) -> Text:
+    if not arm.n_errored:
+        return Text("0", style="dim")
+    faults = ", ".join(f"{fault} {n}" for fault, n in arm.errors_by_fault.items())
+    return Text(f"{arm.n_errored} ({faults})", style="bold red")
+
+
+def _assisted(arm: ArmColumn) -> str:
+    marked = max(arm.n_assisted_marked, arm.n_assisted)
+    return str(marked) if marked == arm.n_assisted else f"{marked} ({arm.n_assisted} attempted)"
+
+
 def arms_table(view: CompareView, redact: Redactor) -> Table:
     """One column per arm, one row per metric."""
     table = Table(show_edge=False, header_style="bold", expand=False)
     table.add_column("metric", style="dim")
     for arm in view.arms:
         table.add_column(arm.name, justify="right")
-    rows: list[tuple[str, list[str]]] = [
-        ("trials analysed", [str(a.n_trials) for a in view.arms]),
-        (SCORE_LABEL, [_estimate(a.score) for a in view.arms]),
+    rows: list[tuple[str, list[str | Text]]] = [
+        ("trials scored", [str(a.n_trials) for a in view.arms]),
+        (SCORE_LABEL, [_score(a) for a in view.arms]),
         ("success rate", [_estimate(a.success, percent=True) for a in view.arms]),
+        ("errored (by fault)", [_errors(a) for a in view.arms]),
     ]
     for k in view.k_values:
         rows.append((f"pass@{k}", [_pct(a.pass_k[k][0]) if k in a.pass_k else "-" for a in view.arms]))
@@ -64,13 +88,29 @@ def arms_table(view: CompareView, redact: Redactor) -> Table:
         ("surrender rate", [_estimate(a.surrender, percent=True) for a in view.arms]),
         ("documentation chars", [_doc(view, a.name, "chars") for a in view.arms]),
         ("documentation tokens", [_doc(view, a.name, "tokens") for a in view.arms]),
-        ("tokens", [str(a.tokens) for a in view.arms]),
+        ("tokens", [format_tokens(a.tokens) for a in view.arms]),
+        ("cost", [format_cost(a.cost) for a in view.arms]),
         ("duration (mean)", [redact.duration(a.duration_mean) for a in view.arms]),
-        ("assisted (apart)", [str(a.n_assisted) for a in view.arms]),
+        ("assisted (apart)", [_assisted(a) for a in view.arms]),
     ]
     for name, values in rows:
         table.add_row(name, *values)
     return table
+
+
+def methods_text(view: CompareView) -> Text:
+    """How the intervals were computed, and why there is no interval over tasks with one task."""
+    found: dict[str, set[str]] = {}
+    for arm in view.arms:
+        for label, estimate in (("score", arm.score), ("success", arm.success), ("surrender", arm.surrender)):
+            if estimate.ci is not None and estimate.method:
+                found.setdefault(label, set()).add(estimate.method)
+    parts = "; ".join(f"{label}: {', '.join(sorted(methods))}" for label, methods in found.items())
+    text = Text(f"95% intervals ({parts or 'none computed'}).", style="dim")
+    if view.n_tasks == 1:
+        text.append(" One task: there is no interval over tasks; the intervals above are over that task's "
+                    "trials, which are not independent draws of a benchmark.", style="yellow")
+    return text
 
 
 def matrix_table(view: CompareView) -> Table:
@@ -83,8 +123,12 @@ def matrix_table(view: CompareView) -> Table:
         cells = []
         for arm in view.arms:
             value = arm.task_scores.get(task)
-            style = "dim" if value is None else "green" if value >= 0.999 else "red" if value <= 0.001 else "yellow"
-            cells.append(Text("-" if value is None else f"{value:.2f}", style=style))
+            if value is None:  # no unassisted scored trial: say why the task has no score here
+                assisted = arm.assisted_tasks.get(task)
+                cells.append(Text(f"{assisted} assisted" if assisted else "-", style="magenta" if assisted else "dim"))
+                continue
+            style = "green" if value >= 0.999 else "red" if value <= 0.001 else "yellow"
+            cells.append(Text(f"{value:.2f}", style=style))
         table.add_row(task, *cells)
     return table
 
@@ -106,12 +150,14 @@ class CompareScreen(QueryScreen):
         self.other_id = other_id  # a second benchmark of the same suite: both side by side, paired by task
         self.queries = queries
         self.redact = redact
+        self.view: CompareView | None = None  # what is shown, once loaded
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Label(Text("Loading…", style="dim"), id="compare-title", classes="screen-title")
         with VerticalScroll(id="compare-body"):
             yield Static("", id="compare-arms")
+            yield Static("", id="compare-methods")
             yield Label("Paired tests (every pair of arms; unit: task; sign-flip test, Holm over all pairs)",
                         classes="section")
             yield Static("", id="compare-tests")
@@ -144,15 +190,18 @@ class CompareScreen(QueryScreen):
                 (f"  {other.finished_count}/{other.trial_count} trials  {other.status}", "dim")]
 
     def show(self, view: CompareView) -> None:
+        self.view = view
         redact = self.redact
         b = view.benchmark
         self.query_one("#compare-title", Label).update(Text.assemble(
             ("Compare ", "bold"), (b.spec_name, "bold cyan"), f"  {redact.ident(b.id)}  ",
-            (f"{b.finished_count}/{b.trial_count} trials", "dim"), f"  {b.status}",
-            ("  (stored metrics)" if view.stored else "  (computed from the trials so far)", "dim"),
+            (f"trials {trials_done_text(b)}", "bold red" if b.errored_count else "dim"), f"  {b.status}",
+            ("  tokens ", "dim"), format_tokens(b.total_tokens), ("  cost ", "dim"), format_cost(b.cost_total),
+            ("  (stored metrics)" if view.stored else "  (from the trials so far)", "dim"),
             *self._other(view)))
         self.query_one("#compare-arms", Static).update(arms_table(view, redact) if view.arms
                                                        else Text("No finished trials yet.", style="dim"))
+        self.query_one("#compare-methods", Static).update(methods_text(view) if view.arms else "")
         tests = [Text.assemble((f"{arm_b} vs {arm_a}: ", "bold"), summary)
                  for arm_a, arm_b, summary in view.comparisons] + [Text(note) for note in view.notes]
         self.query_one("#compare-tests", Static).update(

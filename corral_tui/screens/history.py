@@ -24,7 +24,7 @@ from corral_core.report import planned_trials, trials_done_text
 from corral_tui.analysis import TRIAL_FILTER_STATUSES, Item, Page, TrialFilter, arm_label
 from corral_tui.config import Redactor
 from corral_tui.messages import CompareRequested, ResumeRequested, TimelineRequested, TrialsRequested
-from corral_tui.render import clip, format_score, status_text
+from corral_tui.render import clip, format_cost, format_score, format_tokens, status_text
 from corral_tui.screens.base import QueryScreen
 
 if TYPE_CHECKING:
@@ -134,6 +134,8 @@ def _trial_counts(benchmark: BenchmarkInfo) -> Text:
     """Finished of planned trials ("6/8"), with what the store holds when the plan is unknown."""
     planned = planned_trials(benchmark)
     text = trials_done_text(benchmark)
+    if benchmark.errored_count:
+        return Text(text, style="bold red")
     if planned is None:
         return Text(text, style="dim")
     return Text(text, style="" if benchmark.finished_count >= planned else "yellow")
@@ -160,8 +162,8 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
 
     def on_mount(self) -> None:
         # Status, Score and Attempt right after the Spec (cut to fit), so they are on screen at any width
-        self.table.add_columns("Benchmark", "Spec", "Status", "Score", "Attempt", "Trials done/planned", "Arms",
-                               "Model", "Agent", "Date")
+        self.table.add_columns("Benchmark", "Spec", "Status", "Score", "Attempt", "Trials done/planned",
+                               "Tokens · cost", "Arms", "Model", "Agent", "Date")
         self.table.focus()
         super().on_mount()
 
@@ -175,7 +177,8 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
         return [(b.id, (redact.ident(b.id), fit(b.spec_name, spec_width), status_text(b.status),
                         format_score(b.headline_score),
                         Text(b.attempt_status or "-", style=ATTEMPT_STYLES.get(b.attempt_status or "", "dim")),
-                        _trial_counts(b), arm_label(b), fit(clip(b.model or "-", 28), model_width), b.agent or "-",
+                        _trial_counts(b), f"{format_tokens(b.total_tokens)} · {format_cost(b.cost_total)}",
+                        arm_label(b), fit(clip(b.model or "-", 28), model_width), b.agent or "-",
                         redact.timestamp(b.created_at)))
                 for b in items]
 

@@ -75,7 +75,7 @@ class TimelineScreen(QueryScreen):
         if trial is not None:
             self.query_one("#timeline-title", Label).update(Text.assemble(
                 ("Trial ", "bold"), (redact.ident(trial.id), "bold cyan"),
-                f"  {trial.task_id} #{trial.trial_index}  arm {trial.arm}  ", (trial.status, "bold"),
+                f"  {trial.task_id} trial {trial.trial_index + 1}  arm {trial.arm}  ", (trial.status, "bold"),
                 f"  score {format_score(trial.score)}", ("  assisted" if trial.assisted else "", "magenta"),
                 (f"  fork of {redact.ident(trial.parent_trial_id)} at iteration {(trial.fork_iteration or 0) + 1}"
                  if trial.parent_trial_id else "", "magenta")))
@@ -124,8 +124,11 @@ def outcome_text(timeline: TrialTimeline) -> Text:
     text.append("Answer ", style="dim")
     text.append(clip(trial.answer, 80) if trial.answer is not None else "-", style="bold")
     text.append("   Expected ", style="dim")
-    text.append(clip(timeline.expected, 80) if timeline.expected is not None else "- (its suite is not open here)",
-                style="bold green" if timeline.expected is not None else "dim")
+    if timeline.expected is not None:
+        text.append(clip(timeline.expected, 80), style="bold green")
+    else:
+        text.append("- (the task names none: its grader decides)" if timeline.suite_known
+                    else "- (its suite file is not found)", style="dim")
     text.append("\nScorer ", style="dim")
     text.append(clip(trial.explanation, 220) if trial.explanation else "-")
     if trial.error:

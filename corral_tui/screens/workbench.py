@@ -39,6 +39,7 @@ from corral_tui.messages import (
     TimelineRequested,
     TrialCancelRequested,
 )
+from corral_tui.render import format_cost, format_tokens
 from corral_tui.run_request import VERBOSITY_LEVELS
 from corral_tui.screens.base import QueryScreen
 from corral_tui.screens.dialogs import ErrorScreen
@@ -215,8 +216,10 @@ class WorkbenchScreen(QueryScreen):
     def show_run_bar(self, now: float | None = None) -> None:
         live, now = self.live_run, self.clock() if now is None else now
         eta = live.eta(now)
+        tokens, cost = live.totals()
         self.query_one(RunBar).show(self.redact.duration(live.elapsed(now)),
-                                    "-" if eta is None else self.redact.duration(eta), live.arm_scores())
+                                    "-" if eta is None else self.redact.duration(eta), live.arm_scores(),
+                                    format_tokens(tokens), format_cost(cost))
 
     def show_task_text(self, suite: str, task_id: str, verbosity: str, prompt: str, guide: str) -> None:
         if self.selected != TaskRef(suite, task_id):
@@ -302,12 +305,16 @@ class WorkbenchScreen(QueryScreen):
         if trial is None:
             return
         redact = self.redact
-        where = f"at iteration {trial.iteration}" if not trial.finished else f"after {trial.iteration} iterations"
+        if trial.finished:
+            where = f"after {trial.iteration} iteration{'s' if trial.iteration != 1 else ''}"
+        else:
+            where = f"at iteration {trial.iteration}" if trial.iteration else "before its first iteration"
         assisted = "  (assisted)" if trial.assisted else ""
         held = f" at breakpoint {trial.held_by} — c continues, s steps" if trial.held_by and not trial.finished \
             else ""
-        self.say(f"Trial {redact.ident(trial.trial_id)}: {trial.task_id} #{trial.index} arm {trial.arm or '-'} — "
-                 f"{trial.status}{held} {where}{assisted}.  Enter: its whole timeline")
+        model = f" model {trial.model}" if trial.model else ""
+        self.say(f"Trial {redact.ident(trial.trial_id)}: {trial.task_id} trial {trial.index + 1} arm "
+                 f"{trial.arm or '-'}{model} — {trial.status}{held} {where}{assisted}.  Enter: its whole timeline")
 
     def selected_trial(self) -> str | None:
         return self.query_one(TrialPanes).trial_id

@@ -40,6 +40,7 @@ class SuiteCatalogue:
     def __init__(self, paths: list[Path]) -> None:
         self.paths = list(paths)
         self._suites: dict[str, Suite] = {}
+        self._read: dict[Path, Suite] = {}  # suites of stored benchmarks read from disk (not opened)
 
     def load(self) -> list[SuiteView]:
         """Load every suite (UserError names the file and line of a mistake)."""
@@ -76,12 +77,29 @@ class SuiteCatalogue:
                                                                     parse_verbosity(verbosity))
 
     def expected_answer(self, suite_paths: list[str], task_id: str) -> str | None:
-        """The expected answer of `task_id` in one of the given suite files, if it is loaded."""
-        wanted = {str(Path(path)) for path in suite_paths}
+        """The expected answer of `task_id` in one of the given suite files (None: it has none, or no such
+        task is known)."""
+        suite = self.suite_of(suite_paths, task_id)
+        answer = suite.tasks[task_id].answer if suite is not None else None
+        return None if answer is None else str(answer)
+
+    def suite_of(self, suite_paths: list[str], task_id: str) -> Suite | None:
+        """The suite among `suite_paths` (a stored benchmark's) that has `task_id`: an open one (paths
+        compared resolved, so `sample_tasks/x.yaml` is the same file as its absolute path), else the file
+        read from disk when it still loads; None when neither."""
+        from corral_core.env import load_suite
+
+        wanted = [Path(path).resolve() for path in suite_paths]
         for suite in self._suites.values():
-            if suite.path is not None and str(Path(suite.path)) in wanted and task_id in suite.tasks:
-                answer = suite.tasks[task_id].answer
-                return None if answer is None else str(answer)
+            if suite.path is not None and Path(suite.path).resolve() in wanted and task_id in suite.tasks:
+                return suite
+        for path in wanted:
+            try:
+                suite = self._read.get(path) or self._read.setdefault(path, load_suite(path))
+            except (UserError, OSError):
+                continue
+            if task_id in suite.tasks:
+                return suite
         return None
 
     def task_ids(self, suite_paths: list[str]) -> list[str]:

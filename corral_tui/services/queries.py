@@ -27,7 +27,8 @@ class TrialTimeline:
 
     trial: TrialInfo | None
     entries: list[TimelineEntry]
-    expected: str | None  # the task's expected answer, when its suite is open in this workbench
+    expected: str | None  # the task's expected answer, when its suite is known (open here, or on disk)
+    suite_known: bool = True  # False: the trial's suite file is neither open here nor readable
 
 
 @dataclass(frozen=True)
@@ -63,12 +64,14 @@ class StoreQueries:
         repository = self._repository()
         trial = repository.trial(trial_id)
         entries = repository.timeline(trial_id)
-        expected = None
+        expected, known = None, False
         if trial is not None and trial.benchmark_id is not None:
             benchmark = repository.get_benchmark(trial.benchmark_id)
             if benchmark is not None:
-                expected = self.catalogue.expected_answer([str(p) for p in benchmark.suites], trial.task_id)
-        return TrialTimeline(trial, entries, expected)
+                paths = [str(p) for p in benchmark.suites]
+                known = self.catalogue.suite_of(paths, trial.task_id) is not None
+                expected = self.catalogue.expected_answer(paths, trial.task_id) if known else None
+        return TrialTimeline(trial, entries, expected, known)
 
     def fork_view(self, trial_id: str) -> ForkView | None:
         """A fork beside its parent from the fork point (None: `trial_id` is not a stored fork)."""

@@ -1,7 +1,7 @@
-"""The run form: tasks, agent, model and its API base, verbosity arms, trials, parallel, surrender,
-approval policy, breakpoints, start paused. It follows the selected suite (its tasks in the placeholder, task ids
-of another suite cleared) and is locked while a run is live. Enter in a field moves to the next
-one; only Start (or `r` outside a field) starts a run."""
+"""The run form: tasks, agent, model with its API base and the environment variable holding its key,
+verbosity arms, trials, parallel, surrender, approval policy, breakpoints, start paused. It follows the
+selected suite (its tasks in the placeholder, task ids of another suite cleared) and is locked while a
+run is live. Enter in a field moves to the next one; only Start (or `r` outside a field) starts a run."""
 
 from __future__ import annotations
 
@@ -94,6 +94,8 @@ class RunForm(Vertical):
             yield Label("API base")
             yield FormInput(self.default_api_base or "", placeholder="the provider's default", id="form-api_base",
                         compact=True)
+            yield Label("Key env")
+            yield FormInput(placeholder="the provider's, e.g. OPENAI_API_KEY", id="form-api_key_env", compact=True)
             yield Label("Arms (verbosity)")
             yield FormInput("full", placeholder="e.g. minimal, brief, full", id="form-arms", compact=True)
             yield Label("Trials per task")
@@ -123,7 +125,7 @@ class RunForm(Vertical):
             tasks.value = ", ".join(kept)
 
     def set_values(self, **values: object) -> None:
-        """Fill fields by name (tasks, model, api_base, arms, trials, parallel, iterations, agent,
+        """Fill fields by name (tasks, model, api_base, api_key_env, arms, trials, parallel, iterations, agent,
         approval, breakpoints, surrender, paused): for tests and the command palette."""
         for name, value in values.items():
             widget = self.query_one(f"#form-{name}")
@@ -139,7 +141,7 @@ class RunForm(Vertical):
         when the suite is picked, values the form cannot show are skipped."""
         values: dict[str, object] = {
             "tasks": ", ".join(request.tasks or []), "agent": request.agent, "iterations": request.max_iterations,
-            "model": request.model or "", "api_base": request.api_base or "",
+            "model": request.model or "", "api_base": request.api_base or "", "api_key_env": request.api_key_env or "",
             "arms": ", ".join(request.verbosities), "trials": request.trials, "parallel": request.parallel,
             "approval": request.approval, "breakpoints": "; ".join(request.breakpoints),
             "surrender": bool(request.surrender), "paused": bool(request.start_paused)}
@@ -160,14 +162,21 @@ class RunForm(Vertical):
         if self.suite is None:
             raise ValueError("pick a suite (or one of its tasks) in the tree first")
         text = {name: self.query_one(f"#form-{name}", Input).value
-                for name in ("tasks", "iterations", "model", "api_base", "arms", "trials", "parallel", "breakpoints")}
+                for name in ("tasks", "iterations", "model", "api_base", "api_key_env", "arms", "trials", "parallel",
+                             "breakpoints")}
         tasks = split_list(text["tasks"]) or None
         unknown = [task for task in tasks or [] if self.task_ids and task not in self.task_ids]
         if unknown:
             raise ValueError(f"suite {self.suite} has no task {', '.join(unknown)}; it has {', '.join(self.task_ids)}")
         model, api_base = text["model"].strip() or None, text["api_base"].strip() or None
+        api_key_env = text["api_key_env"].strip() or None
         if api_base and not model:
             raise ValueError("an API base needs a model too (e.g. openai/<model> for an OpenAI-compatible server)")
+        if api_key_env and not model:
+            raise ValueError("a key's environment variable needs a model too (scripted models need no key)")
+        if api_key_env and not api_key_env.replace("_", "").isalnum():
+            raise ValueError(f"Key env names an environment variable (e.g. OPENAI_API_KEY), not {api_key_env!r}: "
+                             "the key itself never goes in the form")
         return RunRequest(
             suite=self.suite,
             tasks=tasks,
@@ -175,6 +184,7 @@ class RunForm(Vertical):
             max_iterations=parse_count(text["iterations"], "max iterations", 1, 1000),
             model=model,
             api_base=api_base,
+            api_key_env=api_key_env,
             verbosities=parse_verbosities(text["arms"]),
             trials=parse_count(text["trials"], "trials per task"),
             parallel=parse_count(text["parallel"], "parallel", 1, MAX_PARALLEL),

@@ -49,13 +49,17 @@ class StatusLine(Static):
 
 
 class RunBar(Static):
-    """The run at a glance: elapsed time, ETA, and each arm's mean score so far with its 95% CI
-    (mean over tasks of the task means, unassisted trials: what the final metrics report)."""
+    """The run at a glance: elapsed time, ETA, the run's tokens and cost so far, and each arm's mean
+    score so far with its 95% CI and how that interval was computed (mean over tasks of the task means,
+    unassisted trials: what the final metrics report), over how many tasks, and its errored trials."""
 
-    def show(self, elapsed: str, eta: str, scores: list[ArmScore]) -> None:
-        text = Text.assemble(("elapsed (start-up incl.) ", "dim"), (elapsed, "bold"), ("  ETA ", "dim"), (eta, "bold"))
+    def show(self, elapsed: str, eta: str, scores: list[ArmScore], tokens: str = "0", cost: str = "-") -> None:
+        text = Text.assemble(("elapsed (start-up incl.) ", "dim"), (elapsed, "bold"), ("  ETA ", "dim"), (eta, "bold"),
+                             ("  tokens ", "dim"), tokens, ("  cost ", "dim"), cost)
+        methods = {score.method for score in scores if score.ci is not None}
         if scores:
-            text.append("  score by arm (95% CI over tasks): ", style="dim")
+            shared = f", {next(iter(methods))}" if len(methods) == 1 else ""
+            text.append(f"\nscore by arm (95% CI{shared}): ", style="dim")
         for position, score in enumerate(scores):
             if position:
                 text.append(" · ", style="dim")
@@ -63,7 +67,12 @@ class RunBar(Static):
             text.append("-" if score.value is None else f"{score.value:.2f}")
             if score.ci is not None:
                 text.append(f" [{score.ci[0]:.2f}, {score.ci[1]:.2f}]", style="cyan")
-            text.append(f" n={score.n_tasks}", style="dim")
+                if len(methods) > 1:
+                    text.append(f" {score.method}", style="dim")
+            text.append(f" n={score.n_tasks} task{'s' if score.n_tasks != 1 else ''}", style="dim")
+            if score.n_errored:
+                faults = ", ".join(f"{fault} {n}" for fault, n in score.errors_by_fault.items())
+                text.append(f" ⚠ {score.n_errored} errored ({faults})", style="bold red")
+        text.overflow = "ellipsis"  # two lines: the run, then the arms (cut at the width, never wrapped)
         text.no_wrap = True
-        text.overflow = "ellipsis"
         self.update(text)

@@ -31,7 +31,7 @@ from textual.widgets import RichLog, TabbedContent, TabPane
 from corral_core.events import Event, EventKind
 from corral_tui.config import Redactor
 from corral_tui.live import TrialLive
-from corral_tui.render import hook_line, iteration_item, tool_call_block
+from corral_tui.render import hook_line, iteration_item, tool_call_block, trial_end_line
 
 PER_TICK = 40
 REPLAY = 300
@@ -49,6 +49,11 @@ def _tool_item(event: Event, redact: Redactor) -> RenderableType | None:
     return tool_call_block(event.data, redact) if event.kind == EventKind.TOOL_CALL else hook_line(event)
 
 
+def _hook_item(event: Event, _redact: Redactor) -> RenderableType | None:
+    """A hook-type event, or the trial's end (so a finished trial's pane never ends on "running")."""
+    return trial_end_line(event.data) if event.kind == EventKind.TRIAL_FINISHED else hook_line(event)
+
+
 PANES = {
     "pane-iterations": Pane("Iterations", frozenset({
         EventKind.ITERATION_STARTED, EventKind.MESSAGE, EventKind.INTERVENTION_APPLIED,
@@ -57,7 +62,7 @@ PANES = {
     "pane-tools": Pane("Tool calls", frozenset({EventKind.TOOL_CALL, *APPROVALS}), _tool_item),
     "pane-hooks": Pane("Hooks", frozenset({
         EventKind.HOOK_FIRED, EventKind.HOOK_ERROR, EventKind.INTERVENTION_APPLIED, EventKind.INTERVENTION_UNDELIVERED,
-        EventKind.CONTROL_STATE, EventKind.BREAKPOINT_HIT, *APPROVALS}), lambda event, _redact: hook_line(event)),
+        EventKind.CONTROL_STATE, EventKind.BREAKPOINT_HIT, EventKind.TRIAL_FINISHED, *APPROVALS}), _hook_item),
 }
 
 
@@ -116,8 +121,13 @@ class TrialPanes(Vertical):
         self._replay(self.active)
 
     def append(self, events: Iterable[Event]) -> None:
-        """Draw new events of the shown trial in the visible pane (the newest, as many as fill it)."""
+        """Draw new events of the shown trial in the visible pane (the newest, as many as fill it). The
+        trial's end draws the pane again whole, so a burst never leaves its final state undrawn."""
         pane_id = self.active
+        events = list(events)
+        if any(event.kind == EventKind.TRIAL_FINISHED for event in events):
+            self._replay(pane_id)
+            return
         height = self.log_for(pane_id).scrollable_content_region.height
         self._write(pane_id, events, PER_TICK, lines=height if height > 0 else None)
 

@@ -25,7 +25,7 @@ from corral_tui.render import format_cost, format_score, format_tokens, status_t
 # (key, label, width); cells after the first start with a space (the table has no cell padding)
 COLUMNS = (("number", "#", 3), ("task", "Task", 9), ("arm", "Arm", 7), ("status", "Status", 10),
            ("iteration", "It", 3), ("score", "Score", 5), ("elapsed", "Time", 6), ("tokens", "Tok", 5),
-           ("cost", "Cost", 6), ("last", "Last action", 13))
+           ("cost", "Cost", 9), ("last", "Last", 10))
 SHORT_STATUS = {"iteration_limit": "iter-limit", "surrendered": "surrender"}
 RIGHT = frozenset({"number", "iteration", "score", "elapsed", "tokens", "cost"})
 FIXED = frozenset({"number", "task"})  # set when the row is added, never changed
@@ -167,7 +167,7 @@ class TrialsTable(DataTable[Text]):
         return {
             "number": str(trial.number), "task": trial.task_id, "arm": trial.arm or "-",
             "status": SHORT_STATUS.get(trial.status, trial.status) + ("*" if trial.assisted else ""),
-            "iteration": str(trial.iteration), "score": format_score(trial.score),
+            "iteration": str(trial.iteration) if trial.iteration else "-", "score": format_score(trial.score),
             "elapsed": self._elapsed(trial, now),
             "tokens": format_tokens(trial.tokens), "cost": format_cost(trial.cost), "last": trial.last_action,
         }

@@ -73,4 +73,5 @@ def test_cost_per_trial_arm_and_run_reaches_the_json_and_the_batch_table() -> No
     out = io.StringIO()
     report.print_results(document, report.plain_console(out))
     table = out.getvalue()
-    assert "$ per trial" in table and f"{sum(costs) / 4:.5f}" in table and f"cost {sum(costs):.4f}" in table
+    assert "per trial" in table and report.money_text(sum(costs) / 4) in table
+    assert f"cost {report.money_text(sum(costs))}" in table and "$0.000" in table  # significant digits, not $0.000

@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable, RichLog, TextArea
 
 from corral_core.env.approval import ApprovalRequest
-from corral_tui.messages import ForkViewRequested
+from corral_tui.messages import CompareRequested, ForkViewRequested
 from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.compare import CompareScreen
 from corral_tui.screens.dialogs import HelpScreen, InterventionScreen
@@ -30,6 +30,7 @@ from tests.tui.helpers import (
     fake_trial_events,
     make_app,
     record_fork,
+    record_progress_store,
     run_done,
     start_run,
     telemetry_events,
@@ -205,3 +206,35 @@ def test_fork_beside_parent(snap_compare, tmp_path: Path) -> None:
                        and pilot.app.screen.query_one("#fork-log", RichLog).lines, "the fork beside its parent")
 
     assert snap_compare(make_app(tmp_path, suites=[TUITEST]), terminal_size=SIZE, run_before=open_fork_view)
+
+
+def test_compare_with_errors_and_cost(snap_compare, tmp_path: Path) -> None:
+    """Compare of an interrupted run: the errored row by fault, the flagged score, cost per arm and for
+    the run, done of planned in the title."""
+    db = tmp_path / "corral.db"
+    interrupted, _running = record_progress_store(db)
+
+    async def open_compare(pilot: Pilot) -> None:
+        await _idle(pilot)
+        pilot.app.post_message(CompareRequested(interrupted))
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, CompareScreen)
+                       and pilot.app.screen.view is not None, "the comparison")
+        await pilot.pause()
+
+    app = make_app(tmp_path, suites=[SAMPLEMATH], db_url=str(db))
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_compare)
+
+
+def test_history_progress(snap_compare, tmp_path: Path) -> None:
+    """History with a running and an interrupted run: trials done of planned, errored, tokens and cost."""
+    db = tmp_path / "corral.db"
+    record_progress_store(db)
+
+    async def open_history(pilot: Pilot) -> None:
+        await _idle(pilot)
+        await pilot.press("h")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, HistoryScreen) and _rows(pilot) == 2,
+                       "benchmarks")
+
+    app = make_app(tmp_path, suites=[SAMPLEMATH], db_url=str(db))
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_history)

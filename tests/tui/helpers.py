@@ -199,3 +199,49 @@ def telemetry_events() -> list[Event]:
                 "total_tokens": (700 + 450 * number) * (1 + number % 3), "cost": 0.0021 * (1 + number % 3),
                 "assisted": False}, ts=0.0))
     return events
+
+
+def record_progress_store(db_path: Path) -> tuple[str, str]:
+    """A store holding an interrupted run (5 of 8 planned trials, one errored by the provider, priced) and
+    a running one (3 of 8 done, one still running), as the engine records them; returns (interrupted,
+    running) ids. The plan is kept at the start, as the runner keeps it."""
+    from corral_core.spec import spec_from_dict
+    from corral_core.store import Repository, StoreWriter, init_db, make_engine
+
+    engine = make_engine(db_path)
+    init_db(engine)
+    repository = Repository(engine)
+    data = {"name": "progress-demo", "suite": str(SAMPLEMATH), "model": "scripted/samplemath",
+            "arms": [{"name": "minimal", "verbosity": "minimal"}, {"name": "full", "verbosity": "full"}],
+            "tasks": ["add", "power"], "trials_per_task": 2}
+    spec = spec_from_dict(data, SAMPLEMATH.parent)
+    ids = []
+    with StoreWriter(engine) as writer:
+        for status, finished in (("interrupted", 5), ("running", 3)):
+            info = repository.create_benchmark(
+                spec_name=spec.name, spec_digest=spec.digest, spec_yaml=spec.text, suites=[str(SAMPLEMATH)],
+                agent="react", model="scripted/samplemath", trials_per_task=2, plan=spec.normalized(),
+                arms=[{"name": a.name, "verbosity": a.verbosity, "model": a.model.id, "agent": "react"}
+                      for a in spec.arms])
+            plan = [(arm, task, index) for arm in ("minimal", "full") for task in ("add", "power") for index in (0, 1)]
+            for number, (arm, task, index) in enumerate(plan[:finished + (status == "running")]):
+                trial_id = f"tr_{status[:4]}{number:04d}"
+                writer.emit(Event(EventKind.TRIAL_STARTED, trial_id, task, {"arm": arm, "trial_index": index},
+                                  benchmark_id=info.id, ts=1_700_000_000.0 + number))
+                if number == finished:
+                    continue  # still running
+                errored = (arm, task, index) == ("minimal", "power", 0)
+                result = {"status": "error", "score": None, "error": "litellm.AuthenticationError: Missing "
+                          "credentials", "fault": "provider", "total_tokens": 0, "cost": None} if errored else \
+                    {"status": "completed", "score": 1.0 if task == "add" else 0.0, "answer": "42",
+                     "total_tokens": 1_150, "prompt_tokens": 1_000, "completion_tokens": 150, "cost": 0.00013695}
+                writer.emit(Event(EventKind.TRIAL_FINISHED, trial_id, task,
+                                  {"arm": arm, "trial_index": index, "duration": 1.5, "iterations": 1, **result},
+                                  benchmark_id=info.id, ts=1_700_000_000.5 + number))
+            if status == "interrupted":
+                assert writer.flush(60)
+                repository.finish_benchmark(info.id, status="interrupted")
+            ids.append(info.id)
+        assert writer.flush(60)
+    engine.dispose()
+    return ids[0], ids[1]

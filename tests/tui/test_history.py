@@ -82,9 +82,11 @@ async def test_compare_shows_the_arms_of_a_finished_benchmark(tmp_path: Path, st
         assert "stored metrics" in str(screen.query_one("#compare-title").render())
         arms = static_text(screen.query_one("#compare-arms"))
         assert "±" not in arms  # the intervals are [lo, hi], not symmetric
-        for expected in ("minimal", "full", "score [95% CI over tasks]", "success rate", "pass@1", "pass^2",
-                         "surrender rate", "tokens", "documentation chars", "documentation tokens"):
+        for expected in ("minimal", "full", "score [95% CI]", "success rate", "pass@1", "pass^2",
+                         "surrender rate", "tokens", "cost", "errored (by fault)", "documentation chars",
+                         "documentation tokens"):
             assert expected in arms, f"{expected!r} missing from the arms table"
+        assert "t-over-tasks" in static_text(screen.query_one("#compare-methods"))  # each interval's method
         # each arm's documentation size, as the run recorded it (corral-tui docs measures the same)
         line = next(row for row in arms.splitlines() if "documentation chars" in row)
         assert "-" not in line.split("documentation chars")[1], line
