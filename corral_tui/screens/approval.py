@@ -137,8 +137,8 @@ class ApprovalScreen(ModalScreen[Decision | None]):
         self.action_decide(verdict)
 
     def _tick(self) -> None:
-        if not self.is_mounted:  # counted before the dialog is drawn (the inbox changed as it opened)
-            return
+        if not self.query("#approval-countdown"):  # counted before the dialog is composed (the inbox changed
+            return  # as it opened)
         left = max(0.0, self.request.deadline - self.clock())
         queued = self.pending - 1
         more = f"   ·   {queued} more pending" if queued > 0 else ""

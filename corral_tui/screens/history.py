@@ -36,8 +36,9 @@ ATTEMPT_STYLES = {"improved": "green", "baseline": "cyan", "no_change": "cyan", 
 PAGE_BINDINGS = [
     Binding("n,pagedown", "page(1)", "Next page", id="history.next_page"),
     Binding("b,pageup", "page(-1)", "Prev page", id="history.prev_page"),
-    Binding("home", "row(0)", "First row", show=False, id="history.first_row"),
-    Binding("end", "row(-1)", "Last row", show=False, id="history.last_row"),
+    # priority: the table's own Home/End go to the first/last column
+    Binding("home", "row(0)", "First row", show=False, priority=True, id="history.first_row"),
+    Binding("end", "row(-1)", "Last row", show=False, priority=True, id="history.last_row"),
     Binding("escape", "app.pop_screen", "Back", id="history.back"),
 ]
 # History's columns besides Spec take about this many cells; Spec gets what is left (between the bounds),

@@ -74,8 +74,11 @@ def test_approval_dialog_at_size(snap_compare, tmp_path: Path, size: tuple[int, 
                                   arguments={"path": "scratch.tmp"}, timeout=120.0, id="ap_demo0",
                                   created_at=FIXED_NOW - 15)
         threading.Thread(target=app.services.approvals.request, args=(request,), daemon=True).start()
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.focused is not None,
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.armed
+                       and app.screen.focused is app.screen.query_one("#approval-reason"),
                        "the approval dialog, its reason field focused")
+        app.screen.query_one("#approval-reason").cursor_blink = False  # a blinking cursor draws either way
+        await pilot.pause()
 
     assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH]), terminal_size=size, run_before=ask)
 

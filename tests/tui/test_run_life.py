@@ -77,6 +77,11 @@ async def test_two_benchmarks_of_one_suite_compare_from_history(tmp_path: Path) 
         await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen)
                        and app.screen.query_one("#rows", DataTable).row_count == 2, "History")
         history = app.screen
+        table = history.query_one("#rows", DataTable)
+        await pilot.press("end")  # the last row (DataTable's own End went to the last column)
+        assert table.cursor_row == 1
+        await pilot.press("home")
+        assert table.cursor_row == 0
         await pilot.press("c")  # nothing marked: it says what to do
         assert app.screen is history
         await pilot.press("space", "down", "space")
