@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from corral_core.agents.breakpoints import Breakpoint
 from corral_core.errors import UserError
-from corral_core.store.ownership import OwnershipLost
 from corral_tui.run_request import RunRequest
 from corral_tui.services.approvals import ApprovalInbox
 from corral_tui.services.catalogue import SuiteCatalogue
@@ -298,6 +297,8 @@ class RunSession:
             runner, repository = active.runner, self.services.repository
             if active.thread.is_alive() and runner is not None and runner.benchmark_id and repository is not None:
                 # the process is about to end under the run: record it interrupted (resumable) now
+                from corral_core.store.ownership import OwnershipLost  # the store loads after the first frame
+
                 with contextlib.suppress(OwnershipLost):  # another process runs it now: that one closes it
                     repository.finish_benchmark(runner.benchmark_id, status="interrupted",
                                                 token=runner.ownership_token)

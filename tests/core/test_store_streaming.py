@@ -94,6 +94,9 @@ def test_compare_of_an_unfinished_benchmark_streams_the_metrics_it_computed_befo
     records = list(stored_benchmark_records(repo, benchmark))
     by_arm = {arm: [r for r in records if r.arm == arm] for arm in ("a", "b")}
     want = [ArmColumn.from_metrics(arm_metrics(by_arm[arm], view.k_values, 0.0)) for arm in ("a", "b")]
+    faults, assisted = repo.errors_by_arm(BM), repo.assisted_by_arm(BM)
+    for column in want:  # counted from the stored rows beside the metrics (the errored and assisted rows)
+        column.errors_by_fault, column.assisted_tasks = faults.get(column.name, {}), assisted.get(column.name, {})
     assert not view.stored and view.arms == want
     assert view.comparisons == [("a", "b", compare_arms(by_arm["a"], by_arm["b"], 0.0).summary)]
 
