@@ -432,16 +432,8 @@ class Repository:
         of the same spec that finished before `finished_before` (None if none)."""
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {DIRECTIONS}, not {direction!r}")
-        b = benchmark_table
         best = func.max if direction == "maximize" else func.min
-        query = select(best(b.c.headline_score)).where(
-            b.c.spec_digest == spec_digest, b.c.status == "finished", b.c.headline_score.is_not(None),
-            or_(b.c.attempt_status.is_(None), b.c.attempt_status != ERRORED_ATTEMPT),
-        )
-        if exclude_id is not None:
-            query = query.where(b.c.id != exclude_id)
-        if finished_before is not None:
-            query = query.where(b.c.finished_at < finished_before)
+        query = _earlier(select(best(benchmark_table.c.headline_score)), spec_digest, exclude_id, finished_before)
         with self._read() as conn:
             return conn.execute(query).scalar_one()
 
@@ -450,14 +442,7 @@ class Repository:
         """Finished benchmarks of this spec with a headline and not `errored`, finished before
         `finished_before`, newest first (at most `limit`): what an attempt is compared with."""
         b = benchmark_table
-        query = select(b).where(
-            b.c.spec_digest == spec_digest, b.c.status == "finished", b.c.headline_score.is_not(None),
-            or_(b.c.attempt_status.is_(None), b.c.attempt_status != ERRORED_ATTEMPT),
-        )
-        if exclude_id is not None:
-            query = query.where(b.c.id != exclude_id)
-        if finished_before is not None:
-            query = query.where(b.c.finished_at < finished_before)
+        query = _earlier(select(b), spec_digest, exclude_id, finished_before)
         with self._read() as conn:
             rows = conn.execute(query.order_by(b.c.finished_at.desc(), b.c.id.desc()).limit(limit)).all()
         return [convert.benchmark_from_row(row._mapping) for row in rows]
@@ -729,3 +714,18 @@ def _errored(t: Any) -> Any:
     error or timeout, or an error message; never a trial not attempted or replaced by a retry."""
     failed = t.c.status.in_(("error", "timeout")) | ((t.c.error.is_not(None)) & (t.c.error != ""))
     return failed & t.c.status.not_in((*EXCLUDED_STATUSES, RETIRED_STATUS))
+
+
+def _earlier(query: Any, spec_digest: str, exclude_id: str | None, finished_before: datetime | None) -> Any:
+    """`query` limited to the earlier runs an attempt is compared with: finished benchmarks of this spec
+    with a headline, not `errored`, other than `exclude_id`, finished before `finished_before`."""
+    b = benchmark_table
+    query = query.where(
+        b.c.spec_digest == spec_digest, b.c.status == "finished", b.c.headline_score.is_not(None),
+        or_(b.c.attempt_status.is_(None), b.c.attempt_status != ERRORED_ATTEMPT),
+    )
+    if exclude_id is not None:
+        query = query.where(b.c.id != exclude_id)
+    if finished_before is not None:
+        query = query.where(b.c.finished_at < finished_before)
+    return query
