@@ -445,11 +445,7 @@ class WorkbenchApp(App[int]):
             return
         if self.config.form_memory is not None:
             remember(request, self.config.form_memory)
-        self.live.reset()
-        self.live.requested = self.config.clock()  # the run's elapsed time counts from here
-        self.workbench_screen.reset_run()
-        self.workbench_screen.lock_form(True)
-        self.run_state = "starting"
+        self._begin_run()
         self.workbench_screen.say(f"Starting {request.suite}: arms {', '.join(request.verbosities)}, "
                                   f"{request.trials} trial(s) per task…")
         self._run(request)
@@ -465,11 +461,7 @@ class WorkbenchApp(App[int]):
         if choice is None or not self._can_start():
             return
         self.call_later(self._back_to_workbench)  # the fork runs there, live, like any run
-        self.live.reset()
-        self.live.requested = self.config.clock()  # the run's elapsed time counts from here
-        self.workbench_screen.reset_run()
-        self.workbench_screen.lock_form(True)
-        self.run_state = "starting"
+        self._begin_run()
         told = " with your intervention" if choice.intervention else ""
         self.workbench_screen.say(f"Forking trial {self.config.redact.ident(trial_id)}: replaying it up to iteration "
                                   f"{choice.iteration + 1}, then live{told}…")
@@ -485,6 +477,14 @@ class WorkbenchApp(App[int]):
             return False
         return True
 
+    def _begin_run(self) -> None:
+        """The workbench's state for a run (new, fork or resume) about to start."""
+        self.live.reset()
+        self.live.requested = self.config.clock()  # the run's elapsed time counts from here
+        self.workbench_screen.reset_run()
+        self.workbench_screen.lock_form(True)
+        self.run_state = "starting"
+
     def _back_to_workbench(self) -> None:
         while len(self.screen_stack) > 1:
             self.pop_screen()
@@ -494,11 +494,7 @@ class WorkbenchApp(App[int]):
         if not self._can_start():
             return
         self.call_later(self._back_to_workbench)  # it runs there, live, like any run
-        self.live.reset()
-        self.live.requested = self.config.clock()  # the run's elapsed time counts from here
-        self.workbench_screen.reset_run()
-        self.workbench_screen.lock_form(True)
-        self.run_state = "starting"
+        self._begin_run()
         self.workbench_screen.say(f"Resuming benchmark {self.config.redact.ident(message.benchmark_id)} from its "
                                   "stored spec: its finished trials are kept, the missing ones run…")
         self._resume(message.benchmark_id)
