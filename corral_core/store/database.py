@@ -5,11 +5,13 @@ Nothing here runs at import time; the CLI, the batch mode and the tests build th
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from time import monotonic, sleep
 from typing import Any
 
 import platformdirs
@@ -119,13 +121,30 @@ def _sqlite_engine(url: URL, *, echo: bool, create: bool) -> Engine:
 def _set_sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     try:
-        cursor.execute("PRAGMA journal_mode=WAL")
+        _set_wal(cursor)
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys=ON")
     finally:
         cursor.close()
 
+
+
+def _set_wal(cursor: Any) -> None:
+    """Switch the file to WAL. SQLite answers "database is locked" at once, without its busy handler,
+    when another connection holds a lock on a file still in rollback mode (several processes opening a
+    new store together), so the switch is retried for up to the busy timeout like any other wait."""
+    deadline = monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or monotonic() > deadline:
+                raise
+        sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 @contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:

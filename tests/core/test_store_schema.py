@@ -136,6 +136,35 @@ def test_concurrent_opens_of_a_new_store_all_succeed(tmp_path: Path) -> None:
     assert revision_of(path) == store_schema.HEAD
 
 
+
+def test_a_new_store_opened_while_another_connection_creates_it_waits_instead_of_failing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite refuses the switch to WAL at once ("database is locked", no busy handler) while another
+    connection writes a file still in rollback mode: the race several processes opening one new store
+    run into. The open waits for that writer instead (here it finishes at the first pause)."""
+    from corral_core.store import database
+
+    path = tmp_path / "new.db"
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("CREATE TABLE scratch (i INTEGER)")
+    pauses: list[float] = []
+
+    def pause(seconds: float) -> None:
+        pauses.append(seconds)
+        if other.in_transaction:
+            other.execute("COMMIT")
+
+    monkeypatch.setattr(database, "sleep", pause, raising=False)
+    engine = make_engine(path)
+    try:
+        init_db(engine)
+    finally:
+        engine.dispose()
+        other.close()
+    assert pauses, "the store opened without meeting the lock: the test did not set up the race"
+    assert revision_of(path) == store_schema.HEAD
+
 # --- stores from before versioning ----------------------------------------------------------------------
 
 
