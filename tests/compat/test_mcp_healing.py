@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from corral_core.env import load_suite
+from corral_core.env.records import ToolCall
 from corral_core.env.suite import Suite
 from corral_core.tools.errors import McpServerError, ToolEnvironmentError
 from corral_core.tools.mcp_client import McpConnection, _session_closed
@@ -145,13 +146,13 @@ def test_each_trial_has_its_own_session_so_a_broken_one_is_not_its_neighbours(tm
     assert second.call_tool("bump", {}).result == "2"  # before: the shared session died for both
 
     marker = tmp_path / "freeze"
-    frozen: list[object] = []
+    frozen: list[ToolCall] = []
     caller = threading.Thread(target=lambda: frozen.append(first.call_tool("freeze", {"marker": str(marker)})))
     caller.start()
     wait_until(Path(str(marker) + ".started").exists, "the first trial's server to freeze")
     assert second.call_tool("echo", {"text": "still here"}).result == "still here"  # while the other is frozen
     caller.join(HANG)
-    assert not caller.is_alive() and getattr(frozen[0], "status").value == "execution_error"
+    assert not caller.is_alive() and frozen[0].status.value == "execution_error"
 
     second.close()  # the trial's end closes its session: its server process stops
     wait_until(lambda: gone(second_pid), "the closed trial's server to stop")
