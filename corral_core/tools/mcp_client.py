@@ -205,14 +205,18 @@ class McpConnection:
         """Call a tool: its text content, or a RichResult when it answered with more than text (image,
         audio or resource blocks, structured content), both within MAX_RESULT_CHARS. ToolExecutionError
         with the server's text on isError; McpServerError when the server timed out, closed or is gone."""
+        live = self._session_for_call()
         try:
-            with self._lock:
-                live = self._open()
-        except ConnectionError as exc:
-            raise McpServerError(f"the MCP server {self.label!r} is unavailable: {exc}", server=self.label,
-                                 reason="unavailable") from None
-        try:
-            result = live.portal.call(self._call, live.session, name, arguments)
+            try:
+                result = live.portal.call(self._call, live.session, name, arguments)
+            except Exception as exc:
+                if not (self.url and _session_unknown(exc)):
+                    raise
+                # An HTTP server that restarted (or expired the session) refused the call unrun:
+                # the one case a call is sent again, on a new session.
+                self._drop(live)
+                live = self._session_for_call()
+                result = live.portal.call(self._call, live.session, name, arguments)
         except TimeoutError:
             self._drop(live)
             raise McpServerError(f"the MCP server {self.label!r} did not answer {name} within {self.timeout:g}s: "
@@ -228,6 +232,14 @@ class McpConnection:
                                  + "; the session will be reopened for the next call",
                                  server=self.label, reason="closed") from None
         return _answer(name, result)
+
+    def _session_for_call(self) -> _Live:
+        try:
+            with self._lock:
+                return self._open()
+        except ConnectionError as exc:
+            raise McpServerError(f"the MCP server {self.label!r} is unavailable: {exc}", server=self.label,
+                                 reason="unavailable") from None
 
     async def _call(self, session: Any, name: str, arguments: dict[str, Any]) -> Any:
         import anyio
@@ -274,6 +286,15 @@ def _answered(exc: BaseException) -> bool:
     from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
     return isinstance(exc, MCPError) and exc.code not in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
+
+
+def _session_unknown(exc: BaseException) -> bool:
+    """Whether a Streamable HTTP server refused a request for not knowing its session (HTTP 404: it
+    restarted, or expired the session), which means it did not run it."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_REQUEST
+
+    return isinstance(exc, MCPError) and exc.code == INVALID_REQUEST and "session" in exc.error.message.lower()
 
 
 def _stderr_tail(live: _Live) -> str:

@@ -11,9 +11,12 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -175,3 +178,46 @@ def test_an_unknown_session_mode_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError) as info:
         flaky_suite(tmp_path, session="pooled")
     assert "session must be trial or shared, got 'pooled'" in str(info.value)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def listening(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP) as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+@contextmanager
+def http_server(port: int) -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen([sys.executable, str(FLAKY_SERVER), "--http", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: listening(port) or process.poll() is not None, "the HTTP MCP server to listen")
+        assert process.poll() is None, "the HTTP MCP server did not start"
+        yield process
+    finally:
+        process.kill()
+        process.wait(HANG)
+
+
+def test_a_streamable_http_server_restarted_under_a_session_is_reconnected(tmp_path: Path) -> None:
+    port = free_port()
+    client = McpConnection("flaky", url=f"http://127.0.0.1:{port}/mcp", timeout=CALL_TIMEOUT, start_timeout=HANG)
+    with http_server(port):
+        client.start()
+        marker = tmp_path / "hang"
+        with pytest.raises(McpServerError) as info:
+            client.call("hang", {"marker": str(marker)})
+        assert info.value.reason == "timeout"
+        wait_until(marker.exists, "the HTTP server to see the hung call cancelled")
+        assert client.call("bump", {}).structured == {"result": 1}  # type: ignore[union-attr]
+        huge = client.call("huge", {"chars": 10 * MAX_RESULT_CHARS})
+        assert json_size(huge.content) <= MAX_RESULT_CHARS + 300  # type: ignore[union-attr]
+    with http_server(port):  # a new process: it answers 404 to the old session, and ran nothing
+        assert client.call("bump", {}).structured == {"result": 1}  # type: ignore[union-attr]
+        assert client.sessions_opened == 3
+    client.close()

@@ -1,6 +1,7 @@
-"""A stdio MCP server (official SDK) that misbehaves on request: it hangs until cancelled, freezes
-its own event loop, dies mid-call or answers with a huge result. `marker` paths let a test see what
-happened inside it (a call started, a call was cancelled) without waiting on the clock."""
+"""An MCP server (official SDK; stdio, or Streamable HTTP with `--http PORT`) that misbehaves on
+request: it hangs until cancelled, freezes its own event loop, dies mid-call or answers with a huge
+result. `marker` paths let a test see what happened inside it (a call started, a call was cancelled)
+without waiting on the clock."""
 
 import os
 import threading
@@ -65,4 +66,9 @@ def die() -> str:
 
 
 if __name__ == "__main__":
-    server.run()
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":  # Streamable HTTP on 127.0.0.1:PORT
+        server.run(transport="streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()
