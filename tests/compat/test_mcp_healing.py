@@ -221,3 +221,25 @@ def test_a_streamable_http_server_restarted_under_a_session_is_reconnected(tmp_p
         assert client.call("bump", {}).structured == {"result": 1}  # type: ignore[union-attr]
         assert client.sessions_opened == 3
     client.close()
+
+
+def test_trials_opened_on_a_server_each_get_a_session_closed_with_the_trial(tmp_path: Path) -> None:
+    from corral_core.client import CorralRouter
+    from corral_core.server import EmbeddedServer, create_app
+
+    server = EmbeddedServer(create_app(flaky_suite(tmp_path)))
+    try:
+        with CorralRouter(server.start(), default_verbosity=None) as router:
+            first, second = router.open_trial("t"), router.open_trial("t")
+            assert first.execute_tool("t", "bump", {}).result == "1"
+            assert second.execute_tool("t", "bump", {}).result == "1"  # its own server process
+            first_pid = int(first.execute_tool("t", "pid", {}).result or 0)
+            died = second.execute_tool("t", "die", {})
+            assert not died.success and "failed during die" in (died.error or "")
+            assert first.execute_tool("t", "bump", {}).result == "2"  # the neighbour's death is not its own
+            first.close()  # DELETE /trials/{id}: the trial's session ends with it
+            wait_until(lambda: gone(first_pid), "the closed trial's server process to stop")
+            assert second.execute_tool("t", "bump", {}).result == "1"  # restarted after its death
+            second.close()
+    finally:
+        server.stop()
