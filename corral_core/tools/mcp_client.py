@@ -208,7 +208,7 @@ class McpConnection:
         live = self._session_for_call()
         try:
             try:
-                result = live.portal.call(self._call, live.session, name, arguments)
+                result = self._send(live, name, arguments)
             except Exception as exc:
                 if not (self.url and _session_unknown(exc)):
                     raise
@@ -216,7 +216,7 @@ class McpConnection:
                 # the one case a call is sent again, on a new session.
                 self._drop(live)
                 live = self._session_for_call()
-                result = live.portal.call(self._call, live.session, name, arguments)
+                result = self._send(live, name, arguments)
         except TimeoutError:
             self._drop(live)
             raise McpServerError(f"the MCP server {self.label!r} did not answer {name} within {self.timeout:g}s: "
@@ -240,6 +240,12 @@ class McpConnection:
         except ConnectionError as exc:
             raise McpServerError(f"the MCP server {self.label!r} is unavailable: {exc}", server=self.label,
                                  reason="unavailable") from None
+
+    def _send(self, live: _Live, name: str, arguments: dict[str, Any]) -> Any:
+        portal, session = live.portal, live.session  # None when another call's failure just closed it
+        if portal is None:
+            raise ConnectionError("the session was closed by another call's failure")
+        return portal.call(self._call, session, name, arguments)
 
     async def _call(self, session: Any, name: str, arguments: dict[str, Any]) -> Any:
         import anyio

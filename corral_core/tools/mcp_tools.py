@@ -32,6 +32,7 @@ import atexit
 import os
 import shlex
 import threading
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -49,14 +50,16 @@ MCP_KEYS = ("name", "type", "description", "command", "url", "headers", "env", "
             "risks", "timeout", "start_timeout", "session")
 SESSION_MODES = ("trial", "shared")
 _connections: dict[tuple[Any, ...], McpConnection] = {}
+_trial_connections: weakref.WeakSet[McpConnection] = weakref.WeakSet()
 _connections_lock = threading.Lock()
 
 
 def close_all_connections() -> None:
     """Close every MCP session this process opened (at exit; tests may call it)."""
     with _connections_lock:
-        connections = list(_connections.values())
+        connections = list(_connections.values()) + list(_trial_connections)
         _connections.clear()
+        _trial_connections.clear()
     for connection in connections:
         connection.close()
 
@@ -197,7 +200,14 @@ def _session(shared: McpConnection, mode: str) -> McpConnection:
     scope = current_trial_scope() if mode == "trial" else None
     if scope is None:  # a tool called outside any trial
         return shared
-    return scope.resource(shared, shared.copy)
+    return scope.resource(shared, lambda: _tracked(shared.copy()))
+
+
+def _tracked(connection: McpConnection) -> McpConnection:
+    """A trial's connection, also closed at exit if its trial never ends (held weakly: a closed trial's goes)."""
+    with _connections_lock:
+        _trial_connections.add(connection)
+    return connection
 
 
 class McpTool(Tool):
