@@ -69,6 +69,7 @@ class McpConnection:
         self.sessions_opened = 0  # how many sessions this connection has opened (1 + its reconnects)
         self._live: _Live | None = None
         self._lock = threading.Lock()
+        self._closers: list[threading.Thread] = []  # dropped sessions being closed
 
     def copy(self) -> McpConnection:
         """A connection of its own to the same server (a trial's), knowing the tools already listed."""
@@ -167,19 +168,26 @@ class McpConnection:
                     return listed
 
     def close(self) -> None:
-        """End the session (a stdio server process is stopped)."""
+        """End the session (a stdio server process is stopped), and wait for dropped ones to end."""
         with self._lock:
             live, self._live = self._live, None
+            closers, self._closers = self._closers, []
         if live is not None:
             self._close(live)
+        for closer in closers:
+            closer.join(self.start_timeout)
 
     def _drop(self, live: _Live) -> None:
-        """Close a session that timed out or broke, unless another call already replaced it."""
+        """Close a session that timed out or broke, unless another call already replaced it. In the
+        background: a stdio server that ignores its closed stdin gets a grace period before it is
+        stopped, which the failed call need not wait for."""
         with self._lock:
             if self._live is not live:
                 return
             self._live = None
-        self._close(live)
+            closer = threading.Thread(target=self._close, args=(live,), name=f"mcp-{self.label}-close", daemon=True)
+            self._closers = [c for c in self._closers if c.is_alive()] + [closer]
+            closer.start()
 
     def _close(self, live: _Live) -> None:
         session_cm, portal, thread = live.session_cm, live.portal, live.thread

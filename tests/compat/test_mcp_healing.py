@@ -243,3 +243,25 @@ def test_trials_opened_on_a_server_each_get_a_session_closed_with_the_trial(tmp_
             second.close()
     finally:
         server.stop()
+
+
+def test_a_run_whose_mcp_server_freezes_goes_on_with_the_next_call(tmp_path: Path, monkeypatch) -> None:
+    from corral_core.runner import BenchmarkRunner
+    from corral_core.spec import spec_from_dict
+    from tests.fakes.fake_openai import FakeOpenAI, FakeReply
+
+    monkeypatch.setenv("CORRAL_TEST_MCP_KEY", "sk-fake")
+    flaky_suite(tmp_path)
+    replies = [FakeReply.tool_call("freeze", {"marker": str(tmp_path / "freeze")}),
+               FakeReply.tool_call("echo", {"text": "after the freeze"}), FakeReply.text("Final Answer: ok")]
+    with FakeOpenAI(replies) as fake:
+        spec = {"name": "mcp-heal", "suite": str(tmp_path / "flaky.yaml"), "tasks": ["t"], "trials_per_task": 1,
+                "parallel": 1, "agent": {"type": "tool_calling", "max_iterations": 4},
+                "model": {"id": "openai/fake-model", "api_base": fake.base_url, "api_key_env": "CORRAL_TEST_MCP_KEY",
+                          "max_retries": 0, "timeout": HANG}}
+        BenchmarkRunner(spec_from_dict(spec, tmp_path)).run()
+        last = fake.requests[-1]["messages"]
+    tool_results = [str(message["content"]) for message in last if message["role"] == "tool"]
+    assert len(tool_results) == 2
+    assert f"the MCP server 'flaky' did not answer freeze within {CALL_TIMEOUT}s" in tool_results[0]
+    assert "after the freeze" in tool_results[1]  # before: this call waited out the timeout on the wedged session
