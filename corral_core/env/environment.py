@@ -24,6 +24,8 @@ from corral_core.deadline import call_with_timeout
 from corral_core.env.approval import CANCELLED, ApprovalGate, ApprovalRequest, RejectAll
 from corral_core.env.records import ToolCall, ToolStatus, tool_statistics, utc_now
 from corral_core.tools.base import RichResult, result_text
+from corral_core.tools.result_cap import cap_result
+from corral_core.tools.trial_scope import TrialScope, in_trial_scope
 
 if TYPE_CHECKING:
     from corral_core.env.chains import EpisodeStore
@@ -275,7 +277,13 @@ class Environment(ABC):
         return False
 
     def _execute(self, tool: Tool, args: dict[str, Any], call: ToolCall) -> None:
-        outcome = call_with_timeout(lambda: tool.execute(**args), self.tool_timeout, f"tool-{tool.name}")
+        scope = self.trial_scope
+
+        def run() -> Any:  # the trial's scope is current in the thread the tool runs in
+            with in_trial_scope(scope):
+                return tool.execute(**args)
+
+        outcome = call_with_timeout(run, self.tool_timeout, f"tool-{tool.name}")
         if outcome.timed_out:
             call.status = ToolStatus.TIMEOUT
             call.error_message = f"Tool {tool.name} timed out after {self.tool_timeout:g}s."
@@ -398,6 +406,8 @@ class Environment(ABC):
         """Archive the current trial and start a new one; returns the new trial's id."""
         if self.state.trial_id != "-1":
             self.trial_states[self.state.trial_id] = self.state
+        self._end_trial_scope()
+        self.trial_scope = TrialScope()  # what this trial's tools open for it (external MCP sessions)
         self.trial_counter += 1
         new_id = trial_id or str(self.trial_counter)
         if work_dir is None:
@@ -412,23 +422,19 @@ class Environment(ABC):
             self.base_work_dir = Path(tempfile.mkdtemp(prefix="corral-work-"))
         return self.base_work_dir / f"{self.task_id}_trial_{trial_id}"
 
+    def _end_trial_scope(self) -> None:
+        scope = getattr(self, "trial_scope", None)
+        if scope is not None:
+            scope.close()
+
     def get_current_work_dir(self) -> str | None:
         return self.current_work_dir
 
     def close(self) -> None:
-        """Remove the workspaces this environment created itself."""
+        """End what the trial's tools opened and remove the workspaces this environment created itself."""
+        self._end_trial_scope()
         if self._owns_base_dir and self.base_work_dir is not None:
             shutil.rmtree(self.base_work_dir, ignore_errors=True)
-
-
-MAX_RESULT_CHARS = 20_000  # what one tool call may hand back to the agent (and the store)
-
-
-def cap_result(value: str | None) -> str | None:
-    """Cut an oversized tool result, saying so, so one call cannot flood the context or the store."""
-    if value is None or len(value) <= MAX_RESULT_CHARS:
-        return value
-    return value[:MAX_RESULT_CHARS] + f"\n[... result cut: {len(value) - MAX_RESULT_CHARS} more characters]"
 
 
 def describe_error(exc: BaseException) -> str:

@@ -9,245 +9,57 @@ tools:
     tools: [add_note, delete_note]       # which of its tools (default: all of them)
     risk: safe                           # the default risk level of its tools
     risks: {delete_note: blocked, add_note: confirm}
-    timeout: 30                          # seconds for starting, listing and each call
+    timeout: 30                          # seconds for each call (and for starting, unless start_timeout)
+    start_timeout: 60                    # seconds for starting the server and listing its tools
+    session: trial                       # trial: a session (a process, for stdio) per trial; or shared
 ```
 
-The server is started (or connected to) once, when the suite loads: its `tools/list` gives the
-tools' names, descriptions and input schemas, which become ordinary Tools, so validation, verbosity
-rendering, risk levels and approvals apply to them as to any other. The session then stays open on
-a background thread (the SDK is asynchronous; our tools are called from worker threads) until the
-process ends, shared by every trial: a stateful external server sees all of them. A call whose
-result has `isError: true` is an `execution_error` carrying the server's text.
+The server is started (or connected to) when the suite loads: its `tools/list` gives the tools'
+names, descriptions and input schemas, which become ordinary Tools, so validation, verbosity
+rendering, risk levels and approvals apply to them as to any other. With `session: trial` (the
+default) each trial opens its own session on its first call and closes it when the trial ends, so a
+stateful server starts fresh for every trial and one trial's hung or dead session is never its
+neighbours'; `session: shared` keeps one session for the whole process, which every trial sees.
+Sessions heal (mcp_client.py): a call that overruns `timeout` is cancelled and its session
+reopened, a dead server is restarted for the next call, results are capped. A call whose result has
+`isError: true` is an `execution_error` carrying the server's text; a server that timed out or
+broke raises `McpServerError`, an environment failure.
 """
 
 from __future__ import annotations
 
 import atexit
-import contextlib
-import json
 import os
 import shlex
-import tempfile
 import threading
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractContextManager, asynccontextmanager
+import weakref
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from corral_core.tools.base import RichResult, RiskLevel, Tool
 from corral_core.tools.builtin.params import ToolDeclarationError
-from corral_core.tools.errors import ToolArgumentError, ToolDefinitionError, ToolExecutionError
+from corral_core.tools.errors import ToolArgumentError, ToolDefinitionError
+from corral_core.tools.mcp_client import DEFAULT_TIMEOUT, McpConnection, result_text
 from corral_core.tools.schema import parameters_problem
+from corral_core.tools.trial_scope import current_trial_scope
 
-__all__ = ["MCP_KEYS", "McpConnection", "close_all_connections", "mcp_tools"]
+__all__ = ["MCP_KEYS", "SESSION_MODES", "McpConnection", "close_all_connections", "mcp_tools", "result_text"]
 
 MCP_KEYS = ("name", "type", "description", "command", "url", "headers", "env", "cwd", "tools", "prefix", "risk",
-            "risks", "timeout")
-DEFAULT_TIMEOUT = 30.0
+            "risks", "timeout", "start_timeout", "session")
+SESSION_MODES = ("trial", "shared")
 _connections: dict[tuple[Any, ...], McpConnection] = {}
+_trial_connections: weakref.WeakSet[McpConnection] = weakref.WeakSet()
 _connections_lock = threading.Lock()
-
-
-class McpConnection:
-    """One open client session with an MCP server, served by a private event loop thread."""
-
-    def __init__(self, label: str, *, command: list[str] | None = None, url: str | None = None,
-                 env: Mapping[str, str] | None = None, cwd: Path | None = None,
-                 headers: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT) -> None:
-        if (command is None) == (url is None):
-            raise ValueError("an MCP connection needs a command or a url")
-        self.label = label
-        self.command = command
-        self.url = url
-        self.env = dict(env or {})
-        self.cwd = cwd
-        self.headers = dict(headers or {})
-        self.timeout = timeout
-        self.tools: list[dict[str, Any]] = []
-        self._thread: threading.Thread | None = None
-        self._portal: Any = None
-        self._session_cm: AbstractContextManager[Any] | None = None
-        self._session: Any = None
-        self._errlog: Any = None
-        self._lock = threading.Lock()
-
-    def start(self) -> list[dict[str, Any]]:
-        """Connect, initialize and list the server's tools ({name, description, inputSchema})."""
-        with self._lock:
-            if self._session is not None:
-                return self.tools
-            # the server's stderr, kept for error messages; closed with the connection
-            self._errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")  # noqa: SIM115
-            ready = threading.Event()
-            # A daemon thread: a session left open never keeps the interpreter from exiting.
-            self._thread = threading.Thread(target=self._run_loop, args=(ready,), name=f"mcp-{self.label}",
-                                            daemon=True)
-            self._thread.start()
-            ready.wait()
-            try:
-                if self._portal is None:
-                    raise RuntimeError("the event loop thread did not start")
-                self._session_cm = self._portal.wrap_async_context_manager(self._connect())
-                self._session = self._session_cm.__enter__()
-                self.tools = self._portal.call(self._list_tools)
-            except BaseException as exc:
-                detail = self._stderr_tail()
-                self._shutdown()
-                where = " ".join(self.command) if self.command else self.url
-                raise ConnectionError(f"cannot use the MCP server {where}: {_reason(exc)}"
-                                      + (f" (its stderr: {detail})" if detail else "")) from None
-        return self.tools
-
-    def _run_loop(self, ready: threading.Event) -> None:
-        import anyio
-        from anyio.from_thread import BlockingPortal
-
-        async def serve() -> None:
-            async with BlockingPortal() as portal:
-                self._portal = portal
-                ready.set()
-                await portal.sleep_until_stopped()
-
-        try:
-            anyio.run(serve)
-        finally:
-            ready.set()
-
-    @asynccontextmanager
-    async def _connect(self) -> AsyncIterator[Any]:
-        import anyio
-        from mcp import ClientSession
-
-        if self.command is not None:
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            params = StdioServerParameters(command=self.command[0], args=self.command[1:], env=self.env or None,
-                                           cwd=str(self.cwd) if self.cwd else None)
-            transport: Any = stdio_client(params, errlog=self._errlog)
-        else:
-            import httpx2
-            from mcp.client.streamable_http import streamable_http_client
-
-            http = httpx2.AsyncClient(headers=self.headers, timeout=httpx2.Timeout(self.timeout))
-            transport = _with_client(http, streamable_http_client(str(self.url), http_client=http))
-        async with transport as streams, ClientSession(*streams) as session:
-            with anyio.fail_after(self.timeout):
-                await session.initialize()
-            yield session
-
-    async def _list_tools(self) -> list[dict[str, Any]]:
-        import anyio
-
-        listed: list[dict[str, Any]] = []
-        cursor = None
-        with anyio.fail_after(self.timeout):
-            while True:
-                page = await self._session.list_tools(cursor=cursor) if cursor else await self._session.list_tools()
-                listed += [{"name": t.name, "description": t.description or "", "inputSchema": dict(t.input_schema)}
-                           for t in page.tools]
-                cursor = getattr(page, "next_cursor", None)
-                if not cursor:
-                    return listed
-
-    def call(self, name: str, arguments: dict[str, Any]) -> str | RichResult:
-        """Call a tool: its text content, or a RichResult when it answered with more than text (image,
-        audio or resource blocks, structured content); ToolExecutionError with the server's text on isError."""
-        if self._portal is None or self._session is None:
-            raise ToolExecutionError(f"the MCP server {self.label!r} is not connected")
-        try:
-            result = self._portal.call(self._call, name, arguments)
-        except TimeoutError:
-            raise ToolExecutionError(f"the MCP server {self.label!r} did not answer within {self.timeout:g}s") from None
-        except Exception as exc:  # the session broke (server exited, connection lost)
-            raise ToolExecutionError(f"the MCP server {self.label!r} failed: {_reason(exc)}") from None
-        text = result_text(result)
-        if getattr(result, "is_error", False):
-            raise ToolExecutionError(text or f"the MCP tool {name} reported an error")
-        blocks = getattr(result, "content", None) or []
-        structured = getattr(result, "structured_content", None)
-        if structured is not None or any(getattr(block, "type", "text") != "text" for block in blocks):
-            dumped = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in blocks]
-            return RichResult(text, dumped, structured)
-        return text
-
-    async def _call(self, name: str, arguments: dict[str, Any]) -> Any:
-        import anyio
-
-        with anyio.fail_after(self.timeout):
-            return await self._session.call_tool(name, arguments)
-
-    def _stderr_tail(self) -> str:
-        if self._errlog is None:
-            return ""
-        try:
-            self._errlog.flush()
-            self._errlog.seek(0)
-            return " ".join(self._errlog.read()[-500:].split())
-        except (OSError, ValueError):
-            return ""
-
-    def close(self) -> None:
-        """End the session (a stdio server process is stopped)."""
-        with self._lock:
-            self._shutdown()
-
-    def _shutdown(self) -> None:
-        session_cm, portal, thread = self._session_cm, self._portal, getattr(self, "_thread", None)
-        self._session_cm = self._session = self._portal = None
-        try:
-            if session_cm is not None:
-                session_cm.__exit__(None, None, None)
-        except Exception:  # already broken: nothing more to close
-            pass
-        finally:
-            if portal is not None:
-                with contextlib.suppress(Exception):
-                    portal.call(portal.stop)
-            if thread is not None:
-                thread.join(self.timeout)
-            if self._errlog is not None:
-                self._errlog.close()
-                self._errlog = None
-
-
-@asynccontextmanager
-async def _with_client(http: Any, transport: Any) -> AsyncIterator[Any]:
-    async with http, transport as streams:
-        yield streams
-
-
-def result_text(result: Any) -> str:
-    """The text of a CallToolResult: its text blocks, other blocks named, else its structured content."""
-    parts = []
-    for block in getattr(result, "content", None) or []:
-        kind = getattr(block, "type", "")
-        if kind == "text":
-            parts.append(block.text)
-        elif kind in ("image", "audio"):
-            size = len(getattr(block, "data", ""))
-            parts.append(f"[{kind}: {getattr(block, 'mime_type', '?')}, {size} base64 chars]")
-        elif kind == "resource":
-            resource = getattr(block, "resource", None)
-            parts.append(getattr(resource, "text", None) or f"[resource: {getattr(resource, 'uri', '?')}]")
-        elif kind == "resource_link":
-            parts.append(f"[resource: {getattr(block, 'uri', '?')}]")
-    if not parts and getattr(result, "structured_content", None) is not None:
-        return json.dumps(result.structured_content, ensure_ascii=False)
-    return "\n".join(parts)
-
-
-def _reason(exc: BaseException) -> str:
-    inner = getattr(exc, "exceptions", None)  # an ExceptionGroup from the SDK's task groups
-    if inner:
-        return _reason(inner[0])
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def close_all_connections() -> None:
     """Close every MCP session this process opened (at exit; tests may call it)."""
     with _connections_lock:
-        connections = list(_connections.values())
+        connections = list(_connections.values()) + list(_trial_connections)
         _connections.clear()
+        _trial_connections.clear()
     for connection in connections:
         connection.close()
 
@@ -279,15 +91,20 @@ def _risk(value: Any, name: str, key: str) -> RiskLevel:
         raise _fail(f"unknown risk level {value!r}.", name, key, "use safe, confirm or blocked.") from None
 
 
+def _seconds(value: Any, name: str, key: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise _fail(f"{key} must be a positive number of seconds, got {value!r}.", name, key,
+                    f"write e.g. {key}: 30.")
+    return float(value)
+
+
 def _connection(decl: Mapping[str, Any], name: str, base_dir: Path) -> McpConnection:
     command, url = decl.get("command"), decl.get("url")
     if (command is None) == (url is None):
         raise _fail("an mcp tool needs either command (a stdio server) or url (Streamable HTTP).", name, "command",
                     "add command: [program, arg, ...] or url: http://host:port/mcp.")
-    timeout = decl.get("timeout", DEFAULT_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise _fail(f"timeout must be a positive number of seconds, got {timeout!r}.", name, "timeout",
-                    "write e.g. timeout: 30.")
+    timeout = _seconds(decl.get("timeout", DEFAULT_TIMEOUT), name, "timeout")
+    start_timeout = _seconds(decl.get("start_timeout", timeout), name, "start_timeout")
     cwd = base_dir
     if decl.get("cwd") is not None:
         cwd = (base_dir / str(decl["cwd"])).resolve()
@@ -308,12 +125,12 @@ def _connection(decl: Mapping[str, Any], name: str, base_dir: Path) -> McpConnec
     elif not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise _fail(f"url must be an http(s) URL, got {url!r}.", name, "url", "write url: http://host:port/mcp.")
     key = (tuple(argv or ()), url, str(cwd), tuple(sorted(env.items())), tuple(sorted(headers.items())),
-           float(timeout))
+           timeout, start_timeout)
     with _connections_lock:
         connection = _connections.get(key)
         if connection is None:
             connection = McpConnection(name, command=argv, url=url, env=env, cwd=cwd, headers=headers,
-                                       timeout=float(timeout))
+                                       timeout=timeout, start_timeout=start_timeout)
             _connections[key] = connection
     return connection
 
@@ -329,12 +146,18 @@ def mcp_tools(decl: Mapping[str, Any], base_dir: Path) -> list[Tool]:
     if not isinstance(risks, Mapping):
         raise _fail("risks must map tool names to risk levels.", name, "risks", "write risks: {delete: blocked}.")
     levels = {str(tool): _risk(level, name, "risks") for tool, level in risks.items()}
+    mode = decl.get("session", "trial")
+    if mode not in SESSION_MODES:
+        raise _fail(f"session must be trial or shared, got {mode!r}.", name, "session",
+                    "write session: trial (a session per trial) or session: shared (one for all trials).")
     connection = _connection(decl, name, base_dir)
     try:
         listed = connection.start()
     except ConnectionError as exc:
         raise _fail(str(exc), name, "url" if connection.url else "command",
                     "check that the server starts (run the command yourself) or that the URL answers.") from None
+    if mode == "trial":
+        connection.close()  # listed; each trial opens its own session
     by_name = {tool["name"]: tool for tool in listed}
     wanted = decl.get("tools")
     if wanted is None:
@@ -362,7 +185,7 @@ def mcp_tools(decl: Mapping[str, Any], base_dir: Path) -> list[Tool]:
                         f"leave {remote!r} out with tools: [...].")
 
         def call(_remote: str = remote, **arguments: Any) -> str | RichResult:
-            return connection.call(_remote, arguments)
+            return _session(connection, mode).call(_remote, arguments)
 
         try:
             made.append(McpTool(prefix + remote, listed_tool.get("description") or "", schema, call,
@@ -370,6 +193,21 @@ def mcp_tools(decl: Mapping[str, Any], base_dir: Path) -> list[Tool]:
         except ToolDefinitionError as exc:
             raise _fail(str(exc), name, "tools", f"leave {remote!r} out, or set prefix: to rename it.") from None
     return made
+
+
+def _session(shared: McpConnection, mode: str) -> McpConnection:
+    """The connection a call goes through: the running trial's own in `trial` mode, else the shared one."""
+    scope = current_trial_scope() if mode == "trial" else None
+    if scope is None:  # a tool called outside any trial
+        return shared
+    return scope.resource(shared, lambda: _tracked(shared.copy()))
+
+
+def _tracked(connection: McpConnection) -> McpConnection:
+    """A trial's connection, also closed at exit if its trial never ends (held weakly: a closed trial's goes)."""
+    with _connections_lock:
+        _trial_connections.add(connection)
+    return connection
 
 
 class McpTool(Tool):

@@ -357,7 +357,7 @@ def test_grader_raising_keyboard_interrupt_scores_zero(tmp_path):
 
 
 def test_huge_tool_results_are_cut_with_a_note(tmp_path):
-    from corral_core.env.environment import MAX_RESULT_CHARS
+    from corral_core.tools.result_cap import MAX_RESULT_CHARS
 
     env = Sandbox("t1", base_work_dir=tmp_path)
     env.add_tool(chatty)
