@@ -192,7 +192,7 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
         arms = [ArmColumn.from_json(d) for d in metrics["arms"].values()]
         stored_pairs = metrics.get("comparisons") or []
         comparisons = [(str(c.get("arm_a")), str(c.get("arm_b")), str(c.get("summary"))) for c in stored_pairs]
-        pairs = [_pair_from_json(c) for c in stored_pairs]
+        pairs = [pair_from_json(c) for c in stored_pairs]
         curve = _curve_from_json(metrics.get("trend") or {})
         stored = True
     else:
@@ -213,7 +213,7 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
                        documentation if isinstance(documentation, dict) else {}, notes, pairs=pairs, curve=curve)
 
 
-def _pair_from_json(c: dict[str, Any]) -> PairScore:
+def pair_from_json(c: dict[str, Any]) -> PairScore:
     score = c.get("score") or {}
     ci = score.get("ci")
     return PairScore(str(c.get("arm_a")), str(c.get("arm_b")), score.get("mean_diff"),

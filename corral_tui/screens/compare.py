@@ -161,8 +161,14 @@ class CompareScreen(QueryScreen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare.back"),
                 Binding("p", "next_pair", "Next pair", id="compare.next_pair")]
 
-    def __init__(self, benchmark_id: str, queries: StoreQueries, redact: Redactor, other_id: str | None = None) -> None:
+    def __init__(self, benchmark_id: str, queries: StoreQueries | None, redact: Redactor, other_id: str | None = None,
+                 *, view: CompareView | None = None) -> None:
+        """Loads the benchmark (and `other_id`) through `queries`, or shows a `view` computed elsewhere (Inspect
+        logs: corral_tui.inspect_compare)."""
         super().__init__()
+        if view is None and queries is None:
+            raise ValueError("CompareScreen needs the store's queries or a computed view")
+        self.given = view
         self.benchmark_id = benchmark_id
         self.other_id = other_id  # a second benchmark of the same suite: both side by side, paired by task
         self.queries = queries
@@ -193,11 +199,14 @@ class CompareScreen(QueryScreen):
 
     def on_mount(self) -> None:
         self.query_one("#compare-body").focus()
-        benchmark_id, other_id = self.benchmark_id, self.other_id
-        if other_id is not None:
-            self.ask(lambda: self.queries.compare_two(benchmark_id, other_id), CompareLoaded)
+        benchmark_id, other_id, queries = self.benchmark_id, self.other_id, self.queries
+        if self.given is not None or queries is None:
+            if self.given is not None:
+                self.post_message(CompareLoaded(self.given))
+        elif other_id is not None:
+            self.ask(lambda: queries.compare_two(benchmark_id, other_id), CompareLoaded)
         else:
-            self.ask(lambda: self.queries.compare(benchmark_id), CompareLoaded)
+            self.ask(lambda: queries.compare(benchmark_id), CompareLoaded)
 
     @on(CompareLoaded)
     def _loaded(self, message: CompareLoaded) -> None:
