@@ -503,7 +503,16 @@ def chain_line(arm: str, chain: dict[str, Any]) -> str:
     return (f"chain ({arm}): workflow score {_est(chain.get('workflow_score'))} (weights {weights}{note}; skipped "
             f"links score 0), end-to-end {_est(chain.get('end_to_end'))}, partial completion "
             f"{_est(chain.get('partial_completion'))} over {chain.get('n_episodes')} episode(s); per link, "
-            f"success once reached (95% Wilson over the episodes that reached it): {links}")
+            f"success once reached (95% Wilson over the episodes that reached it): {links}{_chain_errors(chain)}")
+
+
+def _chain_errors(chain: dict[str, Any]) -> str:
+    """The episodes a link's infrastructure error set apart (not failures), by fault."""
+    count = int(chain.get("n_errored_episodes") or 0)
+    if not count:
+        return ""
+    faults = ", ".join(f"{fault} {n}" for fault, n in (chain.get("errored_faults") or {}).items())
+    return f"; {count} episode(s) set apart as errored ({faults}), not counted as failures"
 
 
 def print_results(document: dict[str, Any], console: Console) -> None:

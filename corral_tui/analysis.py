@@ -112,6 +112,26 @@ def _estimate(value: Any) -> Estimate:
     return Estimate(value.value, tuple(value.ci) if value.ci else None, str(getattr(value, "method", "") or ""))
 
 
+@dataclass(frozen=True)
+class PairScore:
+    """A pair's primary outcome for the forest plot: mean over tasks of B - A and its 95% interval."""
+
+    arm_a: str
+    arm_b: str
+    mean_diff: float | None
+    ci: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class LevelCurve:
+    """Score by ordered level (verbosity): each level's mean over the tasks measured at every level, with a
+    t interval over tasks, and the trend test's one-line result."""
+
+    levels: list[str]
+    points: list[Estimate]
+    summary: str
+
+
 @dataclass
 class CompareView:
     """A benchmark's arms side by side."""
@@ -126,6 +146,8 @@ class CompareView:
     documentation: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # e.g. the trend across ordered levels
     other: BenchmarkInfo | None = None  # the second benchmark, when two are compared (compare_two_view)
+    pairs: list[PairScore] = field(default_factory=list)  # in the order of `comparisons`
+    curve: LevelCurve | None = None  # when the arms are ordered levels (the trend test ran)
 
     @property
     def n_tasks(self) -> int:
@@ -168,13 +190,19 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
         sorted({1, max(1, int(benchmark.trials_per_task or 1))})
     if benchmark.status == "finished" and metrics.get("arms"):
         arms = [ArmColumn.from_json(d) for d in metrics["arms"].values()]
-        comparisons = [(str(c.get("arm_a")), str(c.get("arm_b")), str(c.get("summary")))
-                       for c in metrics.get("comparisons") or []]
-        notes = [str(trend["summary"])] if (trend := metrics.get("trend") or {}).get("summary") else []
+        stored_pairs = metrics.get("comparisons") or []
+        comparisons = [(str(c.get("arm_a")), str(c.get("arm_b")), str(c.get("summary"))) for c in stored_pairs]
+        pairs = [pair_from_json(c) for c in stored_pairs]
+        curve = _curve_from_json(metrics.get("trend") or {})
         stored = True
     else:
-        arms, comparisons = _computed(repository, benchmark, k_values, float(spec.get("pass_threshold") or 0.0))
-        notes, stored = [], False
+        from corral_core.runner import levels_in_order
+
+        levels = levels_in_order([(a.name, a.verbosity, (a.model, a.agent)) for a in benchmark.arms])
+        arms, comparisons, pairs, curve = _computed(repository, benchmark, k_values,
+                                                    float(spec.get("pass_threshold") or 0.0), levels)
+        stored = False
+    notes = [curve.summary] if curve and curve.summary else []
     faults, assisted = repository.errors_by_arm(benchmark_id), repository.assisted_by_arm(benchmark_id)
     for column in arms:  # read from the stored rows, whatever the metrics count as analysed
         column.errors_by_fault = faults.get(column.name, {})
@@ -182,7 +210,29 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
     tasks = sorted({task for column in arms for task in (*column.task_scores, *column.assisted_tasks)})
     documentation = metrics.get("documentation") or {}
     return CompareView(benchmark, arms, comparisons, tasks, k_values, stored,
-                       documentation if isinstance(documentation, dict) else {}, notes)
+                       documentation if isinstance(documentation, dict) else {}, notes, pairs=pairs, curve=curve)
+
+
+def pair_from_json(c: dict[str, Any]) -> PairScore:
+    score = c.get("score") or {}
+    ci = score.get("ci")
+    return PairScore(str(c.get("arm_a")), str(c.get("arm_b")), score.get("mean_diff"),
+                     (float(ci[0]), float(ci[1])) if ci else None)
+
+
+def _curve_from_json(trend: dict[str, Any]) -> LevelCurve | None:
+    levels, points = trend.get("levels") or [], trend.get("curve") or []
+    if not levels or len(points) != len(levels):
+        return None
+    return LevelCurve([str(level) for level in levels], [_estimate(point) for point in points],
+                      str(trend.get("summary") or ""))
+
+
+def _curve(trend: Any) -> LevelCurve | None:
+    """A TrendResult (corral_core.metrics) as the plot's curve."""
+    if trend is None:
+        return None
+    return LevelCurve(list(trend.levels), [_estimate(point) for point in trend.curve], trend.summary)
 
 
 def compare_two_view(repository: Repository, first_id: str, second_id: str) -> CompareView:
@@ -200,11 +250,11 @@ def compare_two_view(repository: Repository, first_id: str, second_id: str) -> C
     spec = (first.metrics or {}).get("spec") or {}
     k_values = sorted({1, max(1, int(min(first.trials_per_task or 1, second.trials_per_task or 1)))})
     names = {first.id: "A", second.id: "B"}
-    arms, comparisons = _computed_over(repository, [first, second], k_values,
-                                       float(spec.get("pass_threshold") or 0.0),
-                                       lambda benchmark, arm: f"{names[benchmark.id]} {arm}")
+    arms, comparisons, pairs, _curve_none = _computed_over(repository, [first, second], k_values,
+                                                           float(spec.get("pass_threshold") or 0.0),
+                                                           lambda benchmark, arm: f"{names[benchmark.id]} {arm}")
     tasks = sorted({task for column in arms for task in column.task_scores})
-    return CompareView(first, arms, comparisons, tasks, k_values, False, other=second)
+    return CompareView(first, arms, comparisons, tasks, k_values, False, other=second, pairs=pairs)
 
 
 def arm_records(repository: Any, benchmark: Any) -> dict[str, list[TrialRecord]]:
@@ -217,19 +267,23 @@ def arm_records(repository: Any, benchmark: Any) -> dict[str, list[TrialRecord]]
     return by_arm
 
 
-def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: float
-              ) -> tuple[list[ArmColumn], list[tuple[str, str, str]]]:
+Computed = tuple[list[ArmColumn], list[tuple[str, str, str]], list[PairScore], "LevelCurve | None"]
+
+
+def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: float,
+              levels: list[str]) -> Computed:
     """Metrics of an unfinished benchmark in one streamed pass over its stored trials (keyset pages):
-    each arm's tally keeps per-task sums, never the records; every pair of arms is compared.
+    each arm's tally keeps per-task sums, never the records; every pair of arms is compared, and with
+    ordered `levels` the trend across them is tested as the finished benchmark's will be.
     Tool calls are not read: the screen shows no tool statistics."""
-    return _computed_over(repository, [benchmark], k_values, threshold, lambda _benchmark, arm: arm)
+    return _computed_over(repository, [benchmark], k_values, threshold, lambda _benchmark, arm: arm, levels)
 
 
 def _computed_over(repository: Any, benchmarks: list[Any], k_values: list[int], threshold: float,
-                   column: Any) -> tuple[list[ArmColumn], list[tuple[str, str, str]]]:
+                   column: Any, levels: list[str] | None = None) -> Computed:
     """The arms of one or more benchmarks as columns named `column(benchmark, arm)`, each tallied in one
     streamed pass over its trials; every pair of columns is compared, paired by task."""
-    from corral_core.metrics import ArmTally, compare_tallies
+    from corral_core.metrics import ArmTally, compare_tallies, trend_over
     from corral_core.runner import stored_benchmark_records
 
     tallies: dict[str, ArmTally] = {}
@@ -246,8 +300,10 @@ def _computed_over(repository: Any, benchmarks: list[Any], k_values: list[int], 
     names = [name for name, tally in tallies.items() if tally.n_records]
     arms = [ArmColumn.from_metrics(tallies[name].finish(k_values)) for name in names]
     # every pair at once, Holm over all of them: the same call (and so the same verdicts) as a batch run
-    comparisons = [(c.arm_a, c.arm_b, c.summary) for c in compare_tallies([tallies[name] for name in names])]
-    return arms, comparisons
+    compared = compare_tallies([tallies[name] for name in names])
+    comparisons = [(c.arm_a, c.arm_b, c.summary) for c in compared]
+    pairs = [PairScore(c.arm_a, c.arm_b, c.score.mean_diff, c.score.ci) for c in compared]
+    return arms, comparisons, pairs, _curve(trend_over(tallies, levels or []))
 
 
 def arm_label(benchmark: Any) -> str:

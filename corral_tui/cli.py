@@ -324,6 +324,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
 
         return _guard(lambda: plan_main(rest))
     if name == "compare":
+        if "--tui" in rest:  # the Compare screen on the logs (corral_core cannot open a screen)
+            from corral_tui.inspect_compare import compare_tui_main
+
+            return _guard(lambda: compare_tui_main(rest))
         from corral_core.interop.inspect_in import compare_main
 
         return _guard(lambda: compare_main(rest))

@@ -140,12 +140,9 @@ def compare_logs(paths: Sequence[Path], *, scorer: str | None = None, k_values: 
     return InspectComparison(runs, analysis, paired, unpaired, ks)
 
 
-def compare_main(argv: list[str]) -> int:
-    """`corral-tui compare A.eval B.eval [...] [--scorer NAME] [--k 1 3] [--json FILE]`."""
+def compare_args(argv: list[str]) -> Any:
+    """The parsed arguments of `corral-tui compare` (a UserError for invalid ones; --help exits 0)."""
     import argparse
-    import sys
-
-    from corral_core import report
 
     parser = argparse.ArgumentParser(
         prog="corral-tui compare",
@@ -158,13 +155,25 @@ def compare_main(argv: list[str]) -> int:
                         help="pass@k and pass^k for these k (default: 1 up to the number of epochs)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the Monte Carlo test and bootstrap")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--tui", action="store_true",
+                        help="open the workbench's Compare screen on the logs (plots included) instead of printing")
     try:
-        args = parser.parse_args(argv)
+        return parser.parse_args(argv)
     except SystemExit as exc:  # argparse printed its message; --help exits 0
         if exc.code in (0, None):
             raise
         raise UserError("invalid arguments (see the usage above).", where=parser.prog,
                         fix=f"run `{parser.prog} --help`.") from None
+
+
+def compare_main(argv: list[str]) -> int:
+    """`corral-tui compare A.eval B.eval [...] [--scorer NAME] [--k 1 3] [--json FILE]` (printed; with
+    --tui the command line opens the Compare screen instead, corral_tui.inspect_compare)."""
+    import sys
+
+    from corral_core import report
+
+    args = compare_args(argv)
     if args.json:
         report.check_writable(args.json, "--json")
     comparison = compare_logs([Path(p) for p in args.logs], scorer=args.scorer, k_values=args.k, seed=args.seed)

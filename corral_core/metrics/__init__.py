@@ -21,7 +21,7 @@ Definitions (what the README's "What the metrics mean" quotes):
 - chains: per-link success, partial completion, end-to-end success, weighted workflow score.
 """
 
-from .analysis import Analysis, analyse
+from .analysis import Analysis, analyse, trend_over
 from .arm import (
     ArmMetrics,
     ArmTally,
@@ -53,10 +53,12 @@ from .compare import (
     McNemarResult,
     PairedComparison,
     Sensitivity,
+    TaskDifferences,
     TaskLevelResult,
     TaskSpread,
     compare_arms,
     compare_tallies,
+    task_differences,
     tasks_needed,
 )
 from .intervals import Cluster, clustered_mean, clustered_proportion, task_mean_interval
@@ -130,6 +132,7 @@ __all__ = [
     "SignFlipInterval",
     "SignFlipTest",
     "SurrenderCalibration",
+    "TaskDifferences",
     "TaskLevelResult",
     "TaskRow",
     "TaskSpread",
@@ -170,9 +173,11 @@ __all__ = [
     "surrender_calibration",
     "t_cdf",
     "t_quantile",
+    "task_differences",
     "task_mean_interval",
     "tasks_needed",
     "to_jsonable",
     "tool_call_stats",
+    "trend_over",
     "wilson_interval",
 ]

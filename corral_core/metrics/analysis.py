@@ -47,9 +47,14 @@ def analyse(records: Iterable[TrialRecord], arm_order: Sequence[str] = (), k_val
     chain_results = {name: tallies[name].chain_metrics for name in names if tallies[name].chain_metrics}
     values = [m.average_score.value for m in arms.values() if m.average_score.value is not None]
     headline = math.fsum(values) / len(values) if values else None
-    trend = None
-    if len(ordered_levels) >= 3 and all(level in tallies for level in ordered_levels):
-        means = {level: {u: unit.mean_score for u, unit in tallies[level].units.items()} for level in ordered_levels}
-        trials = {level: {u: unit.n for u, unit in tallies[level].units.items()} for level in ordered_levels}
-        trend = trend_test(ordered_levels, means, trials, seed=seed)
-    return Analysis(arms, comparisons, chain_results, headline, trend)
+    return Analysis(arms, comparisons, chain_results, headline, trend_over(tallies, ordered_levels, seed=seed))
+
+
+def trend_over(tallies: dict[str, ArmTally], ordered_levels: Sequence[str], *, seed: int = 0) -> TrendResult | None:
+    """The trend test across `ordered_levels` (3 or more arm names in level order) from the arms' tallies;
+    None when there are fewer levels or a level has no tally."""
+    if len(ordered_levels) < 3 or not all(level in tallies for level in ordered_levels):
+        return None
+    means = {level: {u: unit.mean_score for u, unit in tallies[level].units.items()} for level in ordered_levels}
+    trials = {level: {u: unit.n for u, unit in tallies[level].units.items()} for level in ordered_levels}
+    return trend_test(ordered_levels, means, trials, seed=seed)

@@ -379,7 +379,7 @@ class ArmTally:
             task.n_errors += 1
             fault = record.fault or ("timeout" if status == "timeout" else "unknown")
             self._faults[fault] += 1
-            if fault != AGENT_FAULT and chain is None:  # outside the agent: missing, not a failure
+            if fault != AGENT_FAULT:  # outside the agent (a chain's link too): missing, not a failure
                 task.n_missing += 1
                 self._missing_faults[fault] += 1
                 self.n_missing += 1

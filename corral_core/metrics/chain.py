@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from .records import EXCLUDED_STATUSES, TrialRecord, effective_score, single_arm, success
+from .records import EXCLUDED_STATUSES, TrialRecord, effective_score, is_missing, single_arm, success
 from .stats import UNIT, Estimate, mean_ci, proportion, wilson_interval
 
 LINK_OUTCOMES = ("success", "failed", "skipped", "missing")
@@ -103,6 +103,10 @@ class ChainMetrics:
     weights: dict[str, float]  # the link weights used (sum 1; equal unless given)
     weights_note: str | None  # how given weights were normalised, if they were
     episodes: dict[str, EpisodeRow]
+    # episodes left out because a link errored outside the agent (provider, environment, timeout...):
+    # they measured the infrastructure, so they are set apart as errors, not counted as failed links
+    n_errored_episodes: int = 0
+    errored_faults: dict[str, int] = field(default_factory=dict)  # those links, by fault
 
 
 def _resolve_order(records: Sequence[TrialRecord], chain_order: Sequence[str] | None) -> list[str]:
@@ -175,13 +179,20 @@ def chain_metrics(
 
     episodes: dict[str, EpisodeRow] = {}
     workflow_scores: list[float] = []
-    excluded = 0
+    excluded = errored = 0
+    faults: dict[str, int] = defaultdict(int)
     for episode_id in sorted(by_episode):
         links = by_episode[episode_id]
         if any(r.status in EXCLUDED_STATUSES - {"skipped"} for r in links.values()) or (
             not include_assisted and any(r.assisted for r in links.values())
         ):
             excluded += 1
+            continue
+        missing = [r for r in links.values() if is_missing(r)]
+        if missing:
+            errored += 1
+            for r in missing:
+                faults[r.fault or ("timeout" if r.status == "timeout" else "unknown")] += 1
             continue
         outcomes = {task: _link_outcome(links.get(task), pass_threshold) for task in order}
         prefix = _completed_in_order(outcomes, order, depends_on)
@@ -208,6 +219,8 @@ def chain_metrics(
         weights=used,
         weights_note=note,
         episodes=episodes,
+        n_errored_episodes=errored,
+        errored_faults=dict(faults),
     )
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from .arm import FAILED, SUCCEEDED, ArmTally, UnitTally
@@ -42,6 +42,7 @@ POWER = 0.8
 ERROR_GAP = 0.10
 SECONDARY_NOTE = "secondary, trial level: treats the trials of a task as independent, so it overstates the evidence"
 UNPAIRED_LISTED = 20  # unpaired task ids kept per arm (their count is always exact)
+FOREST_TASKS = 12  # per-task differences a forest plot shows (the largest in size; the rest are counted)
 
 
 def tasks_needed(alpha: float = ALPHA) -> int:
@@ -451,3 +452,23 @@ def compare_arms(
         tally.finish()
         tallies.append(tally)
     return compare_tallies(tallies, seed=seed, alpha=alpha, equivalence_margin=equivalence_margin)[0]
+
+
+@dataclass(frozen=True)
+class TaskDifferences:
+    """Per-task differences of mean score, B minus A, over the tasks both arms scored: what a forest plot
+    draws. `rows` are the `shown` largest in size, ordered from B's best to A's best; `hidden` counts the
+    others (smaller differences, ties included)."""
+
+    rows: list[tuple[str, float]]
+    hidden: int
+    n_tasks: int
+
+
+def task_differences(means_a: Mapping[str, float | None], means_b: Mapping[str, float | None],
+                     shown: int = FOREST_TASKS) -> TaskDifferences:
+    """B - A per task over the tasks where both have a mean score; the `shown` largest |difference|."""
+    diffs = [(task, float(b) - float(a)) for task in sorted(means_a)
+             if (a := means_a[task]) is not None and (b := means_b.get(task)) is not None]
+    largest = sorted(diffs, key=lambda row: -abs(row[1]))[:max(0, shown)]
+    return TaskDifferences(sorted(largest, key=lambda row: (-row[1], row[0])), len(diffs) - len(largest), len(diffs))

@@ -12,7 +12,7 @@ import dataclasses
 import logging
 import math
 import operator
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
@@ -187,13 +187,19 @@ def chain_defs(spec: BenchmarkSpec) -> list[ChainDef]:
 def ordered_levels(spec: BenchmarkSpec) -> list[str]:
     """The arms in verbosity order when they are levels of one thing: three or more arms, each its own
     verbosity level, the same model and agent otherwise (else [], and no trend test)."""
-    arms = list(spec.arms)
-    if len(arms) < 3 or len({arm.verbosity for arm in arms}) != len(arms):
+    return levels_in_order([(arm.name, arm.verbosity, (repr(arm.model.to_dict()), repr(arm.agent.to_dict())))
+                            for arm in spec.arms])
+
+
+def levels_in_order(arms: Sequence[tuple[str, str | None, Hashable]]) -> list[str]:
+    """`ordered_levels` over (arm name, verbosity, everything else the arm sets) — also what a stored
+    benchmark's arms give, so a running benchmark's Compare tests the same trend its finish will."""
+    if len(arms) < 3 or len({verbosity for _name, verbosity, _rest in arms}) != len(arms):
         return []
-    if len({(repr(arm.model.to_dict()), repr(arm.agent.to_dict())) for arm in arms}) != 1:
+    if len({rest for _name, _verbosity, rest in arms}) != 1:
         return []
     try:
-        ranks = {arm.name: verbosity_rank(arm.verbosity) for arm in arms}
+        ranks = {name: verbosity_rank(verbosity or "") for name, verbosity, _rest in arms}
     except ValueError:
         return []
     return sorted(ranks, key=ranks.__getitem__)

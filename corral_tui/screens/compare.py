@@ -1,5 +1,6 @@
 """A benchmark's arms side by side: scores with CIs, rates, pass@k / pass^k, resources, paired tests,
-the task x arm matrix and a bar chart of score by arm."""
+the task x arm matrix, a bar chart of score by arm, a forest plot of one pair's per-task differences
+(`p` goes to the next pair) and, for arms that are ordered levels, a line plot of score by level."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import Footer, Header, Label, Static
 
+from corral_core.metrics import task_differences
 from corral_core.report import trials_done_text
 from corral_tui.analysis import ArmColumn, CompareView, Estimate
 from corral_tui.config import Redactor
 from corral_tui.render import format_cost, format_tokens
 from corral_tui.screens.base import QueryScreen
 from corral_tui.widgets.bars import Bar, BarChart
+from corral_tui.widgets.plots import ForestPlot, LevelPlot
 
 if TYPE_CHECKING:
     from corral_tui.services.queries import StoreQueries
@@ -139,18 +142,39 @@ class CompareLoaded(Message):
         self.view = view
 
 
+def forest_caption(view: CompareView, index: int, shown: int, hidden: int) -> Text:
+    """What the forest plot shows: which pair, which way round, how many tasks, what the mean row is."""
+    pair = view.pairs[index]
+    text = Text.assemble(("B − A = ", "dim"), (pair.arm_b, "bold"), " − ", (pair.arm_a, "bold"),
+                         (f": difference of mean score per task ({shown} task{'s' if shown != 1 else ''}", "dim"))
+    if hidden:
+        text.append(f"; the {shown} largest shown, {hidden} smaller hidden", style="dim")
+    text.append("); ◆ mean over tasks with its 95% sign-flip interval.", style="dim")
+    if len(view.pairs) > 1:
+        text.append(f"  Pair {index + 1} of {len(view.pairs)}: p for the next.", style="bold")
+    return text
+
+
 class CompareScreen(QueryScreen):
     """Compare the arms of one benchmark."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare.back")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="compare.back"),
+                Binding("p", "next_pair", "Next pair", id="compare.next_pair")]
 
-    def __init__(self, benchmark_id: str, queries: StoreQueries, redact: Redactor, other_id: str | None = None) -> None:
+    def __init__(self, benchmark_id: str, queries: StoreQueries | None, redact: Redactor, other_id: str | None = None,
+                 *, view: CompareView | None = None) -> None:
+        """Loads the benchmark (and `other_id`) through `queries`, or shows a `view` computed elsewhere (Inspect
+        logs: corral_tui.inspect_compare)."""
         super().__init__()
+        if view is None and queries is None:
+            raise ValueError("CompareScreen needs the store's queries or a computed view")
+        self.given = view
         self.benchmark_id = benchmark_id
         self.other_id = other_id  # a second benchmark of the same suite: both side by side, paired by task
         self.queries = queries
         self.redact = redact
         self.view: CompareView | None = None  # what is shown, once loaded
+        self.pair_index = 0  # the pair the forest plot shows
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -163,17 +187,26 @@ class CompareScreen(QueryScreen):
             yield Static("", id="compare-tests")
             yield Label("Score by arm (95% CI)", classes="section")
             yield BarChart(id="compare-chart")
+            yield Label("Per-task differences", classes="section compare-pair")
+            yield Static("", id="compare-forest-caption", classes="compare-pair")
+            yield ForestPlot(id="compare-forest")
+            yield Label("Score by level (95% CI over tasks)", classes="section compare-levels")
+            yield Static("", id="compare-levels-caption", classes="compare-levels")
+            yield LevelPlot(id="compare-levels")
             yield Label("Mean score per task", classes="section")
             yield Static("", id="compare-matrix")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#compare-body").focus()
-        benchmark_id, other_id = self.benchmark_id, self.other_id
-        if other_id is not None:
-            self.ask(lambda: self.queries.compare_two(benchmark_id, other_id), CompareLoaded)
+        benchmark_id, other_id, queries = self.benchmark_id, self.other_id, self.queries
+        if self.given is not None or queries is None:
+            if self.given is not None:
+                self.post_message(CompareLoaded(self.given))
+        elif other_id is not None:
+            self.ask(lambda: queries.compare_two(benchmark_id, other_id), CompareLoaded)
         else:
-            self.ask(lambda: self.queries.compare(benchmark_id), CompareLoaded)
+            self.ask(lambda: queries.compare(benchmark_id), CompareLoaded)
 
     @on(CompareLoaded)
     def _loaded(self, message: CompareLoaded) -> None:
@@ -209,3 +242,34 @@ class CompareScreen(QueryScreen):
         bars = [Bar(arm.name, arm.score.value, arm.score.ci) for arm in view.arms]
         self.query_one(BarChart).set_bars(bars, width=48)
         self.query_one("#compare-matrix", Static).update(matrix_table(view))
+        self.pair_index = min(self.pair_index, max(0, len(view.pairs) - 1))
+        self._show_pair()
+        curve = view.curve
+        for widget in self.query(".compare-levels"):
+            widget.display = curve is not None
+        self.query_one(LevelPlot).display = curve is not None
+        if curve is not None:
+            self.query_one("#compare-levels-caption", Static).update(Text(curve.summary, style="dim"))
+            self.query_one(LevelPlot).show(curve)
+
+    def _show_pair(self) -> None:
+        view = self.view
+        shown = view is not None and bool(view.pairs)
+        for widget in self.query(".compare-pair"):
+            widget.display = shown
+        self.query_one(ForestPlot).display = shown
+        if not shown or view is None:
+            return
+        pair = view.pairs[self.pair_index]
+        columns = {arm.name: arm for arm in view.arms}
+        a, b = columns.get(pair.arm_a), columns.get(pair.arm_b)
+        differences = task_differences(a.task_scores if a else {}, b.task_scores if b else {})
+        self.query_one("#compare-forest-caption", Static).update(
+            forest_caption(view, self.pair_index, len(differences.rows), differences.hidden))
+        self.query_one(ForestPlot).show(pair, differences)
+
+    def action_next_pair(self) -> None:
+        """Show the next pair of arms in the forest plot."""
+        if self.view is not None and self.view.pairs:
+            self.pair_index = (self.pair_index + 1) % len(self.view.pairs)
+            self._show_pair()

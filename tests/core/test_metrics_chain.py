@@ -169,3 +169,39 @@ def test_per_link_rates_carry_their_n_and_interval() -> None:
     assert (analyse_link.attempted, analyse_link.succeeded) == (3, 2)
     assert analyse_link.success_ci is not None and analyse_link.success_ci[0] < 2 / 3 < analyse_link.success_ci[1]
     assert analyse_link.completion_ci is not None
+
+
+def test_a_link_that_errored_outside_the_agent_sets_its_episode_apart_instead_of_failing_it() -> None:
+    """A provider/environment error or a timeout measured the infrastructure: the episode is counted
+    as errored, by fault, and left out of the link and chain rates (before: a failed link, a chain that
+    did not complete). An error of the agent's own stays a failure."""
+    from corral_core.metrics import ArmTally, ChainDef, chain_metrics
+
+    def link(episode: str, task: str, **fields: object) -> TrialRecord:
+        base = {"arm": "a", "episode_id": episode, "task_id": task, "status": "completed", "score": 1.0,
+                "trial_index": int(episode[1:])}
+        return TrialRecord(**{**base, **fields})  # type: ignore[arg-type]
+
+    records = [link("e1", "t1"), link("e1", "t2"),
+               link("e2", "t1"), link("e2", "t2", status="error", score=None, error="503", fault="provider"),
+               link("e3", "t1"), link("e3", "t2", status="timeout", score=None, fault="timeout"),
+               link("e4", "t1"), link("e4", "t2", status="error", score=None, error="bad parse", fault="agent")]
+    metrics = chain_metrics(records, ["t1", "t2"])
+    assert (metrics.n_episodes, metrics.n_errored_episodes) == (2, 2)
+    assert metrics.errored_faults == {"provider": 1, "timeout": 1}
+    assert metrics.links["t2"].failed == 1 and metrics.links["t2"].succeeded == 1  # e4 (the agent's) failed
+    assert metrics.end_to_end.value == 0.5
+    tally = ArmTally("a", chains=[ChainDef("c", ("t1", "t2"))])
+    for record in records:
+        tally.add(record)
+    arm = tally.finish([1])
+    assert (arm.tasks["t2"].n, arm.tasks["t2"].mean_score) == (2, 0.5)  # infrastructure errors: missing, not failures
+    assert arm.n_missing == 2
+
+
+def test_the_chain_line_names_the_episodes_set_apart() -> None:
+    from corral_core.report import chain_line
+
+    line = chain_line("a", {"n_episodes": 2, "n_errored_episodes": 2, "errored_faults": {"provider": 1, "timeout": 1}})
+    assert line.endswith("2 episode(s) set apart as errored (provider 1, timeout 1), not counted as failures")
+    assert "set apart" not in chain_line("a", {"n_episodes": 2})

@@ -11,6 +11,7 @@ import shutil
 import threading
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, RichLog, TextArea
 
@@ -241,3 +242,21 @@ def test_history_progress(snap_compare, tmp_path: Path) -> None:
 
     app = make_app(tmp_path, suites=[SAMPLEMATH], db_url=str(db))
     assert snap_compare(app, terminal_size=SIZE, run_before=open_history)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+def test_compare_plots(snap_compare, tmp_path: Path, size: tuple[int, int]) -> None:
+    """Three documentation levels: the forest plot of one pair's per-task differences, then score by level."""
+    from tests.tui.test_compare_plots import levels_store
+
+    app = make_app(tmp_path, suites=[SAMPLEMATH], db_url=str(levels_store(tmp_path / "levels.db")))
+
+    async def open_plots(pilot: Pilot) -> None:
+        await wait_ready(pilot)
+        pilot.app.push_screen(CompareScreen("bm_levels", pilot.app.services.queries, pilot.app.config.redact))
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, CompareScreen)
+                       and pilot.app.screen.view is not None, "the comparison")
+        pilot.app.screen.query_one("#compare-forest-caption").scroll_visible(top=True, animate=False)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=open_plots)
