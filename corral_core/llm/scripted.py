@@ -1,6 +1,6 @@
 """The `scripted/<name>` model: deterministic turns read from a `<name>.script.yaml` file.
 
-Format (README-ready summary in docs of the llm package):
+Format (docs/models.md has the user's summary):
 
     tasks:
       <task_id>:

@@ -21,7 +21,7 @@ class Estimate:
     """A point estimate with its confidence interval over `n` observations.
 
     `value` is None when n == 0; `ci` is None when it cannot be estimated (n < 2 for a mean,
-    n == 0 for a proportion). `method` names how the interval was computed (see the README's
+    n == 0 for a proportion). `method` names how the interval was computed (see docs/benchmarks.md,
     "What the metrics mean"); `n_tasks` is the number of tasks (clusters) behind it, when known.
     """
 

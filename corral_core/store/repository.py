@@ -87,9 +87,9 @@ def _fetched(result: Any) -> list[Any]:
 
 class _IdsQuery:
     """`query` restricted to rows whose `column` is in a list of ids, ordered by `order`, run with the
-    driver's own parameters: its SQL is compiled once per number of ids (SQLAlchemy would render and
-    bind each of a chunk's 900 ids on every execution: reading a million trial records with their
-    tool calls took 8.3 s CPU with an expanding IN, 6.4 s so, at load 5-6)."""
+    driver's own parameters: its SQL is compiled once per number of ids (SQLAlchemy's expanding IN would
+    render and bind each of a chunk's 900 ids on every execution, a large share of reading a whole
+    benchmark's tool calls)."""
 
     def __init__(self, query: Select[Any], column: Any, order: Sequence[Any]) -> None:
         self._query, self._column, self._order = query, column, order
