@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Connection, Engine, Select, bindparam, case, delete, func, insert, or_, select, tuple_, update
 from sqlalchemy.exc import DBAPIError
@@ -435,7 +435,7 @@ class Repository:
         best = func.max if direction == "maximize" else func.min
         query = _earlier(select(best(benchmark_table.c.headline_score)), spec_digest, exclude_id, finished_before)
         with self._read() as conn:
-            return conn.execute(query).scalar_one()
+            return cast("float | None", conn.execute(query).scalar_one())
 
     def earlier_runs(self, spec_digest: str, exclude_id: str | None = None, *,
                      finished_before: datetime | None = None, limit: int = 200) -> list[BenchmarkInfo]:
@@ -498,7 +498,7 @@ class Repository:
     ) -> int:
         query = self._filtered(select(func.count()).select_from(trial_table), benchmark_id, task, arm, status)
         with self._read() as conn:
-            return conn.execute(query).scalar_one()
+            return cast("int", conn.execute(query).scalar_one())
 
     def trial(self, trial_id: str) -> TrialInfo | None:
         with self._read() as conn:
