@@ -134,3 +134,14 @@ def test_the_checks_see_a_difference() -> None:
     assert "core.store" in documented_graph()["core.runner"]
     assert "core.store" in import_graph()["core.runner"]
     assert "corral_core/runner/trial.py" in switches_on_event_kinds()
+
+
+def table_rows() -> str:
+    """The package table as docs/architecture.md writes it (engine first)."""
+    graph = import_graph()
+    return "\n".join(f"| `{unit}` | " + (", ".join(f"`{t}`" for t in sorted(graph[unit])) or "—") + " |"
+                     for unit in sorted(graph, key=lambda u: (not u.startswith("core"), u)))
+
+
+if __name__ == "__main__":  # `python tests/docs/test_architecture_doc.py`: the table's rows for the doc, to paste
+    print(table_rows())
