@@ -31,7 +31,7 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import httpx
@@ -246,17 +246,17 @@ class _TaskApi:
         self.default_verbosity = None if verbosity is None else str(getattr(verbosity, "value", verbosity))
 
     def get_task_prompt(self, task_id: str) -> str | list[dict[str, Any]]:
-        return self._get(task_id, "/prompt")["prompt"]
+        return cast("str | list[dict[str, Any]]", self._get(task_id, "/prompt")["prompt"])
 
     def get_task_guide(self, task_id: str, verbosity: str | None = None) -> str:
-        return self._get(task_id, "/guide", params=self._verbosity_params(verbosity))["prompt"]
+        return cast("str", self._get(task_id, "/guide", params=self._verbosity_params(verbosity))["prompt"])
 
     def get_tools_guide(self, task_id: str, verbosity: str | None = None) -> str:
-        return self._get(task_id, "/tools/guide", params=self._verbosity_params(verbosity))["prompt"]
+        return cast("str", self._get(task_id, "/tools/guide", params=self._verbosity_params(verbosity))["prompt"])
 
     def get_available_tools_for_task(self, task_id: str, verbosity: str | None = None) -> dict[str, Any]:
         """`{"tools": [OpenAI function definitions]}`."""
-        return self._get(task_id, "/tools", params=self._verbosity_params(verbosity))
+        return cast("dict[str, Any]", self._get(task_id, "/tools", params=self._verbosity_params(verbosity)))
 
     def mcp_endpoint(self, task_id: str) -> str:
         """The absolute URL of the MCP endpoint (Streamable HTTP) for this task or trial, for any MCP client."""
@@ -264,7 +264,7 @@ class _TaskApi:
 
     def get_tools_mcp(self, task_id: str, verbosity: str | None = None) -> dict[str, Any]:
         """`{"tools": [MCP tool definitions], "mcp_schema_sha256": hex}`."""
-        return self._get(task_id, "/tools/mcp", params=self._verbosity_params(verbosity))
+        return cast("dict[str, Any]", self._get(task_id, "/tools/mcp", params=self._verbosity_params(verbosity)))
 
     def execute_tool(self, task_id: str, tool_name: str, arguments: dict[str, Any] | None = None) -> ToolResponse:
         """Run one tool. Never raises: transport and HTTP errors come back as `success=False`."""
@@ -283,16 +283,16 @@ class _TaskApi:
         return _completion(task_id, self._post(task_id, "/surrender"))
 
     def get_task_status(self, task_id: str) -> dict[str, Any]:
-        return self._get(task_id, "/status")
+        return cast("dict[str, Any]", self._get(task_id, "/status"))
 
     def get_task_state(self, task_id: str) -> dict[str, Any]:
         """The current trial's full snapshot."""
-        return self._get(task_id, "/state")
+        return cast("dict[str, Any]", self._get(task_id, "/state"))
 
     def configure_additional_apps(self, task_id: str, timeout: float | None = None) -> dict[str, Any]:
         """`{"status", "task_id", "trial_id"}`; `timeout` (seconds) bounds only this request."""
         kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-        return self._post(task_id, "/configure", **kwargs)
+        return cast("dict[str, Any]", self._post(task_id, "/configure", **kwargs))
 
 
 class CorralRouter(_TaskApi):
@@ -321,7 +321,7 @@ class CorralRouter(_TaskApi):
     # --- suite-level --------------------------------------------------------------------------
 
     def get_available_tasks(self) -> list[str]:
-        return self._transport.request("GET", "/tasks")
+        return cast("list[str]", self._transport.request("GET", "/tasks"))
 
     def supports_dependency_chain(self) -> bool:
         """Whether the suite chains tasks. Like Corral, any failure reads as False."""
@@ -331,20 +331,20 @@ class CorralRouter(_TaskApi):
             return False
 
     def get_dependency_graph(self) -> dict[str, list[str]]:
-        return self._transport.request("GET", "/dependency_graph")
+        return cast("dict[str, list[str]]", self._transport.request("GET", "/dependency_graph"))
 
     def get_last_score(self, task_id: str) -> dict[str, Any]:
         """`{"task_id", "trial_id", "score"}` of the task's most recently finished trial."""
-        return self._get(task_id, "/last_score")
+        return cast("dict[str, Any]", self._get(task_id, "/last_score"))
 
     def get_trial_state(self, task_id: str, trial_id: str) -> dict[str, Any]:
-        return self._get(task_id, f"/trials/{_seg(trial_id)}")["trial_state"]
+        return cast("dict[str, Any]", self._get(task_id, f"/trials/{_seg(trial_id)}")["trial_state"])
 
     def get_trials(self, task_id: str) -> dict[str, dict[str, Any]]:
-        return self._get(task_id, "/trials")["trials"]
+        return cast("dict[str, dict[str, Any]]", self._get(task_id, "/trials")["trials"])
 
     def health(self) -> dict[str, Any]:
-        return self._transport.request("GET", "/health")
+        return cast("dict[str, Any]", self._transport.request("GET", "/health"))
 
     # --- trial runtimes, episodes, approvals ----------------------------------------------------
 
@@ -402,14 +402,14 @@ class CorralRouter(_TaskApi):
             return self._task_locks.setdefault(task_id, threading.Lock())
 
     def close_trial(self, trial_id: str) -> dict[str, Any]:
-        return self._transport.request("DELETE", f"/trials/{_seg(trial_id)}")
+        return cast("dict[str, Any]", self._transport.request("DELETE", f"/trials/{_seg(trial_id)}"))
 
     def close_episode(self, episode_id: str) -> dict[str, Any]:
-        return self._transport.request("DELETE", f"/episodes/{_seg(episode_id)}")
+        return cast("dict[str, Any]", self._transport.request("DELETE", f"/episodes/{_seg(episode_id)}"))
 
     def list_approvals(self) -> list[dict[str, Any]]:
         """Tool calls waiting for a decision on the server."""
-        return self._transport.request("GET", "/approvals")["approvals"]
+        return cast("list[dict[str, Any]]", self._transport.request("GET", "/approvals")["approvals"])
 
     def approval_policy(self) -> str | None:
         """The server's policy for confirm-level tools (reject, approve, ask); None if it does not say."""
@@ -419,7 +419,7 @@ class CorralRouter(_TaskApi):
 
     def decide_approval(self, approval_id: str, approved: bool, reason: str = "") -> dict[str, Any]:
         body = {"approved": bool(approved), "reason": reason}
-        return self._transport.request("POST", f"/approvals/{_seg(approval_id)}", json=body)
+        return cast("dict[str, Any]", self._transport.request("POST", f"/approvals/{_seg(approval_id)}", json=body))
 
     def close(self) -> None:
         self._transport.close()

@@ -466,7 +466,7 @@ def _methods_line(arms: dict[str, Any]) -> str | None:
         return None
     parts = "; ".join(f"{label}: {', '.join(sorted(found))}" for label, found in methods.items())
     return (f"intervals ({parts}). Unit of analysis: the task (a chain counts once, by its weighted workflow "
-            "score); see the README's \"What the metrics mean\".")
+            "score); see docs/benchmarks.md, \"What the metrics mean\".")
 
 
 def _rate(value: Any, ci: Any, n: int) -> str:

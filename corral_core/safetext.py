@@ -22,7 +22,7 @@ import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 __all__ = ["MASK", "REPLACEMENT", "clean", "clean_text", "clip", "install_log_redaction", "redact",
@@ -170,4 +170,4 @@ def clip(text: Any, limit: int, *, one_line: bool = False) -> str:
     if one_line:
         line = " ".join(text.split())
         return line if len(line) <= limit else line[: limit - 1] + "…"
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
+    return cast("str", text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)")

@@ -7,7 +7,7 @@ something else.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 
 def positive_int(name: str, value: Any) -> int:
@@ -19,7 +19,7 @@ def positive_int(name: str, value: Any) -> int:
             raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
     if value < 1:
         raise ValueError(f"{name} must be at least 1, got {value!r}")
-    return value
+    return cast("int", value)
 
 
 def flag(name: str, value: Any) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,7 +186,7 @@ def _last_score(interface: Any, task_id: str) -> tuple[str | None, float | None]
         return None
     if info is None:
         return None
-    get = info.get if isinstance(info, dict) else lambda key: getattr(info, key, None)
+    get: Callable[[str], Any] = info.get if isinstance(info, dict) else lambda key: getattr(info, key, None)
     score = get("score")
     trial_id = get("trial_id")
     return (str(trial_id) if trial_id is not None else None, float(score) if score is not None else None)

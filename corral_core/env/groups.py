@@ -28,7 +28,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from corral_core.env.chains import TaskDefinition, TaskGroup
 from corral_core.env.environment import Environment, ScoreResult
@@ -145,7 +145,7 @@ class ChainedEnvironment(Environment):
         value = self._score_call(self.state.submitted_answer)
         numeric = value[0] if isinstance(value, tuple) else value
         self.task_group.store_result(self.task_id, {"answer": self.state.submitted_answer}, float(numeric))
-        return value
+        return cast("float | tuple[float, str]", value)
 
     def on_scored(self, answer: str, score: float) -> None:
         if self.episode is not None:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from corral_core.constants import ToolStatus, utc_now
+from corral_core.constants import ToolStatus as ToolStatus
+from corral_core.constants import utc_now as utc_now
 
 
 def utc_iso(moment: datetime | None = None) -> str:

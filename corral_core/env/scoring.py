@@ -178,5 +178,6 @@ def build_scorer(spec: Mapping[str, Any], expected: Any, resolve_python: Callabl
         function = resolve_python(str(name))
         if not callable(function):
             raise ValueError(f"scoring function {name!r} is not callable")
-        return function
+        scorer: Scorer = function
+        return scorer
     raise ValueError(f"unknown scoring type {kind!r}; use one of {', '.join(SCORER_TYPES)}")

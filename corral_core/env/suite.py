@@ -216,14 +216,14 @@ def load_suite(path: str | Path) -> Suite:
         raise doc.error(("tasks",), f"{exc}.") from None
 
 
-def _check_keys(doc: ErrorSite, at: tuple, mapping: Mapping[str, Any], allowed: Iterable[str]) -> None:
+def _check_keys(doc: ErrorSite, at: tuple[Any, ...], mapping: Mapping[str, Any], allowed: Iterable[str]) -> None:
     allowed = set(allowed)
     for key in mapping:
         if key not in allowed:
             raise doc.error((*at, key), f"unknown key {key!r}.", f"use one of: {', '.join(sorted(allowed))}.")
 
 
-def _required(doc: YamlDocument, at: tuple, kind: type) -> Any:
+def _required(doc: YamlDocument, at: tuple[Any, ...], kind: type) -> Any:
     value: Any = doc.data
     for part in at:
         value = value.get(part) if isinstance(value, Mapping) else None
@@ -279,7 +279,7 @@ def _load_tools(doc: YamlDocument, module: ModuleType | None) -> list[Tool]:
     return tools
 
 
-def _declared_tools(doc: YamlDocument, at: tuple, declaration: dict[str, Any]) -> list[Tool]:
+def _declared_tools(doc: YamlDocument, at: tuple[Any, ...], declaration: dict[str, Any]) -> list[Tool]:
     from corral_core.tools.factory import ToolDeclarationError, build_tools  # pulls in the builtin tools
 
     try:
@@ -330,7 +330,7 @@ class ErrorSite(Protocol):
     def error(self, key_path: KeyPath, problem: str, fix: str | None = None) -> UserError: ...
 
 
-def _load_task(doc: ErrorSite, at: tuple, entry: Any, default_scoring: dict[str, Any],
+def _load_task(doc: ErrorSite, at: tuple[Any, ...], entry: Any, default_scoring: dict[str, Any],
                resolve_python: Any) -> TaskSpec:
     if not isinstance(entry, Mapping):
         raise doc.error(at, "each task must be a mapping with `id:` and `prompt:`.")
@@ -368,7 +368,7 @@ def _load_task(doc: ErrorSite, at: tuple, entry: Any, default_scoring: dict[str,
                     description=str(entry.get("description", "")), scorer=scorer)
 
 
-def _names(doc: ErrorSite, at: tuple, value: Any, key: str) -> list[str]:
+def _names(doc: ErrorSite, at: tuple[Any, ...], value: Any, key: str) -> list[str]:
     """A list of task or tool names (a single name is accepted as a list of one)."""
     if isinstance(value, str):
         return [value]

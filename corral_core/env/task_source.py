@@ -234,7 +234,7 @@ def _csv_rows(path: Path) -> Iterator[Row]:
                             fix="check the quoting (a cell may hold at most 128 KiB).") from None
 
 
-def _csv_records(path: Path, reader: csv.DictReader) -> Iterator[Row]:
+def _csv_records(path: Path, reader: csv.DictReader[str]) -> Iterator[Row]:
     header = reader.fieldnames or []
     for values in reader:
         where = f"line {reader.line_num}"

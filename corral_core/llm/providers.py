@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import litellm
-from litellm import CustomLLM
+from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ChatCompletionMessageToolCall, Function, Message, ModelResponse
 from litellm.types.utils import Usage as LiteUsage
 
@@ -28,8 +28,8 @@ def _call_info(litellm_params: dict[str, Any] | None) -> dict[str, Any]:
     return info if isinstance(info, dict) else {}
 
 
-def _fill(model_response: ModelResponse, model: str, content: str | None, calls: list[LLMToolCall] | tuple,
-          usage: Usage) -> ModelResponse:
+def _fill(model_response: ModelResponse, model: str, content: str | None,
+          calls: list[LLMToolCall] | tuple[LLMToolCall, ...], usage: Usage) -> ModelResponse:
     tool_calls = [
         ChatCompletionMessageToolCall(id=c.id, type="function", function=Function(name=c.name, arguments=c.arguments))
         for c in calls
@@ -52,13 +52,13 @@ class _OfflineProvider(CustomLLM):
     prefix = ""
 
     def answer(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-               info: dict[str, Any]) -> tuple[str | None, list[LLMToolCall] | tuple, Usage]:
+               info: dict[str, Any]) -> tuple[str | None, list[LLMToolCall] | tuple[LLMToolCall, ...], Usage]:
         raise NotImplementedError
 
-    def completion(self, model: str, messages: list, api_base: str, custom_prompt_dict: dict,
+    def completion(self, model: str, messages: list[Any], api_base: str, custom_prompt_dict: dict[str, Any],
                    model_response: ModelResponse, print_verbose: Any, encoding: Any, api_key: Any,
-                   logging_obj: Any, optional_params: dict, acompletion: Any = None, litellm_params: Any = None,
-                   logger_fn: Any = None, headers: Any = None, timeout: Any = None,
+                   logging_obj: Any, optional_params: dict[str, Any], acompletion: Any = None,
+                   litellm_params: Any = None, logger_fn: Any = None, headers: Any = None, timeout: Any = None,
                    client: Any = None) -> ModelResponse:
         tools = (optional_params or {}).get("tools")
         content, calls, usage = self.answer(model, messages, tools, _call_info(litellm_params))

@@ -1,6 +1,6 @@
 """The `scripted/<name>` model: deterministic turns read from a `<name>.script.yaml` file.
 
-Format (README-ready summary in docs of the llm package):
+Format (docs/models.md has the user's summary):
 
     tasks:
       <task_id>:
@@ -25,7 +25,7 @@ import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -96,7 +96,7 @@ def load_script(path: Path) -> dict[str, Any]:
     _check_script(path, data)
     with _cache_lock:
         _cache[path] = (stamp, data)
-    return data
+    return cast("dict[str, Any]", data)
 
 
 def _fail(path: Path, where: str, problem: str, fix: str) -> LLMError:
@@ -215,7 +215,7 @@ def _pick(section: dict[str, Any] | None, list_name: str, text: str, trial_index
     for variant in section.get("variants") or []:
         if _when_matches(variant.get("when"), text, trial_index):
             if list_name in variant:
-                return variant[list_name]
+                return cast("list[Any] | None", variant[list_name])
             break  # first match wins; lists it does not name come from the task itself
     return section.get(list_name)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 ErrorKind = Literal[
     "connection", "timeout", "rate_limit", "auth", "bad_request", "provider", "replay_divergence", "script"
@@ -175,7 +175,7 @@ def _rebuild_error(kind: ErrorKind, message: str, status_code: int | None, error
 
 def shown_turn(turn: object) -> int:
     """An LLM turn as people read it: stored from 0 (replay's key), shown from 1 like iterations."""
-    return int(turn or 0) + 1  # type: ignore[call-overload]
+    return cast("int", int(turn or 0) + 1)  # type: ignore[call-overload]
 
 
 @dataclass

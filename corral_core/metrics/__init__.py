@@ -1,6 +1,6 @@
 """Pure statistics over plain trial records (stdlib only; never imports the UI or the store).
 
-Definitions (what the README's "What the metrics mean" quotes):
+Definitions (what docs/benchmarks.md, "What the metrics mean", quotes):
 
 - success: status completed, score > pass_threshold (default 0, as in Corral), no error, not
   surrendered.

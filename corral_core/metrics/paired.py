@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
 from operator import getitem
+from typing import cast
 
 from .stats import t_quantile
 
@@ -340,7 +341,7 @@ def _exact_p_at(values: Sequence[float], delta: float) -> float:
     threshold = abs(math.fsum(shifted)) - _tolerance(shifted)
     if threshold <= 0.0:
         return 1.0
-    return min(1.0, 2 * _count_at_least(shifted, threshold) / 2 ** len(shifted))
+    return cast("float", min(1.0, 2 * _count_at_least(shifted, threshold) / 2 ** len(shifted)))
 
 
 def sign_flip_interval(differences: Sequence[float], *, confidence: float = 0.95, draws: int = INVERSION_DRAWS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, cast
 
 
 def to_jsonable(value: Any) -> Any:
@@ -28,4 +28,4 @@ def metrics_to_dict(metrics: Any) -> dict[str, Any]:
     if not dataclasses.is_dataclass(metrics) or isinstance(metrics, type):
         kind = type(metrics).__name__
         raise TypeError(f"metrics_to_dict expects a metrics dataclass, got {kind}")
-    return to_jsonable(metrics)
+    return cast("dict[str, Any]", to_jsonable(metrics))

@@ -10,6 +10,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 _NORMAL = statistics.NormalDist()
 # Beyond this many degrees of freedom the t and normal quantiles agree to ~1e-7.
@@ -21,7 +22,7 @@ class Estimate:
     """A point estimate with its confidence interval over `n` observations.
 
     `value` is None when n == 0; `ci` is None when it cannot be estimated (n < 2 for a mean,
-    n == 0 for a proportion). `method` names how the interval was computed (see the README's
+    n == 0 for a proportion). `method` names how the interval was computed (see docs/benchmarks.md,
     "What the metrics mean"); `n_tasks` is the number of tasks (clusters) behind it, when known.
     """
 
@@ -250,7 +251,7 @@ def binomial_tail_half(n: int, k: int) -> float:
     if k >= n:
         return 1.0
     if n <= EXACT_MCNEMAR_INTEGER_MAX:
-        return sum(math.comb(n, i) for i in range(k + 1)) / 2**n  # exact integers; one rounding
+        return cast("float", sum(math.comb(n, i) for i in range(k + 1)) / 2**n)  # exact integers; one rounding
     return regularized_incomplete_beta(n - k, k + 1, 0.5)
 
 

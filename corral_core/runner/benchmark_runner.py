@@ -36,7 +36,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from corral_core.agents.breakpoints import Breakpoint, BreakpointSet
 from corral_core.env.approval import is_stricter
@@ -310,7 +310,7 @@ class BenchmarkRunner:
             return True
         if not owned:
             self._lost_ownership()
-        return owned
+        return cast("bool", owned)
 
     def _watch_store(self) -> Any:
         """Stop the run the moment the store writer fails; returns the unsubscribe function."""
@@ -397,7 +397,7 @@ class BenchmarkRunner:
         retired = errored + [trial_id for trial_id, episode in skipped if episode in episodes]
         count = self.repository.retire_trials(benchmark_id, retired)
         log.info("retry-errors: %d errored trials of %s will run again", len(errored), benchmark_id)
-        return count
+        return cast("int", count)
 
     def _connect(self, bus: EventSink, servers: list[Any], routers: list[Any]) -> Any:
         """Routers to the environment servers; returns task id -> router."""

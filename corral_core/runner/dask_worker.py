@@ -24,7 +24,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from corral_core.agents.breakpoints import Breakpoint, BreakpointSet
 from corral_core.events import Event
@@ -410,4 +410,4 @@ def _run_episode(ctx: Any, arm: Any, job: RemoteJob, finished: list[RemoteTrial]
 
 
 def _plain(data: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps(data, default=str))
+    return cast("dict[str, Any]", json.loads(json.dumps(data, default=str)))

@@ -173,7 +173,8 @@ class McpEndpoint:
         found = getattr(request, "scope", {}).get(_SCOPE_KEY)
         if found is None:
             raise RuntimeError("MCP request without a resolved task or trial")
-        return found
+        target: tuple[Target, ToolVerbosity, DocStyle, bool] = found
+        return target
 
     async def _list_tools(self, ctx: Any, params: Any) -> Any:
         types = importlib.import_module("mcp.types")

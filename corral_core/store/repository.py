@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import Connection, Engine, Select, bindparam, case, delete, func, insert, or_, select, tuple_, update
 from sqlalchemy.exc import DBAPIError
@@ -87,9 +87,9 @@ def _fetched(result: Any) -> list[Any]:
 
 class _IdsQuery:
     """`query` restricted to rows whose `column` is in a list of ids, ordered by `order`, run with the
-    driver's own parameters: its SQL is compiled once per number of ids (SQLAlchemy would render and
-    bind each of a chunk's 900 ids on every execution: reading a million trial records with their
-    tool calls took 8.3 s CPU with an expanding IN, 6.4 s so, at load 5-6)."""
+    driver's own parameters: its SQL is compiled once per number of ids (SQLAlchemy's expanding IN would
+    render and bind each of a chunk's 900 ids on every execution, a large share of reading a whole
+    benchmark's tool calls)."""
 
     def __init__(self, query: Select[Any], column: Any, order: Sequence[Any]) -> None:
         self._query, self._column, self._order = query, column, order
@@ -435,7 +435,7 @@ class Repository:
         best = func.max if direction == "maximize" else func.min
         query = _earlier(select(best(benchmark_table.c.headline_score)), spec_digest, exclude_id, finished_before)
         with self._read() as conn:
-            return conn.execute(query).scalar_one()
+            return cast("float | None", conn.execute(query).scalar_one())
 
     def earlier_runs(self, spec_digest: str, exclude_id: str | None = None, *,
                      finished_before: datetime | None = None, limit: int = 200) -> list[BenchmarkInfo]:
@@ -498,7 +498,7 @@ class Repository:
     ) -> int:
         query = self._filtered(select(func.count()).select_from(trial_table), benchmark_id, task, arm, status)
         with self._read() as conn:
-            return conn.execute(query).scalar_one()
+            return cast("int", conn.execute(query).scalar_one())
 
     def trial(self, trial_id: str) -> TrialInfo | None:
         with self._read() as conn:

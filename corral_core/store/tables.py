@@ -254,7 +254,8 @@ class ChainOutputRow(SQLModel, table=True):
 
 def _table_of(row: type[SQLModel]) -> Table:
     """The Core table SQLModel builds for a `table=True` class (its stubs do not declare `__table__`)."""
-    return row.__table__  # type: ignore[attr-defined]
+    table: Table = row.__table__  # type: ignore[attr-defined]
+    return table
 
 
 benchmark_table = _table_of(BenchmarkRow)

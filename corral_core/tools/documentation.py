@@ -26,7 +26,7 @@ import copy
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from corral_core.tools.schema import resolve_ref, schema_type_name
 from corral_core.tools.verbosity import (
@@ -158,7 +158,7 @@ def type_schema(schema: Mapping[str, Any], *, nested_docs: bool = True) -> dict[
     every schema inside it (object fields, items, union members), keeping property names."""
     if nested_docs:
         return {key: copy.deepcopy(value) for key, value in schema.items() if key not in DOC_KEYWORDS}
-    return _strip_docs(schema)
+    return cast("dict[str, Any]", _strip_docs(schema))
 
 
 def _strip_docs(schema: Any) -> Any:

@@ -246,7 +246,8 @@ def _python(decl: dict[str, Any], name: str, base_dir: Path) -> Tool:
         return target
     if callable(target):
         try:
-            return tool(target, name=name)
+            made: Tool = tool(target, name=name)
+            return made
         except (ValueError, TypeError) as exc:  # the @tool docstring and type-hint rules, in words
             fix = "document the function as a @tool (Args: section, type hints)."
             raise _fail(str(exc), name, "import", fix) from None

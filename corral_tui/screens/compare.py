@@ -33,7 +33,7 @@ def _pct(value: float | None) -> str:
 
 
 # Intervals print as [lo, hi] (a t interval across tasks, clipped to [0, 1], is not symmetric: "±" would
-# misread it), and the line under the table names how each was computed; README "What the metrics mean".
+# misread it), and the line under the table names how each was computed; docs/benchmarks.md "What the metrics mean".
 SCORE_LABEL = "score [95% CI]"
 
 

@@ -3,7 +3,7 @@
 Keys: a text field types every letter (`Esc` leaves the field; Enter there moves to the next field
 and never starts a run). Outside text fields a letter acts only where what it acts on has the focus:
 the trial keys (p s c P S C i k m) in the trials table or the selected trial's panes, `r` and `b` in the
-run form (ctrl+r runs it from anywhere); elsewhere it only says where it works (README "Key bindings"
+run form (ctrl+r runs it from anywhere); elsewhere it only says where it works (docs/keys-and-layout.md
 has the rule).
 While a run is live the run form is locked and the trials table has the focus, so the run's keys
 reach it.

@@ -198,8 +198,8 @@ async def test_keys_typed_right_after_enter_go_to_the_next_field(tmp_path: Path)
 
 
 async def test_task_ids_typed_outside_a_field_start_nothing(tmp_path: Path) -> None:
-    """The rule of the README's key table: a letter acts only where what it acts on has the focus. Task
-    ids typed on the suites tree (r, b, p, s, c, m are in them) start no run, move no focus and switch
+    """The rule of the key table (docs/keys-and-layout.md): a letter acts only where what it acts on has the
+    focus. Task ids typed on the suites tree (r, b, p, s, c, m are in them) start no run, move no focus and switch
     no screen; the status line says where the letters work."""
     app = make_app(tmp_path, suites=[TUITEST])
     async with app.run_test(size=SIZE) as pilot:

@@ -6,7 +6,7 @@ import ast
 import math
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from corral_core.tools.base import Tool, ToolExecutionError
 from corral_core.tools.builtin.params import unwrap
@@ -157,7 +157,7 @@ def evaluate_expression(expression: str) -> int | float:
     except (RecursionError, MemoryError):
         raise ToolExecutionError("Expression is nested too deeply.") from None
     try:
-        return _evaluate(tree)
+        return cast("int | float", _evaluate(tree))
     except ZeroDivisionError:
         raise ToolExecutionError("Division by zero.") from None
     except OverflowError:

@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from corral_core.tools.base import Tool, ToolExecutionError
 from corral_core.tools.builtin.params import (
@@ -166,7 +166,7 @@ def run_command(argv: list[str], *, cwd: str, timeout: float) -> str:
 def _head(file: Any) -> str:
     """The first MAX_OUTPUT_BYTES of a spooled output file, as text."""
     file.seek(0)
-    return file.read(MAX_OUTPUT_BYTES).decode("utf-8", errors="replace")
+    return cast("str", file.read(MAX_OUTPUT_BYTES).decode("utf-8", errors="replace"))
 
 
 def _kill_group_quietly(process: subprocess.Popen[bytes]) -> None:

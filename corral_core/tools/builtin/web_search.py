@@ -143,7 +143,7 @@ def format_results(query: str, results: Sequence[SearchResult]) -> str:
     return "\n".join(lines).rstrip()
 
 
-def _call_with_timeout(provider: SearchProvider, query: str, max_results: int, timeout: float) -> list:
+def _call_with_timeout(provider: SearchProvider, query: str, max_results: int, timeout: float) -> list[Any]:
     outcome = call_with_timeout(lambda: list(provider.search(query, max_results=max_results)), timeout, "web-search")
     if outcome.timed_out:
         raise ToolExecutionError(f"Web search timed out after {timeout:g}s; try again or rephrase the query.")
