@@ -297,7 +297,7 @@ def _session_closed(session: Any) -> bool:
 def _answered(exc: BaseException) -> bool:
     """Whether `exc` is an error response the server sent, rather than the session failing."""
     from mcp.shared.exceptions import MCPError
-    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+    from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
     return isinstance(exc, MCPError) and exc.code not in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
 
@@ -306,7 +306,7 @@ def _session_unknown(exc: BaseException) -> bool:
     """Whether a Streamable HTTP server refused a request for not knowing its session (HTTP 404: it
     restarted, or expired the session), which means it did not run it."""
     from mcp.shared.exceptions import MCPError
-    from mcp_types import INVALID_REQUEST
+    from mcp.types import INVALID_REQUEST
 
     return isinstance(exc, MCPError) and exc.code == INVALID_REQUEST and "session" in exc.error.message.lower()
 
