@@ -193,7 +193,7 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
         stored_pairs = metrics.get("comparisons") or []
         comparisons = [(str(c.get("arm_a")), str(c.get("arm_b")), str(c.get("summary"))) for c in stored_pairs]
         pairs = [pair_from_json(c) for c in stored_pairs]
-        curve = _curve_from_json(metrics.get("trend") or {})
+        curve = curve_from_json(metrics.get("trend") or {})
         stored = True
     else:
         from corral_core.runner import levels_in_order
@@ -220,7 +220,7 @@ def pair_from_json(c: dict[str, Any]) -> PairScore:
                      (float(ci[0]), float(ci[1])) if ci else None)
 
 
-def _curve_from_json(trend: dict[str, Any]) -> LevelCurve | None:
+def curve_from_json(trend: dict[str, Any]) -> LevelCurve | None:
     levels, points = trend.get("levels") or [], trend.get("curve") or []
     if not levels or len(points) != len(levels):
         return None
