@@ -196,9 +196,7 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
         curve = curve_from_json(metrics.get("trend") or {})
         stored = True
     else:
-        from corral_core.runner import levels_in_order
-
-        levels = levels_in_order([(a.name, a.verbosity, (a.model, a.agent)) for a in benchmark.arms])
+        levels = _stored_levels(benchmark, spec)
         arms, comparisons, pairs, curve = _computed(repository, benchmark, k_values,
                                                     float(spec.get("pass_threshold") or 0.0), levels)
         stored = False
@@ -211,6 +209,19 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
     documentation = metrics.get("documentation") or {}
     return CompareView(benchmark, arms, comparisons, tasks, k_values, stored,
                        documentation if isinstance(documentation, dict) else {}, notes, pairs=pairs, curve=curve)
+
+
+def _stored_levels(benchmark: Any, plan: dict[str, Any]) -> list[str]:
+    """The arms in level order as the finished run will test them (runner.results.ordered_levels): from the
+    plan stored at the start, whose arms carry their whole model and agent (an arm that differs in
+    temperature only is not a level of the same thing); the stored arms' ids when no plan was kept."""
+    from corral_core.metrics import levels_in_order
+
+    planned = plan.get("arms") or []
+    if planned and all(isinstance(arm, dict) and "name" in arm for arm in planned):
+        return levels_in_order([(str(arm["name"]), arm.get("verbosity"),
+                                 (repr(arm.get("model")), repr(arm.get("agent")))) for arm in planned])
+    return levels_in_order([(a.name, a.verbosity, (a.model, a.agent)) for a in benchmark.arms])
 
 
 def pair_from_json(c: dict[str, Any]) -> PairScore:
