@@ -94,6 +94,11 @@ def read_run(path: Path, scorer: str | None = None, taken: Sequence[str] = ()) -
             except (TypeError, ValueError):
                 raise UserError(f"sample {key[0]!r} epoch {key[1]}: score {chosen!r} is not a number "
                                 f"({score.value!r}).", file=path, fix="pick a numeric scorer with --scorer.") from None
+            if not math.isnan(value) and not 0.0 <= value <= 1.0:
+                raise UserError(f"sample {key[0]!r} epoch {key[1]}: score {chosen!r} is {value:g}, outside [0, 1]; "
+                                "the paired analysis, its intervals and the plots are for scores in [0, 1].",
+                                file=path, fix="rescale the scorer to [0, 1] (divide by its scale's maximum), "
+                                               "or pick another scorer with --scorer.")
         status = str(ours.get("status") or ("error" if sample.error else "limit" if sample.limit else "completed"))
         run.records[key] = TrialRecord(
             task_id=key[0], arm=run.arm, trial_index=key[1] - 1, status=status,

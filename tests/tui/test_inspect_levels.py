@@ -94,3 +94,36 @@ async def test_the_compare_screen_plots_score_by_level_for_inspect_logs(level_lo
         assert [point.value for point in plot.curve.points] == pytest.approx([1 / 6, 3 / 6, 5 / 6])
         caption = str(app.screen.query_one("#compare-levels-caption").render())
         assert "trend across 3 ordered levels" in caption
+
+
+def test_compare_refuses_scores_outside_0_1(tmp_path: Path) -> None:
+    """Our intervals and the plots' axes are for scores in [0, 1] (they clip there): a log scored on a 0-10
+    scale is refused with words, not analysed into clipped intervals (before: exit 0, intervals cut at 1)."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.scorer import Score, Target, mean, scorer
+    from inspect_ai.solver import TaskState, generate
+
+    @scorer(metrics=[mean()])
+    def out_of_ten():  # type: ignore[no-untyped-def]
+        async def score(state: TaskState, target: Target) -> Score:
+            return Score(value=7.0)
+        return score
+
+    def reply(messages, tools, tool_choice, config) -> ModelOutput:  # type: ignore[no-untyped-def]
+        output = ModelOutput.from_content("mockllm/model", "7")
+        output.usage = ModelUsage(input_tokens=3, output_tokens=1, total_tokens=4)
+        return output
+
+    logs = []
+    for name in ("a", "b"):
+        task = Task(name=name, dataset=[Sample(id=q, input=f"{q}?", target="7") for q in QUESTIONS],
+                    solver=generate(), scorer=out_of_ten())
+        [log] = inspect_eval(task, model=get_model("mockllm/model", custom_outputs=reply), log_dir=str(tmp_path),
+                             display="none", max_samples=1)
+        logs.append(str(log.location))
+    run = cli("compare", *logs)
+    assert run.returncode == 2, run.stdout
+    assert "outside [0, 1]" in run.stderr and "Traceback" not in run.stderr
