@@ -42,3 +42,18 @@ def test_levels_that_also_differ_in_temperature_get_no_trend_while_running(tmp_p
 def test_levels_alike_in_everything_else_get_the_trend_while_running(tmp_path: Path) -> None:
     view = running_view(tmp_path, [planned_arm(level, 0.0) for level in SCORES])
     assert view.curve is not None and view.curve.levels == ["minimal", "brief", "full"]
+
+
+def test_the_stored_plan_gives_what_ordered_levels_gives_the_spec() -> None:
+    """The plan is the spec's normalized form after a JSON round trip: the same levels as at the end."""
+    from types import SimpleNamespace
+
+    from corral_core.runner.results import ordered_levels
+    from corral_core.spec import load_spec
+    from corral_tui.analysis import _stored_levels
+
+    root = Path(__file__).resolve().parents[2] / "sample_tasks"
+    for name, expected in (("quickstart", ["minimal", "brief", "syntactical"]), ("samplemath", [])):
+        spec = load_spec(root / f"{name}.bench.yaml")
+        plan = json.loads(json.dumps(spec.normalized(), default=str))
+        assert _stored_levels(SimpleNamespace(arms=[]), plan) == ordered_levels(spec) == expected
