@@ -193,12 +193,10 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
         stored_pairs = metrics.get("comparisons") or []
         comparisons = [(str(c.get("arm_a")), str(c.get("arm_b")), str(c.get("summary"))) for c in stored_pairs]
         pairs = [pair_from_json(c) for c in stored_pairs]
-        curve = _curve_from_json(metrics.get("trend") or {})
+        curve = curve_from_json(metrics.get("trend") or {})
         stored = True
     else:
-        from corral_core.runner import levels_in_order
-
-        levels = levels_in_order([(a.name, a.verbosity, (a.model, a.agent)) for a in benchmark.arms])
+        levels = _stored_levels(benchmark, spec)
         arms, comparisons, pairs, curve = _computed(repository, benchmark, k_values,
                                                     float(spec.get("pass_threshold") or 0.0), levels)
         stored = False
@@ -213,6 +211,19 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
                        documentation if isinstance(documentation, dict) else {}, notes, pairs=pairs, curve=curve)
 
 
+def _stored_levels(benchmark: Any, plan: dict[str, Any]) -> list[str]:
+    """The arms in level order as the finished run will test them (runner.results.ordered_levels): from the
+    plan stored at the start, whose arms carry their whole model and agent (an arm that differs in
+    temperature only is not a level of the same thing); the stored arms' ids when no plan was kept."""
+    from corral_core.metrics import levels_in_order
+
+    planned = plan.get("arms") or []
+    if planned and all(isinstance(arm, dict) and "name" in arm for arm in planned):
+        return levels_in_order([(str(arm["name"]), arm.get("verbosity"),
+                                 (repr(arm.get("model")), repr(arm.get("agent")))) for arm in planned])
+    return levels_in_order([(a.name, a.verbosity, (a.model, a.agent)) for a in benchmark.arms])
+
+
 def pair_from_json(c: dict[str, Any]) -> PairScore:
     score = c.get("score") or {}
     ci = score.get("ci")
@@ -220,7 +231,7 @@ def pair_from_json(c: dict[str, Any]) -> PairScore:
                      (float(ci[0]), float(ci[1])) if ci else None)
 
 
-def _curve_from_json(trend: dict[str, Any]) -> LevelCurve | None:
+def curve_from_json(trend: dict[str, Any]) -> LevelCurve | None:
     levels, points = trend.get("levels") or [], trend.get("curve") or []
     if not levels or len(points) != len(levels):
         return None

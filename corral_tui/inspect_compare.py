@@ -1,6 +1,7 @@
 """`corral-tui compare --tui A.eval B.eval [...]`: the workbench's Compare screen on runs recorded as
 Inspect AI logs — each log an arm, samples paired by id and epoch, the same paired task-level analysis
-as the printed `compare` (corral_core.interop.inspect_in), with the forest plot of per-task differences."""
+as the printed `compare` (corral_core.interop.inspect_in), with the forest plot of per-task differences and,
+for logs that are documentation levels of one task (task_args `verbosity`), score by level with the trend."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 from textual.app import App
 from textual.binding import Binding
 
-from corral_tui.analysis import ArmColumn, CompareView, pair_from_json
+from corral_tui.analysis import ArmColumn, CompareView, curve_from_json, pair_from_json
 from corral_tui.config import Redactor
 from corral_tui.screens.compare import CompareScreen
 
@@ -35,10 +36,13 @@ def inspect_compare_view(comparison: InspectComparison) -> CompareView:
     notes = [f"{run.arm}: {run.path} (scorer {run.scorer}, {len(run.records)} samples)" for run in comparison.runs]
     notes += [f"not paired, only in {arm}: {len(keys)} sample(s), left out" for arm, keys in comparison.unpaired.items()
               if keys]
+    curve = curve_from_json(document.get("trend") or {})  # logs that are documentation levels of one task
+    if curve is not None and curve.summary:
+        notes.append(curve.summary)
     tasks = sorted({task for column in arms for task in column.task_scores})
     comparisons = [(str(c["arm_a"]), str(c["arm_b"]), str(c["summary"])) for c in document["comparisons"]]
     return CompareView(benchmark, arms, comparisons, tasks, comparison.k_values, True, notes=notes,
-                       pairs=[pair_from_json(c) for c in document["comparisons"]])
+                       pairs=[pair_from_json(c) for c in document["comparisons"]], curve=curve)
 
 
 class InspectCompareApp(App[None]):

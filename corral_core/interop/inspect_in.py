@@ -1,20 +1,22 @@
 """Inspect AI logs in: each log is an arm, each sample a trial (task = sample id, trial = epoch), so
 our paired task-level analysis (sign-flip test, cluster bootstrap, Holm, pass@k / pass^k) runs on
 runs made with Inspect. Samples are paired by (id, epoch): only those present in every log are
-analysed, and the rest are reported as unpaired.
+analysed, and the rest are reported as unpaired. Logs of one task and model that differ only in their
+documentation level (task_args `verbosity`, as our export writes it) are ordered levels: the trend
+test across them runs as it does for a benchmark of levels.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from corral_core.errors import UserError
 from corral_core.interop import require
-from corral_core.metrics import Analysis, TrialRecord, analyse, metrics_to_dict
+from corral_core.metrics import Analysis, TrialRecord, analyse, levels_in_order, metrics_to_dict
 
 SampleKey = tuple[str, int]  # (sample id, epoch)
 
@@ -27,6 +29,9 @@ class InspectRun:
     arm: str
     scorer: str
     records: dict[SampleKey, TrialRecord] = field(default_factory=dict)
+    verbosity: str | None = None  # task_args["verbosity"], when the log has one
+    setup: tuple[str, str] = ("", "")  # (Inspect task, model): what must not differ between levels
+    named: bool = False  # the log names its arm (task_args["arm"], our export)
 
 
 @dataclass
@@ -50,6 +55,7 @@ class InspectComparison:
             "headline_score": self.analysis.headline,
             "arms": {name: metrics_to_dict(m) for name, m in self.analysis.arms.items()},
             "comparisons": [metrics_to_dict(c) for c in self.analysis.comparisons],
+            "trend": metrics_to_dict(self.analysis.trend) if self.analysis.trend is not None else None,
             "chains": {},
         }
 
@@ -72,7 +78,10 @@ def read_run(path: Path, scorer: str | None = None, taken: Sequence[str] = ()) -
         chosen = next((name for s in summaries for name in (s.scores or {})), None)
     if chosen is None:
         raise UserError("the log has no scores to compare.", file=path, fix="score the run (inspect score LOG).")
-    run = InspectRun(path, _arm_name(header, path, taken), chosen)
+    level = (header.eval.task_args or {}).get("verbosity")
+    run = InspectRun(path, _arm_name(header, path, taken), chosen, verbosity=str(level) if level else None,
+                     setup=(str(header.eval.task), str(header.eval.model)),
+                     named=bool((header.eval.task_args or {}).get("arm")))
     to_float = value_to_float()
     for sample in summaries:
         key = (str(sample.id), int(sample.epoch))
@@ -85,6 +94,11 @@ def read_run(path: Path, scorer: str | None = None, taken: Sequence[str] = ()) -
             except (TypeError, ValueError):
                 raise UserError(f"sample {key[0]!r} epoch {key[1]}: score {chosen!r} is not a number "
                                 f"({score.value!r}).", file=path, fix="pick a numeric scorer with --scorer.") from None
+            if not math.isnan(value) and not 0.0 <= value <= 1.0:
+                raise UserError(f"sample {key[0]!r} epoch {key[1]}: score {chosen!r} is {value:g}, outside [0, 1]; "
+                                "the paired analysis, its intervals and the plots are for scores in [0, 1].",
+                                file=path, fix="rescale the scorer to [0, 1] (divide by its scale's maximum), "
+                                               "or pick another scorer with --scorer.")
         status = str(ours.get("status") or ("error" if sample.error else "limit" if sample.limit else "completed"))
         run.records[key] = TrialRecord(
             task_id=key[0], arm=run.arm, trial_index=key[1] - 1, status=status,
@@ -117,6 +131,19 @@ def _arm_name(header: Any, path: Path, taken: Sequence[str]) -> str:
     return name
 
 
+def _name_by_level(runs: Sequence[InspectRun]) -> None:
+    """Logs of one task and model, each at its own documentation level and none naming its arm, are named
+    by their level (`brief`, not `task/model (file stem)`): the level is all that tells them apart."""
+    levels = [run.verbosity for run in runs]
+    if any(run.named or not run.verbosity for run in runs) or len(set(levels)) != len(runs) or \
+            len({run.setup for run in runs}) != 1:
+        return
+    for run in runs:
+        run.arm = str(run.verbosity)
+        for key, record in run.records.items():
+            run.records[key] = replace(record, arm=run.arm)
+
+
 def compare_logs(paths: Sequence[Path], *, scorer: str | None = None, k_values: Sequence[int] = (),
                  seed: int = 0) -> InspectComparison:
     """Read every log and run the paired analysis over the samples present in all of them."""
@@ -135,8 +162,10 @@ def compare_logs(paths: Sequence[Path], *, scorer: str | None = None, k_values: 
     ks = sorted(set(k_values)) or list(range(1, epochs + 1))
     if any(k < 1 for k in ks):
         raise UserError("every k must be at least 1.", where="--k")
+    _name_by_level(runs)
     records = [run.records[key] for run in runs for key in paired]
-    analysis = analyse(records, [run.arm for run in runs], ks, seed=seed)
+    levels = levels_in_order([(run.arm, run.verbosity, run.setup) for run in runs])
+    analysis = analyse(records, [run.arm for run in runs], ks, seed=seed, ordered_levels=levels)
     return InspectComparison(runs, analysis, paired, unpaired, ks)
 
 

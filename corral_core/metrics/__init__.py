@@ -100,6 +100,7 @@ from .stats import (
     t_quantile,
     wilson_interval,
 )
+from .trend import levels_in_order
 
 __all__ = [
     "ATTEMPTED_STATUSES",
@@ -159,6 +160,7 @@ __all__ = [
     "is_attempted",
     "is_errored",
     "is_missing",
+    "levels_in_order",
     "mcnemar_exact",
     "mean_ci",
     "metrics_to_dict",

@@ -16,7 +16,7 @@ import itertools
 import math
 import random
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .intervals import task_mean_interval
@@ -100,3 +100,21 @@ def trend_test(levels: Sequence[str], task_means: Mapping[str, Mapping[str, floa
                f"; score by level: {curve_text}"
                + (f"; {len(left_out)} task(s) not measured at every level left out" if left_out else ""))
     return TrendResult(list(levels), len(rows), left_out[:20], slope, ci, p, method, used, curve, summary=summary)
+
+
+def levels_in_order(arms: Sequence[tuple[str, str | None, Hashable]]) -> list[str]:
+    """The arm names in verbosity order when the arms are levels of one thing: three or more arms given as
+    (name, verbosity, everything else the arm sets), each its own level, the rest alike (else [], and no
+    trend test). A spec's arms (runner.results.ordered_levels), a stored benchmark's (a running benchmark's
+    Compare tests the trend its finish will) and Inspect logs' task_args all go through here."""
+    from corral_core.tools.verbosity import verbosity_rank  # the level scale (lazy: tools is not a metrics need)
+
+    if len(arms) < 3 or len({verbosity for _name, verbosity, _rest in arms}) != len(arms):
+        return []
+    if len({rest for _name, _verbosity, rest in arms}) != 1:
+        return []
+    try:
+        ranks = {name: verbosity_rank(verbosity or "") for name, verbosity, _rest in arms}
+    except ValueError:
+        return []
+    return sorted(ranks, key=ranks.__getitem__)

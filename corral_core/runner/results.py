@@ -12,7 +12,7 @@ import dataclasses
 import logging
 import math
 import operator
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
@@ -30,6 +30,7 @@ from corral_core.metrics import (
     PairedComparison,
     TrialRecord,
     analyse,
+    levels_in_order,
     metrics_to_dict,
     success,
 )
@@ -40,7 +41,6 @@ from corral_core.spec import BenchmarkSpec
 from corral_core.store.convert import TRIAL_RECORD_COLUMNS
 from corral_core.store.models import TrialInfo
 from corral_core.store.tables import iso_from_driver
-from corral_core.tools.verbosity import verbosity_rank
 
 log = logging.getLogger(__name__)
 
@@ -189,20 +189,6 @@ def ordered_levels(spec: BenchmarkSpec) -> list[str]:
     verbosity level, the same model and agent otherwise (else [], and no trend test)."""
     return levels_in_order([(arm.name, arm.verbosity, (repr(arm.model.to_dict()), repr(arm.agent.to_dict())))
                             for arm in spec.arms])
-
-
-def levels_in_order(arms: Sequence[tuple[str, str | None, Hashable]]) -> list[str]:
-    """`ordered_levels` over (arm name, verbosity, everything else the arm sets) — also what a stored
-    benchmark's arms give, so a running benchmark's Compare tests the same trend its finish will."""
-    if len(arms) < 3 or len({verbosity for _name, verbosity, _rest in arms}) != len(arms):
-        return []
-    if len({rest for _name, _verbosity, rest in arms}) != 1:
-        return []
-    try:
-        ranks = {name: verbosity_rank(verbosity or "") for name, verbosity, _rest in arms}
-    except ValueError:
-        return []
-    return sorted(ranks, key=ranks.__getitem__)
 
 
 def compute_analysis(spec: BenchmarkSpec, records: Iterable[TrialRecord]) -> Analysis:
