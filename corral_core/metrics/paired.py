@@ -15,7 +15,6 @@ import statistics
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import repeat
 from typing import Any
 
 from .stats import t_quantile
@@ -260,14 +259,7 @@ def bootstrap_mean_cis(columns: Sequence[Sequence[float]], *, draws: int = BOOTS
         factor = t_quantile((1.0 + confidence) / 2.0, n - 1) / math.sqrt(n)
         return [BootstrapCI((m - factor * statistics.stdev(c), m + factor * statistics.stdev(c)), "t", None, None)
                 for m, c in zip(means, data, strict=True)]
-    uniform = random.Random(seed).random
-    getters = [column.__getitem__ for column in data]
-    resampled: list[list[float]] = [[] for _ in data]
-    for _ in range(draws):
-        # one resample of the tasks, shared by every outcome (drawn as random.choices draws)
-        chosen = [int(uniform() * n) for _ in repeat(None, n)]
-        for get, out in zip(getters, resampled, strict=True):
-            out.append(math.fsum(map(get, chosen)) / n)
+    resampled = _bootstrap_means(data, draws, seed)
     tail = expanded_alpha(n, confidence)
     results: list[BootstrapCI | None] = []
     for mean, out in zip(means, resampled, strict=True):
@@ -275,6 +267,33 @@ def bootstrap_mean_cis(columns: Sequence[Sequence[float]], *, draws: int = BOOTS
         low, high = percentile(out, tail), percentile(out, 1.0 - tail)
         results.append(BootstrapCI((min(low, mean), max(high, mean)), "cluster-bootstrap", draws, seed))
     return results
+
+
+def _python_stream(seed: int) -> Any:
+    """numpy's legacy Mersenne Twister in the exact state of `random.Random(seed)`: the same uniforms."""
+    import numpy as np
+
+    state = random.Random(seed).getstate()[1]
+    stream = np.random.RandomState()
+    stream.set_state(("MT19937", np.array(state[:-1], dtype=np.uint32), state[-1], 0, 0.0))
+    return stream
+
+
+def _bootstrap_means(data: list[list[float]], draws: int, seed: int) -> list[list[float]]:
+    """Per column, the mean of each resample of the tasks (one resample shared by every column): task
+    int(u * n) for the seed's uniforms u, as the pure-Python loop drew them, each mean an exact `fsum`."""
+    import numpy as np
+
+    n = len(data[0])
+    stream = _python_stream(seed)
+    columns = [np.array(column) for column in data]
+    resampled: list[list[float]] = [[] for _ in data]
+    rows = max(1, (1 << 20) // n)  # resamples per step: bounded memory
+    for start in range(0, draws, rows):
+        chosen = (stream.random_sample((min(rows, draws - start), n)) * n).astype(np.intp)
+        for column, out in zip(columns, resampled, strict=True):
+            out.extend(total / n for total in map(math.fsum, column[chosen].tolist()))
+    return resampled
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

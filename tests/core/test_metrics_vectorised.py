@@ -1,6 +1,6 @@
-"""The Monte Carlo statistics on numpy give what the pure-Python versions gave: the sign-flip test the
-same counts for a seed (the same sign patterns), the trend test the same p within Monte Carlo error
-(its draws moved once to numpy's generator)."""
+"""The Monte Carlo statistics on numpy give what the pure-Python versions gave: the sign-flip test and the task
+bootstrap the same numbers for a seed (the same sign patterns, the same resampled tasks), the trend test the same
+p within Monte Carlo error (its draws moved once to numpy's generator)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ from operator import getitem
 
 import pytest
 
-from corral_core.metrics.paired import _monte_carlo_bounds, _monte_carlo_extremes, sign_flip_tests
+from corral_core.metrics.paired import (
+    _monte_carlo_bounds,
+    _monte_carlo_extremes,
+    bootstrap_mean_cis,
+    expanded_alpha,
+    percentile,
+    sign_flip_tests,
+)
 from corral_core.metrics.trend import trend_test
 
 
@@ -107,3 +114,29 @@ def test_the_trend_p_agrees_with_the_pure_python_version_within_monte_carlo_erro
     p = (old + new.p_value) / 2
     assert abs(new.p_value - old) <= 4 * math.sqrt(2 * p * (1 - p) / draws) + 2 / draws
     assert trend_test(levels, means, seed=3, draws=draws) == new  # seeded: reproducible
+
+
+def _old_bootstrap(columns: list[list[float]], draws: int, seed: int) -> list[tuple[float, float]]:
+    """The pure-Python task bootstrap of corral-tui before numpy (one resample shared by the columns)."""
+    n = len(columns[0])
+    uniform = random.Random(seed).random
+    resampled: list[list[float]] = [[] for _ in columns]
+    for _ in range(draws):
+        chosen = [int(uniform() * n) for _ in range(n)]
+        for column, out in zip(columns, resampled, strict=True):
+            out.append(math.fsum(column[i] for i in chosen) / n)
+    tail = expanded_alpha(n)
+    bounds = []
+    for column, out in zip(columns, resampled, strict=True):
+        out.sort()
+        mean = math.fsum(column) / n
+        bounds.append((min(percentile(out, tail), mean), max(percentile(out, 1.0 - tail), mean)))
+    return bounds
+
+
+@pytest.mark.parametrize(("n", "seed"), [(3, 0), (40, 0), (300, 5), (40, 2**40 + 3)])
+def test_the_task_bootstrap_gives_the_same_interval_as_the_pure_python_version(n: int, seed: int) -> None:
+    rng = random.Random(n)
+    columns = [[rng.random() for _ in range(n)], [float(rng.random() < 0.5) for _ in range(n)]]
+    new = bootstrap_mean_cis(columns, draws=1_500, seed=seed)
+    assert [ci.ci for ci in new if ci is not None] == _old_bootstrap(columns, 1_500, seed)
