@@ -78,6 +78,9 @@ def sweep(n_levels: int, n_tasks: int, trials: int) -> None:
     print(f"sweep {n_levels} levels x {n_tasks} tasks x {trials} trials, {len(result.comparisons)} pairs: "
           f"analyse {cpu:5.2f} s CPU (load {os.getloadavg()[0]:.1f}); verdicts "
           + ", ".join(f"{v} {n}" for v, n in sorted(verdicts.items())), flush=True)
+    trend = result.trend
+    if trend is not None:
+        print(f"  trend: p {trend.p_value:.4g} ({trend.p_method}), slope {trend.slope:+.4f} per level")
     for c in result.comparisons:
         print(f"  {c.arm_a} vs {c.arm_b}: p {c.score.p_value:.4g} ({c.score.p_method}), "
               f"CI {c.score.ci}, {c.verdict}")
