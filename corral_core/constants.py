@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from enum import Enum
+from pathlib import Path
 
-__all__ = ["EXECUTORS", "EXECUTOR_FIX", "MAX_IN_FLIGHT", "TOOL_STATUSES", "ToolStatus", "is_executor",
-           "utc_now"]
+__all__ = ["EXECUTORS", "EXECUTOR_FIX", "MAX_IN_FLIGHT", "TOOL_STATUSES", "ToolStatus", "default_db_path",
+           "is_executor", "utc_now"]
 
 # Trials one process runs at once (a spec's `parallel`); the environment client pools as many
 # connections. Each trial is a thread waiting on its model most of the time: at 256 in flight one
@@ -49,3 +50,11 @@ EXECUTOR_FIX = ("use `local` (threads here), `processes` (a Dask LocalCluster on
 def is_executor(text: str) -> bool:
     """`local`, `processes` or `dask://HOST:PORT`."""
     return text in EXECUTORS or (text.startswith("dask://") and ":" in text[len("dask://"):])
+
+
+def default_db_path() -> Path:
+    """Where the TUI and batch mode keep their history when no --db is given (here, not in the store
+    package: the workbench needs the path before its first frame, the store's SQLAlchemy after it)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("corral-tui", appauthor=False)) / "corral.db"

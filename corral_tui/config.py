@@ -106,13 +106,11 @@ def config_from_args(options: CliOptions) -> WorkbenchConfig:
     if not suites:
         raise UserError("no suites to open: sample_tasks/ has no suite files.", where="--suite",
                         fix="pass --suite FILE.")
-    from corral_core.constants import EXECUTOR_FIX, is_executor
+    from corral_core.constants import EXECUTOR_FIX, default_db_path, is_executor
 
     executor = (options.executor or "local").strip()
     if not is_executor(executor):
         raise UserError(f"unknown executor {executor!r}.", where="--executor", fix=EXECUTOR_FIX)
-    from corral_core.store import default_db_path
-
     db = options.db or str(default_db_path())
     return WorkbenchConfig(suite_paths=suites, db_url=str(db), server_url=options.server, token=options.token,
                            model=options.model, model_base_url=options.model_base_url,

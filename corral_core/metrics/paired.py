@@ -1,5 +1,6 @@
 """Paired statistics over independent units (tasks): sign-flip permutation test, cluster bootstrap CI,
-Holm's correction and Cohen's d_z. Stdlib only, deterministic for a seed, linear in the number of units.
+Holm's correction and Cohen's d_z. Deterministic for a seed, linear in the number of units; the Monte Carlo
+draws run on numpy (imported when sampling).
 
 The input is one difference per unit (arm B's mean minus arm A's mean on that task). Under the null
 hypothesis the two arms are exchangeable within a task, so every difference is equally likely to have
@@ -12,11 +13,9 @@ import math
 import random
 import statistics
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import repeat
-from operator import getitem
-from typing import cast
+from typing import Any, cast
 
 from .stats import t_quantile
 
@@ -36,7 +35,6 @@ BOOTSTRAP_DRAWS = 2_000
 BOOTSTRAP_MAX_UNITS = 2_000
 ZERO_DIFFERENCE = 1e-12  # a task-level difference smaller than this is float noise: a tie
 _NORMAL = statistics.NormalDist()
-_BLOCK = 8  # Monte Carlo sign flips are summed 8 units at a time from 256-entry tables
 
 
 @dataclass(frozen=True)
@@ -151,32 +149,58 @@ def _count_at_least(values: Sequence[float], threshold: float) -> int:
     return sum(size - bisect_left(right, threshold - s) for s in left)
 
 
-def _tables(values: Sequence[float]) -> list[list[float]]:
-    """table[j][m] = sum of the values of block j (8 values) whose bit is set in the byte m."""
-    tables = []
-    for start in range(0, len(values), _BLOCK):
-        table = [0.0]
-        for v in values[start:start + _BLOCK]:
-            table = table + [t + v for t in table]
-        tables.append(table * (256 // len(table)))  # a short last block ignores the high bits: table[m % len]
-    return tables
+_CHUNK = 2048  # Monte Carlo draws per step (bounded memory: chunk x tasks / 8 bytes)
+_BLOCK = 8  # Monte Carlo sign flips are summed 8 units at a time from 256-entry tables
+
+
+def _tables(values: Sequence[float]) -> Any:
+    """tables[j, m] = sum of the values of block j (8 values) whose bit is set in the byte m (a short last
+    block is padded with zeros, so the bits past the last value change nothing)."""
+    import numpy as np
+
+    blocks = np.zeros(((len(values) + _BLOCK - 1) // _BLOCK) * _BLOCK)
+    blocks[:len(values)] = values
+    bits = (np.arange(256)[:, None] >> np.arange(_BLOCK)) & 1  # 256 x 8: the bits of each byte
+    return blocks.reshape(-1, _BLOCK) @ bits.T.astype(np.float64)  # blocks x 256
+
+
+def _sign_chunks(n: int, draws: int, seed: int) -> Iterator[Any]:
+    """The seeded sign patterns, `_CHUNK` draws at a time, as bytes (draws x ceil(n / 8)): bit i of draw b's
+    random integer (Python's `random.Random(seed).getrandbits`, one integer per draw, as before numpy) says
+    whether value i keeps its sign, so every seed gives the same patterns it always gave."""
+    import numpy as np
+
+    n_bytes = (n + 7) // 8
+    bits = random.Random(seed).getrandbits
+    for start in range(0, draws, _CHUNK):
+        size = min(_CHUNK, draws - start)
+        raw = b"".join([bits(8 * n_bytes).to_bytes(n_bytes, "little") for _ in range(size)])
+        yield np.frombuffer(raw, dtype=np.uint8).reshape(size, n_bytes)
+
+
+def _signed_sum_chunks(columns: Sequence[Sequence[float]], draws: int, seed: int) -> Iterator[Any]:
+    """Per chunk of draws, the signed sums (columns x draws), read from the tables 8 values at a time:
+    sum(+v) - sum(-v) = 2 * sum(+v) - sum(v). No matrix product: BLAS threads would spin on a busy machine."""
+    import numpy as np
+
+    tables = [_tables(values) for values in columns]
+    totals = np.array([math.fsum(values) for values in columns])
+    blocks = np.arange(tables[0].shape[0])
+    for patterns in _sign_chunks(len(columns[0]), draws, seed):
+        kept = np.stack([table[blocks, patterns].sum(axis=1) for table in tables])
+        yield 2.0 * kept - totals[:, None]
 
 
 def _monte_carlo_extremes(columns: list[list[float]], thresholds: list[float], draws: int, seed: int) -> list[int]:
-    """Per column, the draws whose |sum of randomly signed values| reaches its threshold. Each draw is
-    one random integer whose bits are the signs (shared by the columns); a signed sum is read from
-    256-entry tables, 8 values at a time: sum(+v) - sum(-v) = 2 * sum(+v) - sum(v)."""
-    tables = [_tables(values) for values in columns]
-    totals = [math.fsum(values) for values in columns]
-    n_bytes = len(tables[0])
-    rng = random.Random(seed)
-    extreme = [0] * len(columns)
-    for _ in range(draws):
-        pattern = rng.getrandbits(8 * n_bytes).to_bytes(n_bytes, "little")
-        for i, table in enumerate(tables):
-            if abs(2.0 * sum(map(getitem, table, pattern)) - totals[i]) >= thresholds[i]:
-                extreme[i] += 1
-    return extreme
+    """Per column, the draws whose |sum of randomly signed values| reaches its threshold (the sign
+    patterns shared by the columns)."""
+    import numpy as np
+
+    limits = np.array(thresholds)[:, None]
+    extreme = np.zeros(len(columns), dtype=np.int64)
+    for sums in _signed_sum_chunks(columns, draws, seed):
+        extreme += (np.abs(sums) >= limits).sum(axis=1)
+    return [int(e) for e in extreme]
 
 
 @dataclass(frozen=True)
@@ -235,14 +259,7 @@ def bootstrap_mean_cis(columns: Sequence[Sequence[float]], *, draws: int = BOOTS
         factor = t_quantile((1.0 + confidence) / 2.0, n - 1) / math.sqrt(n)
         return [BootstrapCI((m - factor * statistics.stdev(c), m + factor * statistics.stdev(c)), "t", None, None)
                 for m, c in zip(means, data, strict=True)]
-    uniform = random.Random(seed).random
-    getters = [column.__getitem__ for column in data]
-    resampled: list[list[float]] = [[] for _ in data]
-    for _ in range(draws):
-        # one resample of the tasks, shared by every outcome (drawn as random.choices draws)
-        chosen = [int(uniform() * n) for _ in repeat(None, n)]
-        for get, out in zip(getters, resampled, strict=True):
-            out.append(math.fsum(map(get, chosen)) / n)
+    resampled = _bootstrap_means(data, draws, seed)
     tail = expanded_alpha(n, confidence)
     results: list[BootstrapCI | None] = []
     for mean, out in zip(means, resampled, strict=True):
@@ -250,6 +267,33 @@ def bootstrap_mean_cis(columns: Sequence[Sequence[float]], *, draws: int = BOOTS
         low, high = percentile(out, tail), percentile(out, 1.0 - tail)
         results.append(BootstrapCI((min(low, mean), max(high, mean)), "cluster-bootstrap", draws, seed))
     return results
+
+
+def _python_stream(seed: int) -> Any:
+    """numpy's legacy Mersenne Twister in the exact state of `random.Random(seed)`: the same uniforms."""
+    import numpy as np
+
+    state = random.Random(seed).getstate()[1]
+    stream = np.random.RandomState()
+    stream.set_state(("MT19937", np.array(state[:-1], dtype=np.uint32), state[-1], 0, 0.0))
+    return stream
+
+
+def _bootstrap_means(data: list[list[float]], draws: int, seed: int) -> list[list[float]]:
+    """Per column, the mean of each resample of the tasks (one resample shared by every column): task
+    int(u * n) for the seed's uniforms u, as the pure-Python loop drew them, each mean an exact `fsum`."""
+    import numpy as np
+
+    n = len(data[0])
+    stream = _python_stream(seed)
+    columns = [np.array(column) for column in data]
+    resampled: list[list[float]] = [[] for _ in data]
+    rows = max(1, (1 << 20) // n)  # resamples per step: bounded memory
+    for start in range(0, draws, rows):
+        chosen = (stream.random_sample((min(rows, draws - start), n)) * n).astype(np.intp)
+        for column, out in zip(columns, resampled, strict=True):
+            out.extend(total / n for total in map(math.fsum, column[chosen].tolist()))
+    return resampled
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -324,16 +368,9 @@ class SignFlipInterval:
 
 def _signed_sums(columns: Sequence[Sequence[float]], draws: int, seed: int) -> list[list[float]]:
     """Per column, the signed sum of each Monte Carlo draw: the same patterns as `sign_flip_tests`."""
-    tables = [_tables(values) for values in columns]
-    totals = [math.fsum(values) for values in columns]
-    n_bytes = len(tables[0])
-    rng = random.Random(seed)
-    sums: list[list[float]] = [[] for _ in columns]
-    for _ in range(draws):
-        pattern = rng.getrandbits(8 * n_bytes).to_bytes(n_bytes, "little")
-        for table, total, out in zip(tables, totals, sums, strict=True):
-            out.append(2.0 * sum(map(getitem, table, pattern)) - total)
-    return sums
+    import numpy as np
+
+    return [list(row) for row in np.hstack(list(_signed_sum_chunks(columns, draws, seed))).tolist()]
 
 
 def _exact_p_at(values: Sequence[float], delta: float) -> float:
@@ -420,23 +457,20 @@ def _monte_carlo_bounds(values: list[float], mean: float, alpha: float, draws: i
     """Bounds from the test's own Monte Carlo patterns: pattern b (signed sum a, sum of signs s) is at
     least as extreme at shift delta when (a - delta*s)^2 >= (S - n*delta)^2, an interval [r1, r2] of delta
     around the mean; p(delta) = (1 + patterns whose interval holds delta) / (draws + 1)."""
+    import numpy as np
+
     n = len(values)
     total = math.fsum(values)
-    signed, signs = _signed_sums([values, [1.0] * n], draws, seed)
-    lows: list[float] = []
-    highs: list[float] = []
-    always = 0
-    for a, s in zip(signed, signs, strict=True):
-        qa = s * s - n * n
-        if qa >= 0.0:  # all signs alike: as extreme as the observed pattern at every shift
-            always += 1
-            continue
-        qb = -2.0 * (a * s - total * n)
-        qc = a * a - total * total
-        root = math.sqrt(max(0.0, qb * qb - 4.0 * qa * qc))
-        r1, r2 = (-qb + root) / (2.0 * qa), (-qb - root) / (2.0 * qa)
-        lows.append(min(r1, r2, mean))
-        highs.append(max(r1, r2, mean))
+    signed, signs = (np.array(row) for row in np.hstack(list(_signed_sum_chunks([values, [1.0] * n], draws, seed))))
+    qa = signs * signs - n * n
+    always = int((qa >= 0.0).sum())  # all signs alike: as extreme as the observed pattern at every shift
+    a, s, qa = signed[qa < 0.0], signs[qa < 0.0], qa[qa < 0.0]
+    qb = -2.0 * (a * s - total * n)
+    qc = a * a - total * total
+    root = np.sqrt(np.maximum(0.0, qb * qb - 4.0 * qa * qc))
+    r1, r2 = (-qb + root) / (2.0 * qa), (-qb - root) / (2.0 * qa)
+    lows = np.minimum(np.minimum(r1, r2), mean).tolist()
+    highs = np.maximum(np.maximum(r1, r2), mean).tolist()
     # rejected where 1 + count < alpha * (draws + 1): the bound is where count falls to `kept` - 1
     kept = max(0, math.ceil(alpha * (draws + 1) - 1.0 - 1e-9) - always)
     if kept == 0 or kept > len(highs):

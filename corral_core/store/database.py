@@ -14,12 +14,12 @@ from pathlib import Path
 from time import monotonic, sleep
 from typing import Any
 
-import platformdirs
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
+from corral_core.constants import default_db_path  # noqa: F401  (the store package has always exported it)
 from corral_core.errors import StoreError
 from corral_core.store.schema import ensure_schema
 
@@ -32,11 +32,6 @@ BUSY_TIMEOUT_MS = 30_000
 _write_locks: weakref.WeakKeyDictionary[Engine, threading.RLock] = weakref.WeakKeyDictionary()
 _write_locks_guard = threading.Lock()
 PG_CONNECT_TIMEOUT = 10  # seconds: a wrong host or a stopped server is reported, not waited for
-
-
-def default_db_path() -> Path:
-    """Where the TUI and batch mode keep their history when no --db is given."""
-    return Path(platformdirs.user_data_dir("corral-tui", appauthor=False)) / "corral.db"
 
 
 def make_engine(url: str | Path, *, echo: bool = False, create: bool = True) -> Engine:
