@@ -12,7 +12,6 @@ from corral_core.runner.results import (
     BenchmarkResult,
     TaskFacts,
     compute_metrics,
-    levels_in_order,
     metrics_records,
     records_from_store,
     stored_benchmark_records,
@@ -22,6 +21,6 @@ from corral_core.runner.trial import NoPersonGate, build_agent
 
 __all__ = [
     "BenchmarkResult", "BenchmarkRunner", "ControlRegistry", "Job", "NoPersonGate", "RunningTrial", "TaskFacts",
-    "build_agent", "chained_tasks", "compute_metrics", "episode_id_for", "levels_in_order", "metrics_records",
+    "build_agent", "chained_tasks", "compute_metrics", "episode_id_for", "metrics_records",
     "plan_jobs", "records_from_store", "stored_benchmark_records", "task_facts",
 ]

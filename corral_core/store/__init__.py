@@ -4,7 +4,8 @@ Tables (tables.py), plain domain objects (models.py) and the converters between 
 are kept apart; callers use `StoreWriter` to record events and `Repository` to read.
 """
 
-from corral_core.store.database import default_db_path, init_db, make_engine
+from corral_core.constants import default_db_path
+from corral_core.store.database import init_db, make_engine
 from corral_core.store.models import (
     ArmInfo,
     BenchmarkInfo,

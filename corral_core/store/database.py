@@ -19,7 +19,6 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
-from corral_core.constants import default_db_path  # noqa: F401  (the store package has always exported it)
 from corral_core.errors import StoreError
 from corral_core.store.schema import ensure_schema
 

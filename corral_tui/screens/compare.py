@@ -4,7 +4,7 @@ the task x arm matrix, a bar chart of score by arm, a forest plot of one pair's 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.table import Table
 from rich.text import Text
@@ -22,10 +22,10 @@ from corral_tui.config import Redactor
 from corral_tui.render import format_cost, format_tokens
 from corral_tui.screens.base import QueryScreen
 from corral_tui.widgets.bars import Bar, BarChart
-from corral_tui.widgets.plots import ForestPlot, LevelPlot
 
 if TYPE_CHECKING:
     from corral_tui.services.queries import StoreQueries
+    from corral_tui.widgets.plots import ForestPlot, LevelPlot
 
 
 def _pct(value: float | None) -> str:
@@ -189,6 +189,8 @@ class CompareScreen(QueryScreen):
             yield BarChart(id="compare-chart")
             yield Label("Per-task differences", classes="section compare-pair")
             yield Static("", id="compare-forest-caption", classes="compare-pair")
+            from corral_tui.widgets.plots import ForestPlot, LevelPlot  # plotext: not before the first frame
+
             yield ForestPlot(id="compare-forest")
             yield Label("Score by level (95% CI over tasks)", classes="section compare-levels")
             yield Static("", id="compare-levels-caption", classes="compare-levels")
@@ -247,17 +249,23 @@ class CompareScreen(QueryScreen):
         curve = view.curve
         for widget in self.query(".compare-levels"):
             widget.display = curve is not None
-        self.query_one(LevelPlot).display = curve is not None
+        self._level_plot().display = curve is not None
         if curve is not None:
             self.query_one("#compare-levels-caption", Static).update(Text(curve.summary, style="dim"))
-            self.query_one(LevelPlot).show(curve)
+            self._level_plot().show(curve)
+
+    def _forest_plot(self) -> ForestPlot:
+        return cast("ForestPlot", self.query_one("#compare-forest"))
+
+    def _level_plot(self) -> LevelPlot:
+        return cast("LevelPlot", self.query_one("#compare-levels"))
 
     def _show_pair(self) -> None:
         view = self.view
         shown = view is not None and bool(view.pairs)
         for widget in self.query(".compare-pair"):
             widget.display = shown
-        self.query_one(ForestPlot).display = shown
+        self._forest_plot().display = shown
         if not shown or view is None:
             return
         pair = view.pairs[self.pair_index]
@@ -266,7 +274,7 @@ class CompareScreen(QueryScreen):
         differences = task_differences(a.task_scores if a else {}, b.task_scores if b else {})
         self.query_one("#compare-forest-caption", Static).update(
             forest_caption(view, self.pair_index, len(differences.rows), differences.hidden))
-        self.query_one(ForestPlot).show(pair, differences)
+        self._forest_plot().show(pair, differences)
 
     def action_next_pair(self) -> None:
         """Show the next pair of arms in the forest plot."""

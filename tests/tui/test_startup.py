@@ -11,7 +11,7 @@ from tests.tui.helpers import ROOT
 
 HEAVY = ("fastapi", "uvicorn", "sqlalchemy", "sqlmodel", "litellm", "httpx")
 # loaded after the first frame too (the boot worker, a run, the statistics)
-AFTER_FIRST_FRAME = (*HEAVY, "openai", "numpy", "dask", "distributed", "mcp")
+AFTER_FIRST_FRAME = (*HEAVY, "openai", "numpy", "dask", "distributed", "mcp", "plotext", "textual_plotext")
 
 
 def test_building_the_app_imports_no_heavy_module(tmp_path) -> None:
