@@ -290,6 +290,8 @@ class Environment(ABC):
         elif outcome.error is not None:
             call.status = ToolStatus.EXECUTION_ERROR
             call.error_message = describe_error(outcome.error)
+            if getattr(outcome.error, "environment_failure", False):  # the server under the tool failed
+                call.fault = "environment"
         else:
             value = outcome.value
             if isinstance(value, RichResult):

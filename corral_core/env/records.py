@@ -34,6 +34,9 @@ class ToolCall:
     # its structured content): passed through to MCP clients; `result` stays its text for the rest
     content: list[dict[str, Any]] | None = None
     structured_content: Any = None
+    # "environment" when the call failed because the tool's environment did (an external server timed
+    # out, closed or is gone: a ToolEnvironmentError), not the tool; the trial then errors on that fault
+    fault: str | None = None
 
     @property
     def success(self) -> bool:
@@ -45,6 +48,8 @@ class ToolCall:
             rich["content"] = self.content
         if self.structured_content is not None:
             rich["structured_content"] = self.structured_content
+        if self.fault is not None:
+            rich["fault"] = self.fault
         return {**rich, 
             "tool_name": self.tool_name,
             "arguments": self.arguments,

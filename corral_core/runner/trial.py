@@ -87,12 +87,14 @@ class AssistTracker:
 
 
 class _TrialInterface:
-    """The trial client as the agent sees it, keeping the finishing result and tool time."""
+    """The trial client as the agent sees it, keeping the finishing result, tool time and the first
+    failure of the environment under a tool (the agent reads it as a failed call; the trial errors)."""
 
     def __init__(self, client: Any) -> None:
         self._client = client
         self.result: Any = None
         self.tool_duration = 0.0
+        self.environment_failure: str | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
@@ -102,6 +104,8 @@ class _TrialInterface:
         call = getattr(response, "tool_call", None)
         if isinstance(call, dict):
             self.tool_duration += float(call.get("duration") or 0.0)
+            if call.get("fault") == "environment" and self.environment_failure is None:
+                self.environment_failure = str(call.get("error_message") or f"the tool {tool_name} failed")
         return response
 
     def submit_answer(self, task_id: str, answer: str) -> Any:
@@ -296,6 +300,10 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
                     error=f"the trial ran longer than its {limit:g} s limit (timeouts.trial) and was cancelled")
     elif state.get("status") == "timeout":  # the grader overran timeouts.grader: no score
         data.update(status="timeout", score=None, error=None, fault="grader")
+    elif interface.environment_failure is not None and outcome.status != "cancelled":
+        # the environment failed under a tool: whatever the agent did next measured the failure, not the agent
+        data.update(status="error", score=None, fault="environment",
+                    error=f"the environment failed during the trial: {interface.environment_failure}")
     needed = ctx.no_person.needed(trial_id) if ctx.no_person is not None else None
     if needed is not None:
         data.update(status="error", fault="environment",

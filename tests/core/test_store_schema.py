@@ -262,6 +262,23 @@ def test_a_corrupt_store_is_a_user_error_for_every_command(tmp_path: Path, damag
     assert_one_message(cli_here("--batch", str(QUICKSTART), "--db", str(path), "--quiet", cwd=tmp_path), str(path))
 
 
+def test_export_of_a_benchmark_kept_in_a_damaged_store_is_one_paragraph(tmp_path: Path) -> None:
+    """The issue's recipe (damaged pages, then `export` of a benchmark that is in the file, in every
+    format): exit 2, one paragraph with the rescue hint, no traceback."""
+    path = fresh_store(tmp_path / "damaged.db")
+    engine = make_engine(path)
+    repo = Repository(engine)
+    ids = [repo.create_benchmark(spec_name=f"s{i}" * 20, spec_digest="d", spec_yaml="x" * 500).id for i in range(300)]
+    engine.dispose()
+    data = bytearray(path.read_bytes())
+    for offset in range(4096 * 3, len(data), 4096):
+        data[offset: offset + 64] = b"\xde\xad\xbe\xef" * 16
+    path.write_bytes(bytes(data))
+    for fmt in ("json", "csv"):
+        proc = cli("export", ids[-1], "--db", str(path), "--format", fmt, cwd=tmp_path)
+        assert_one_message(proc, str(path), ".recover")
+
+
 def _count(path: Path, table: str) -> int:
     engine = make_engine(path)
     try:
