@@ -28,7 +28,11 @@ every call after `--delay` seconds; corral-tui runs `--trials` trials at each `-
 `parallel` = in-flight, on litellm's `openai/` path, with `--executor` (default local; `processes`
 spreads the in-flight trials over a Dask worker per core). The ideal rate is in-flight / (2 calls x
 delay); memory per in-flight trial is the peak RSS difference between the two in-flight levels divided by
-their difference. Everything stays on 127.0.0.1.
+their difference. Inspect AI runs the same trials against the same provider (its `openai/` provider,
+chat completions, no retries; `max_samples` = `max_connections` = in flight), interleaved A/B with
+`--repeats`; the 1-minute load average is printed before and after every run. Its OpenAI provider
+needs openai >= 3.4 (litellm pins 2.x), so it runs from INSPECT_VENV with INSPECT_OPENAI. Everything
+stays on 127.0.0.1.
 """
 
 from __future__ import annotations
