@@ -28,7 +28,11 @@ every call after `--delay` seconds; corral-tui runs `--trials` trials at each `-
 `parallel` = in-flight, on litellm's `openai/` path, with `--executor` (default local; `processes`
 spreads the in-flight trials over a Dask worker per core). The ideal rate is in-flight / (2 calls x
 delay); memory per in-flight trial is the peak RSS difference between the two in-flight levels divided by
-their difference. Everything stays on 127.0.0.1.
+their difference. Inspect AI runs the same trials against the same provider (its `openai/` provider,
+chat completions, no retries; `max_samples` = `max_connections` = in flight), interleaved A/B with
+`--repeats`; the 1-minute load average is printed before and after every run. Its OpenAI provider
+needs openai >= 3.4 (litellm pins 2.x), so it runs from INSPECT_VENV with INSPECT_OPENAI. Everything
+stays on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 INSPECT_VERSION = "0.3.285"
+INSPECT_OPENAI = "3.57.0"  # --latency: Inspect's OpenAI provider needs openai >= 3.4 (corral-tui's litellm pins 2.x)
 INSPECT_VENV = Path(os.environ.get("INSPECT_VENV", Path.home() / ".cache" / "corral-tui-bench" / "inspect-venv"))
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 QUESTIONS = [("+", 17, 25), ("*", 12, 12), ("/", 144, 12), ("-", 100, 58), ("**", 2, 10),
@@ -99,6 +104,7 @@ from inspect_ai.solver import generate, use_tools
 from inspect_ai.tool import tool
 
 questions, epochs, parallel, log_dir = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+provider = sys.argv[5] if len(sys.argv) > 5 else ""  # --latency: the fake provider's base URL
 by_text = {q["text"]: q for q in questions}
 
 
@@ -130,8 +136,13 @@ def outputs(messages, tools, tool_choice, config):
 
 task = Task(dataset=MemoryDataset([Sample(input=q["text"], target=str(q["answer"])) for q in questions]),
             solver=[use_tools(calculator()), generate()], scorer=match(numeric=True), epochs=epochs)
-logs = eval(task, model=get_model("mockllm/model", custom_outputs=outputs), max_samples=parallel,
-            max_connections=parallel, log_dir=log_dir, display="none")
+if provider:  # the OpenAI provider on the fake OpenAI-compatible server (chat completions, no retries)
+    from inspect_ai.model import GenerateConfig
+    model = get_model("openai/fake-model", base_url=provider, api_key="not-a-secret", responses_api=False,
+                      config=GenerateConfig(max_retries=0, timeout=120))
+else:
+    model = get_model("mockllm/model", custom_outputs=outputs)
+logs = eval(task, model=model, max_samples=parallel, max_connections=parallel, log_dir=log_dir, display="none")
 sys.exit(0 if logs and logs[0].status == "success" else 1)
 '''
 
@@ -147,16 +158,24 @@ print(json.dumps({"finished": times, "correct": correct}))
 '''
 
 
-def ensure_inspect() -> Path:
-    """The virtualenv's python with inspect-ai installed (made on first use)."""
+def ensure_inspect(provider: bool = False) -> Path:
+    """A python with inspect-ai INSPECT_VERSION (and, for `provider`, the openai package its OpenAI provider
+    needs): this one when the [inspect] extra installed it and it fits, else the benchmark's own virtualenv
+    (made on first use)."""
+    wanted = f"inspect_ai.__version__ == '{INSPECT_VERSION}'"
+    if provider:
+        wanted += " and int(openai.__version__.split('.')[0]) >= 3"
+    for python in (Path(sys.executable), INSPECT_VENV / "bin" / "python"):
+        check = [str(python), "-c", f"import inspect_ai, openai, sys; sys.exit(not ({wanted}))"]
+        if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
+            return python
     python = INSPECT_VENV / "bin" / "python"
-    check = [str(python), "-c", f"import inspect_ai, sys; sys.exit(inspect_ai.__version__ != '{INSPECT_VERSION}')"]
-    if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
-        return python
-    print(f"installing inspect-ai=={INSPECT_VERSION} into {INSPECT_VENV} (once) ...", file=sys.stderr)
+    print(f"installing inspect-ai=={INSPECT_VERSION} openai=={INSPECT_OPENAI} into {INSPECT_VENV} (once) ...",
+          file=sys.stderr)
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(INSPECT_VENV)], check=True)
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"inspect-ai=={INSPECT_VERSION}"], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", f"inspect-ai=={INSPECT_VERSION}",
+                    f"openai=={INSPECT_OPENAI}"], check=True)
     return python
 
 
@@ -281,7 +300,7 @@ def run_corral(folder: Path, trials: int, parallel: int, model: dict[str, Any] |
                _folder_bytes(store) / max(1, len(rows)))
 
 
-def run_inspect(python: Path, folder: Path, trials: int, parallel: int) -> Run:
+def run_inspect(python: Path, folder: Path, trials: int, parallel: int, provider: str = "") -> Run:
     work = Path(tempfile.mkdtemp(prefix=f"inspect-p{parallel}-", dir=folder))
     questions = [{"text": question_text(op, a, b), "answer": answer_of(op, a, b),
                   "arguments": {"operation": op, "a": a, "b": b}} for op, a, b in QUESTIONS]
@@ -290,7 +309,7 @@ def run_inspect(python: Path, folder: Path, trials: int, parallel: int) -> Run:
     env = {**os.environ, "INSPECT_LOG_LEVEL": "warning", "INSPECT_DISPLAY": "none"}
     env.pop("PYTHONPATH", None)
     command = [str(python), str(work / "run.py"), json.dumps(questions), str(max(1, trials // len(QUESTIONS))),
-               str(parallel), str(logs)]
+               str(parallel), str(logs), provider]
     wall, samples, usage = run_measured(command, env, work / "output.log")
     read = subprocess.run([str(python), "-c", INSPECT_READ, str(logs)], capture_output=True, text=True, check=True,
                           env=env)
@@ -348,29 +367,50 @@ def side_by_side(args: argparse.Namespace, folder: Path) -> None:
 
 
 def latency_bound(args: argparse.Namespace, folder: Path) -> None:
+    python = ensure_inspect(provider=True)
     provider = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "fake_provider.py"),
                                  "--delay", str(args.delay)], stdout=subprocess.PIPE, text=True)
     try:
         assert provider.stdout is not None
         port = int(provider.stdout.readline().split()[1])
-        model = {"id": "openai/fake-model", "api_base": f"http://127.0.0.1:{port}/v1",
+        base_url = f"http://127.0.0.1:{port}/v1"
+        model = {"id": "openai/fake-model", "api_base": base_url,
                  "api_key_env": "FAKE_PROVIDER_KEY", "timeout": 120, "max_retries": 0}
         print(f"latency-bound: {args.trials} trials, 2 provider calls per trial, {args.delay:g} s each; "
-              f"executor {args.executor}; {os.cpu_count()} cores; load average {loadavg()}", flush=True)
-        runs = []
+              f"corral-tui executor {args.executor}; inspect-ai {INSPECT_VERSION} (openai provider, "
+              f"max_samples = max_connections = in flight); {os.cpu_count()} cores; load average {loadavg()}",
+              flush=True)
+        results: dict[tuple[str, int], list[Run]] = {}
         for in_flight in args.in_flight:
-            run = run_corral(folder, args.trials, in_flight, model, {"FAKE_PROVIDER_KEY": "not-a-secret"},
-                             args.executor)
             ideal = in_flight / (2 * args.delay)
-            runs.append(run)
-            _print_run(run)
-            print(f"  in flight {in_flight}: {run.steady_rate:.1f} trials/s steady of {ideal:.0f} ideal = "
-                  f"{100 * run.steady_rate / ideal:.0f}%; {args.trials / run.wall:.1f} trials/s over the whole "
-                  f"process (load average {loadavg()})", flush=True)
-        if len(runs) >= 2:
-            low, high = runs[0], runs[-1]
+            for repeat in range(args.repeats):
+                order = ("corral", "inspect") if repeat % 2 == 0 else ("inspect", "corral")
+                for who in order:
+                    before = loadavg().split()[0]
+                    run = run_corral(folder, args.trials, in_flight, model, {"FAKE_PROVIDER_KEY": "not-a-secret"},
+                                     args.executor) if who == "corral" else \
+                        run_inspect(python, folder, args.trials, in_flight, base_url)
+                    results.setdefault((run.who, in_flight), []).append(run)
+                    _print_run(run)
+                    print(f"    {run.steady_rate:.1f} trials/s steady of {ideal:.0f} ideal = "
+                          f"{100 * run.steady_rate / ideal:.0f}%; {run.trials / run.wall:.1f} trials/s over the whole "
+                          f"process; 1-min load average {before} before, {loadavg().split()[0]} after", flush=True)
+        print(f"\nmedians over {args.repeats} interleaved runs each (load average now {loadavg()}):")
+        print("| in flight | who | steady trials/s (% of ideal) | CPU ms/trial (steady / total) | peak RSS MB |")
+        print("|---|---|---|---|---|")
+        for in_flight in args.in_flight:
+            ideal = in_flight / (2 * args.delay)
+            for who in ("corral-tui", "inspect-ai"):
+                runs = results[(who, in_flight)]
+                rate = _median(runs, "steady_rate")
+                print(f"| {in_flight} | {who} | {rate:.1f} ({100 * rate / ideal:.0f}%) | "
+                      f"{_median(runs, 'steady_cpu_ms'):.1f} / {_median(runs, 'total_cpu_ms'):.1f} | "
+                      f"{_median(runs, 'peak_rss_mb'):.0f} |")
+        ours = [results[("corral-tui", f)] for f in args.in_flight]
+        if len(ours) >= 2:
+            low, high = ours[0][0], ours[-1][0]
             per_trial = (high.peak_rss_mb - low.peak_rss_mb) / (high.parallel - low.parallel)
-            print(f"memory per in-flight trial: ({high.peak_rss_mb:.0f} - {low.peak_rss_mb:.0f} MB) / "
+            print(f"corral-tui memory per in-flight trial: ({high.peak_rss_mb:.0f} - {low.peak_rss_mb:.0f} MB) / "
                   f"({high.parallel} - {low.parallel}) = {1024 * per_trial:.0f} KB")
     finally:
         provider.terminate()
@@ -381,8 +421,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=None, help="trials per run (1000; --latency: 2000)")
     parser.add_argument("--parallel", type=int, nargs="+", default=[1, 4, 16])
-    parser.add_argument("--repeats", type=int, default=2, help="runs of each side per parallelism")
-    parser.add_argument("--latency", action="store_true", help="the latency-bound mode (corral-tui only)")
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each side per parallelism (--latency: "
+                        "per in-flight level)")
+    parser.add_argument("--latency", action="store_true", help="the latency-bound mode (both, on a fake provider)")
     parser.add_argument("--in-flight", type=int, nargs="+", default=[64, 256])
     parser.add_argument("--delay", type=float, default=0.5, help="--latency: the provider's seconds per call")
     parser.add_argument("--executor", default="local", help="--latency: corral-tui's executor (local, processes)")

@@ -159,7 +159,7 @@ def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: l
             throttled += limiter.acquire()
         try:
             with retry.connection_slot(settings.model, settings.api_base, settings.max_connections), \
-                    _quiet(settings.model.startswith(OFFLINE_PREFIXES)):
+                    _quiet(settings.model.startswith(OFFLINE_PREFIXES) or not _anyone_listens(litellm)):
                 response = litellm.completion(**kwargs)
             break
         except Exception as exc:  # litellm raises many types; all become LLMError with the provider's words
@@ -183,11 +183,21 @@ def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: l
     return result
 
 
+_LISTENER_LISTS = ("callbacks", "success_callback", "_async_success_callback", "input_callback", "service_callback")
+
+
+def _anyone_listens(litellm: ModuleType) -> bool:
+    """True when litellm has a success callback to feed (`litellm_callbacks:`, or one set on litellm directly)."""
+    return any(getattr(litellm, name, None) for name in _LISTENER_LISTS)
+
+
 @contextlib.contextmanager
-def _quiet(offline: bool) -> Iterator[None]:
-    """For offline models, tell litellm the call is internal: it then skips its success logging
-    and billing (a thread-pool hand-off and ~1 ms of work per call that nobody reads)."""
-    if not offline or _quiet_flag is None:
+def _quiet(quiet: bool) -> Iterator[None]:
+    """Tell litellm the call is internal: it then skips its success logging (a thread-pool hand-off per
+    call, and in that thread the logging payload and a second cost lookup: ~1-2 ms a call that nobody reads).
+    Asked for offline models always, and for provider models while no callback listens; cost and usage
+    are ours (`_to_result`), failures are logged by litellm either way."""
+    if not quiet or _quiet_flag is None:
         yield
         return
     token = _quiet_flag.set(True)
@@ -270,12 +280,19 @@ def _priced(price: tuple[float, float], prompt_tokens: int, completion_tokens: i
 
 
 def _cost(response: Any, litellm: ModuleType) -> float | None:
-    """USD cost where litellm knows the model's price; None otherwise (never raises)."""
-    try:
-        cost = litellm.completion_cost(completion_response=response)
-    except Exception:  # unknown model or price: not an error for the caller
-        return None
-    return float(cost) if cost is not None and cost >= 0 else None
+    """USD cost where litellm knows the model's price; None otherwise (never raises).
+
+    litellm prices every response it builds (`_hidden_params["response_cost"]`, None when it knows no
+    price); that number is taken rather than looking the price up a second time."""
+    hidden = getattr(response, "_hidden_params", None)
+    if isinstance(hidden, dict) and "response_cost" in hidden:
+        cost = hidden["response_cost"]
+    else:
+        try:
+            cost = litellm.completion_cost(completion_response=response)
+        except Exception:  # unknown model or price: not an error for the caller
+            return None
+    return float(cost) if isinstance(cost, (int, float)) and cost >= 0 else None
 
 
 def _map_error(exc: BaseException, settings: ModelSettings) -> LLMError:

@@ -1,0 +1,84 @@
+"""A provider call through litellm does only the per-call work we read: no success logging hand-off while
+no callback listens, and litellm's price of the response taken once, not looked up again."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from corral_core.llm import callbacks, client
+from corral_core.llm.types import ModelSettings
+from tests.core.data.recording_logger import RECORDER
+from tests.fakes.fake_openai import FakeOpenAI, FakeReply
+from tests.timeouts import HANG
+
+KEY_ENV = "CORRAL_T_LEAN_KEY"
+
+
+@pytest.fixture
+def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    callbacks.reset()
+    RECORDER.models.clear()
+    with FakeOpenAI([FakeReply.text("Final Answer: 42", usage=(1000, 200))], repeat_last=True,
+                    model="gpt-4o-mini") as server:
+        yield server
+    callbacks.reset()
+
+
+def _settings(server: FakeOpenAI) -> ModelSettings:
+    return ModelSettings("openai/gpt-4o-mini", api_base=server.base_url, api_key_env=KEY_ENV, max_retries=0)
+
+
+def _count_handoffs(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    import litellm.utils
+
+    handed: list[Any] = []
+    executor = litellm.utils.executor
+    original = executor.submit
+    monkeypatch.setattr(executor, "submit", lambda *a, **k: handed.append(a) or original(*a, **k))
+    return handed
+
+
+def test_without_callbacks_a_provider_call_hands_nothing_to_litellms_logging(
+        provider: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    client._litellm()
+    handed = _count_handoffs(monkeypatch)
+    result = client.completion(_settings(provider), [{"role": "user", "content": "What is 2 + 2?"}])
+    assert result.content == "Final Answer: 42"
+    assert handed == []
+
+
+def test_with_a_callback_every_provider_call_still_reaches_it(provider: FakeOpenAI,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    callbacks.use_callbacks(["tests.core.data.recording_logger:RECORDER"])
+    client._litellm()
+    handed = _count_handoffs(monkeypatch)
+    client.completion(_settings(provider), [{"role": "user", "content": "What is 2 + 2?"}])
+    assert len(handed) == 1
+    assert RECORDER.wait_for(1, HANG), RECORDER.models
+
+
+def test_the_cost_is_litellms_price_of_the_response_looked_up_once(provider: FakeOpenAI,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    litellm = client._litellm()
+    price = litellm.model_cost["gpt-4o-mini"]
+    expected = 1000 * price["input_cost_per_token"] + 200 * price["output_cost_per_token"]
+    lookups: list[Any] = []
+    original = litellm.completion_cost
+    monkeypatch.setattr(litellm, "completion_cost", lambda *a, **k: lookups.append(k) or original(*a, **k))
+    result = client.completion(_settings(provider), [{"role": "user", "content": "What is 2 + 2?"}])
+    assert result.cost is not None and math.isclose(result.cost, expected)
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (1000, 200)
+    assert lookups == []  # the price litellm put on the response, not a second search
+
+
+def test_an_unpriced_provider_model_costs_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    with FakeOpenAI([FakeReply.text("Final Answer: 42")], model="no-such-priced-model") as server:
+        settings = ModelSettings("openai/no-such-priced-model", api_base=server.base_url, api_key_env=KEY_ENV,
+                                 max_retries=0)
+        assert client.completion(settings, [{"role": "user", "content": "What is 2 + 2?"}]).cost is None
