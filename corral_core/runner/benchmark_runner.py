@@ -159,6 +159,7 @@ class BenchmarkRunner:
         self._notices: list[str] = []  # said once in BENCHMARK_STARTED (e.g. a server without trial routes)
         self._bus: EventSink | None = None
         self._store_failure: StoreError | None = None
+        self._store_failing = threading.Lock()  # taken once, by the first thread that meets the store's refusal
         self.ownership_token: str | None = None  # the benchmark's fencing token while this run owns it
         self._lost_cluster: str | None = None  # why the run's Dask cluster went away (the run is interrupted)
         self._ownership_lost = threading.Event()
@@ -323,8 +324,10 @@ class BenchmarkRunner:
         return on_failure(self._store_failed)
 
     def _store_failed(self, error: StoreError) -> None:
-        """The store refuses writes (any thread): start no more trials, cancel the running ones."""
-        if self._store_failure is not None:
+        """The store refuses writes (any thread): start no more trials, cancel the running ones. The first
+        caller takes it (an atomic latch: a worker thread and the writer's listener may call at once);
+        STORE_FAILED goes out once."""
+        if not self._store_failing.acquire(blocking=False):
             return
         self._store_failure = error
         self.stop()
