@@ -54,6 +54,7 @@ from corral_core.metrics import (
 )
 from corral_core.metrics.records import RETIRED_STATUS
 from corral_core.runner.executors import ClusterLost, StartingCluster, check_executor, start_forkserver
+from corral_core.runner.jobs import client_timeout, run_job
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
@@ -69,34 +70,20 @@ from corral_core.runner.trial import (
     AssistTracker,
     NoPersonGate,
     RunContext,
-    build_agent,
-    execute_trial,
     fail_trial,
     record_of,
-    skip_trial,
 )
 from corral_core.spec import BenchmarkSpec
-from corral_core.spec.model import Timeouts
 from corral_core.store.ownership import Owner, OwnershipLost
 
 if TYPE_CHECKING:
-    from corral_core.runner.fork import ForkPoint
+    from corral_core.runner.plan import ForkPoint
 
 log = logging.getLogger(__name__)
 
 RERUN_STATUSES = frozenset({"running", "cancelled", RETIRED_STATUS})  # resume runs these again (retired:
 # an earlier attempt --retry-errors keeps as history; its key runs again)
 WAIT_SLICE = 0.1
-HTTP_MARGIN = 30.0  # seconds the environment client waits beyond the server's own limits
-UNLIMITED_HTTP_PART = 300.0  # stands in for a spec timeout of null: the client never waits forever
-
-
-def client_timeout(timeouts: Timeouts) -> float:
-    """How long one request to the environment server may take: its limits plus a margin, always finite."""
-    def finite(value: float | None) -> float:
-        return UNLIMITED_HTTP_PART if value is None else value
-
-    return max(finite(timeouts.tool) + finite(timeouts.approval), finite(timeouts.grader)) + HTTP_MARGIN
 
 
 class BenchmarkRunner:
@@ -159,6 +146,7 @@ class BenchmarkRunner:
         self._notices: list[str] = []  # said once in BENCHMARK_STARTED (e.g. a server without trial routes)
         self._bus: EventSink | None = None
         self._store_failure: StoreError | None = None
+        self._store_failing = threading.Lock()  # taken once, by the first thread that meets the store's refusal
         self.ownership_token: str | None = None  # the benchmark's fencing token while this run owns it
         self._lost_cluster: str | None = None  # why the run's Dask cluster went away (the run is interrupted)
         self._ownership_lost = threading.Event()
@@ -323,8 +311,10 @@ class BenchmarkRunner:
         return on_failure(self._store_failed)
 
     def _store_failed(self, error: StoreError) -> None:
-        """The store refuses writes (any thread): start no more trials, cancel the running ones."""
-        if self._store_failure is not None:
+        """The store refuses writes (any thread): start no more trials, cancel the running ones. The first
+        caller takes it (an atomic latch: a worker thread and the writer's listener may call at once);
+        STORE_FAILED goes out once."""
+        if not self._store_failing.acquire(blocking=False):
             return
         self._store_failure = error
         self.stop()
@@ -604,72 +594,19 @@ class BenchmarkRunner:
     # --- jobs (worker threads) ---------------------------------------------------------------------
 
     def _run_job(self, ctx: RunContext, job: Job) -> None:
-        """Run one job; if it fails, its trials that had not finished are reported as errors."""
-        reported: set[tuple[str, int]] = set()
+        """Run one job (jobs.run_job); if it fails, its trials that had not finished are reported as errors."""
+        steps = _PoolSteps(self, ctx, job)
         try:
-            if job.kind == "episode":
-                self._run_episode(ctx, job, reported)
-            else:
-                self._run_links(ctx, job, reported)
+            passed = {task_id: success(record, self.spec.pass_threshold) for task_id, record in job.finished.items()}
+            run_job(ctx, job.arm, job.kind, job.links, steps, episode_id=job.episode_id, suite=job.suite,
+                    passed=passed, inputs=lambda: self._stored_outputs(job) if job.finished else None)
         except Exception as exc:
             log.exception("a %s job of arm %s failed", job.kind, job.arm.name)
             error = f"the trial could not run: {type(exc).__name__}: {exc}"
             for task_id, index in job.links:
-                if (task_id, index) not in reported:
+                if (task_id, index) not in steps.reported:
                     trial_id, data = fail_trial(ctx, job.arm, task_id, index, job.episode_id, error)
                     self._keep(trial_id, task_id, data)
-
-    def _run_links(self, ctx: RunContext, job: Job, reported: set[tuple[str, int]]) -> None:
-        if self._stop.is_set():
-            return
-        agent = build_agent(job.arm, self.spec, None, ctx.sink) if job.kind == "series" else None
-        for task_id, index in job.links:
-            if self._stop.is_set() or not self._still_owner():
-                return
-            trial_id, data = execute_trial(ctx, job.arm, task_id, index, agent=agent)
-            reported.add((task_id, index))
-            self._keep(trial_id, task_id, data)
-
-    def _run_episode(self, ctx: RunContext, job: Job, reported: set[tuple[str, int]]) -> None:
-        assert job.suite is not None and job.episode_id is not None
-        outcomes: dict[str, TrialRecord] = dict(job.finished)
-        threshold = self.spec.pass_threshold
-        router = None
-        try:
-            if self._stop.is_set():
-                return
-            inputs = self._stored_outputs(job) if job.finished else None
-            for task_id, index in job.links:
-                if self._stop.is_set() or not self._still_owner():
-                    return
-                deps = job.suite.tasks[task_id].depends_on
-                failed = [d for d in deps if d in outcomes and not success(outcomes[d], threshold)]
-                if failed:
-                    trial_id, data = skip_trial(ctx, job.arm, task_id, index, job.episode_id, failed)
-                else:
-                    router = ctx.router_for(task_id)
-                    trial_id, data = execute_trial(ctx, job.arm, task_id, index, episode_id=job.episode_id,
-                                                   inputs=inputs)
-                reported.add((task_id, index))
-                self._keep(trial_id, task_id, data)
-                outcomes[task_id] = record_of(task_id, data)
-                if not failed and data["status"] == "completed" and self.repository is not None:
-                    try:
-                        self.repository.record_chain_output(ctx.benchmark_id, job.episode_id, task_id,
-                                                            data["answer"], data["score"], trial_id,
-                                                            token=self.ownership_token)
-                    except StoreError as exc:
-                        self._store_failed(exc)
-                        return
-                    except OwnershipLost:
-                        self._lost_ownership()
-                        return
-        finally:
-            if router is not None:
-                try:
-                    router.close_episode(job.episode_id)
-                except Exception as exc:  # the episode is gone with the server anyway
-                    log.debug("closing episode %s failed: %s", job.episode_id, exc)
 
     def _stored_outputs(self, job: Job) -> dict[str, str] | None:
         """Outputs of the round's links finished in an earlier session (resume of a cut round)."""
@@ -756,3 +693,33 @@ class BenchmarkRunner:
         run's to sum up any more), only how many trials it ran."""
         return BenchmarkResult(benchmark_id, self.spec, LOST_OWNERSHIP, {}, [], {}, [], [], None, None, None, resumed,
                                self._trials_run, duration)
+
+
+class _PoolSteps:
+    """A job on the driver's worker pool (jobs.JobSteps): each finished trial is kept, a chain link's
+    output goes to the store; a refused write or a lost benchmark ends the job."""
+
+    def __init__(self, runner: BenchmarkRunner, ctx: RunContext, job: Job) -> None:
+        self.runner, self.ctx, self.job = runner, ctx, job
+        self.reported: set[tuple[str, int]] = set()
+
+    def stopped(self) -> bool:
+        return self.runner._stop.is_set() or not self.runner._still_owner()
+
+    def finished(self, task_id: str, index: int, trial_id: str, data: dict[str, Any], chain_output: bool) -> bool:
+        runner, job = self.runner, self.job
+        self.reported.add((task_id, index))
+        runner._keep(trial_id, task_id, data)
+        if not chain_output or runner.repository is None:
+            return True
+        assert job.episode_id is not None
+        try:
+            runner.repository.record_chain_output(self.ctx.benchmark_id, job.episode_id, task_id, data["answer"],
+                                                  data["score"], trial_id, token=runner.ownership_token)
+        except StoreError as exc:
+            runner._store_failed(exc)
+            return False
+        except OwnershipLost:
+            runner._lost_ownership()
+            return False
+        return True

@@ -249,7 +249,7 @@ class _WorkerState:
     def _load(self, batch: RemoteBatch) -> tuple[Any, Any]:
         from corral_core.client import CorralRouter
         from corral_core.llm import preload
-        from corral_core.runner.benchmark_runner import client_timeout
+        from corral_core.runner.jobs import client_timeout
         from corral_core.server import EmbeddedServer, PolicyGate, create_app
         from corral_core.spec import spec_from_dict
 
@@ -365,48 +365,26 @@ def run_batch(batch: RemoteBatch) -> list[RemoteTrial]:
 
 
 def _run_job(ctx: Any, arm: Any, job: RemoteJob, finished: list[RemoteTrial]) -> None:
-    """One job's trials in order: a single trial, a reflection series or a chain round."""
-    from corral_core.runner.trial import build_agent, execute_trial
+    """One job's trials in order (jobs.run_job, as on the driver's pool), collected for the driver."""
+    from corral_core.runner.jobs import run_job
 
-    if job.kind == "episode":
-        _run_episode(ctx, arm, job, finished)
-        return
-    agent = build_agent(arm, ctx.spec, None, ctx.sink) if job.kind == "series" else None
-    for task_id, index in job.links:
-        if ctx.stop.is_set():
-            return
-        trial_id, data = execute_trial(ctx, arm, task_id, index, agent=agent)
-        finished.append(RemoteTrial(trial_id, task_id, _plain(data)))
+    suite = next(s for s in ctx.spec.suites if job.links[0][0] in s.task_ids) if job.kind == "episode" else None
+    run_job(ctx, arm, job.kind, job.links, _Collected(ctx, finished), episode_id=job.episode_id, suite=suite,
+            passed=job.upstream_passed, inputs=lambda: job.inputs)
 
 
-def _run_episode(ctx: Any, arm: Any, job: RemoteJob, finished: list[RemoteTrial]) -> None:
-    """A chain round's links in dependency order (as the local runner's `_run_episode`)."""
-    from corral_core.metrics import success
-    from corral_core.runner.trial import execute_trial, record_of, skip_trial
+class _Collected:
+    """A job on a Dask worker (jobs.JobSteps): its finished trials go back to the driver as plain data."""
 
-    spec, passed = ctx.spec, dict(job.upstream_passed)
-    suite = next(s for s in spec.suites if job.links[0][0] in s.task_ids)
-    router = None
-    try:
-        for task_id, index in job.links:
-            if ctx.stop.is_set():
-                return
-            failed = [d for d in suite.tasks[task_id].depends_on if d in passed and not passed[d]]
-            if failed:
-                trial_id, data = skip_trial(ctx, arm, task_id, index, job.episode_id, failed)
-            else:
-                router = ctx.router_for(task_id)
-                trial_id, data = execute_trial(ctx, arm, task_id, index, episode_id=job.episode_id,
-                                               inputs=job.inputs)
-            passed[task_id] = success(record_of(task_id, data), spec.pass_threshold)
-            finished.append(RemoteTrial(trial_id, task_id, _plain(data),
-                                        chain_output=not failed and data["status"] == "completed"))
-    finally:
-        if router is not None and job.episode_id is not None:
-            try:
-                router.close_episode(job.episode_id)
-            except Exception as exc:  # the episode goes with the server anyway
-                log.debug("closing episode %s failed: %s", job.episode_id, exc)
+    def __init__(self, ctx: Any, finished: list[RemoteTrial]) -> None:
+        self.ctx, self.trials = ctx, finished
+
+    def stopped(self) -> bool:
+        return bool(self.ctx.stop.is_set())
+
+    def finished(self, task_id: str, index: int, trial_id: str, data: dict[str, Any], chain_output: bool) -> bool:
+        self.trials.append(RemoteTrial(trial_id, task_id, _plain(data), chain_output=chain_output))
+        return True
 
 
 def _plain(data: dict[str, Any]) -> dict[str, Any]:

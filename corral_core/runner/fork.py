@@ -18,67 +18,19 @@ point, and is always assisted.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from corral_core.agents import AgentHooks, HookContext, HookPoint, InterventionInbox
 from corral_core.agents.interventions import INBOX_SOURCE
 from corral_core.errors import UserError
 from corral_core.events import EventKind
 from corral_core.runner.benchmark_runner import BenchmarkRunner
-from corral_core.runner.plan import Job, TrialKey
+from corral_core.runner.plan import ForkPoint, Job, TrialKey
 from corral_core.spec import ArmSpec, BenchmarkSpec, spec_from_dict
 
 FORKABLE_AGENTS = ("react", "tool_calling")  # a planner's executor and a reflection's memory are not replayed
-FORK_HOOK = "fork"  # the hook's name in HOOK_FIRED at the fork point
-FORK_PRIORITY = 700  # after the run controller's pause gate (1000), before the intervention inbox (500)
-
-
-@dataclass(frozen=True)
-class ForkPoint:
-    """Where a fork leaves its parent: iterations before `iteration` (0-based) are replayed."""
-
-    parent_trial_id: str
-    parent_benchmark_id: str
-    iteration: int
-    intervention: str | None = None
-    replayed: tuple[tuple[int, str], ...] = ()  # (iteration, text): the parent's own operator interventions
-
-    def started_data(self) -> dict[str, Any]:
-        """What TRIAL_STARTED carries for a fork (the store keeps the parent and the fork point)."""
-        return {"parent_trial_id": self.parent_trial_id, "fork_iteration": self.iteration, "assisted": True}
-
-    def attach(self, hooks: AgentHooks, inbox: InterventionInbox) -> None:
-        """Replay from the task's start, go live at the fork point (with the intervention, if any)."""
-        live: list[Any] = []
-        replay_model = f"replay/{self.parent_benchmark_id}"
-
-        def replay(ctx: HookContext) -> None:
-            live.append(ctx.agent.settings)
-            ctx.agent.settings = dataclasses.replace(ctx.agent.settings, model=replay_model)
-            ctx.agent.mark_assisted()  # a person chose where it goes live: never an unassisted result
-
-        def go_live(ctx: HookContext) -> None:
-            for iteration, text in self.replayed:  # the parent's requests held them: so must the fork's
-                if iteration == ctx.iteration:
-                    inbox.post(text)
-            if ctx.iteration != self.iteration:
-                return
-            ctx.agent.settings = live.pop()
-            if self.intervention:
-                inbox.post(self.intervention)
-            hooks.remove(HookPoint.BEFORE_ITERATION, go_live)
-            go_live.quiet = False  # type: ignore[attr-defined]  # reported (HOOK_FIRED) at the fork point only
-
-        replay.hook_name = "fork_replay"  # type: ignore[attr-defined]
-        replay.quiet = True  # type: ignore[attr-defined]
-        go_live.hook_name = FORK_HOOK  # type: ignore[attr-defined]
-        go_live.quiet = True  # type: ignore[attr-defined]
-        hooks.register(HookPoint.BEFORE_TASK, replay, FORK_PRIORITY)
-        hooks.register(HookPoint.BEFORE_ITERATION, go_live, FORK_PRIORITY)
 
 
 class ForkRunner(BenchmarkRunner):

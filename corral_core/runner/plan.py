@@ -9,20 +9,26 @@
 
 Resume hands in the trials already done; a job keeps only what is left (a cut chain round re-runs
 only its unfinished links, and knows how the finished ones ended).
+
+A fork's `ForkPoint` is plan data too: fork.py builds it from the stored parent, and a trial attaches it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
+from corral_core.agents import AgentHooks, HookContext, HookPoint, InterventionInbox
 from corral_core.env import Suite
 from corral_core.metrics import TrialRecord
 from corral_core.spec import ArmSpec, BenchmarkSpec
 
 TrialKey = tuple[str, str, int]  # (arm, task_id, trial_index): the identity resume goes by
 JobKind = Literal["single", "series", "episode"]
+FORK_HOOK = "fork"  # the hook's name in HOOK_FIRED at the fork point
+FORK_PRIORITY = 700  # after the run controller's pause gate (1000), before the intervention inbox (500)
 
 
 @dataclass
@@ -93,3 +99,47 @@ def _episode_job(arm: ArmSpec, index: int, links: list[str], suite: Suite, done:
         return None
     finished = {t: done[(arm.name, t, index)] for t in links if (arm.name, t, index) in done}
     return Job("episode", arm, pending, episode_id, suite, finished)
+
+
+@dataclass(frozen=True)
+class ForkPoint:
+    """Where a fork leaves its parent: iterations before `iteration` (0-based) are replayed."""
+
+    parent_trial_id: str
+    parent_benchmark_id: str
+    iteration: int
+    intervention: str | None = None
+    replayed: tuple[tuple[int, str], ...] = ()  # (iteration, text): the parent's own operator interventions
+
+    def started_data(self) -> dict[str, Any]:
+        """What TRIAL_STARTED carries for a fork (the store keeps the parent and the fork point)."""
+        return {"parent_trial_id": self.parent_trial_id, "fork_iteration": self.iteration, "assisted": True}
+
+    def attach(self, hooks: AgentHooks, inbox: InterventionInbox) -> None:
+        """Replay from the task's start, go live at the fork point (with the intervention, if any)."""
+        live: list[Any] = []
+        replay_model = f"replay/{self.parent_benchmark_id}"
+
+        def replay(ctx: HookContext) -> None:
+            live.append(ctx.agent.settings)
+            ctx.agent.settings = dataclasses.replace(ctx.agent.settings, model=replay_model)
+            ctx.agent.mark_assisted()  # a person chose where it goes live: never an unassisted result
+
+        def go_live(ctx: HookContext) -> None:
+            for iteration, text in self.replayed:  # the parent's requests held them: so must the fork's
+                if iteration == ctx.iteration:
+                    inbox.post(text)
+            if ctx.iteration != self.iteration:
+                return
+            ctx.agent.settings = live.pop()
+            if self.intervention:
+                inbox.post(self.intervention)
+            hooks.remove(HookPoint.BEFORE_ITERATION, go_live)
+            go_live.quiet = False  # type: ignore[attr-defined]  # reported (HOOK_FIRED) at the fork point only
+
+        replay.hook_name = "fork_replay"  # type: ignore[attr-defined]
+        replay.quiet = True  # type: ignore[attr-defined]
+        go_live.hook_name = FORK_HOOK  # type: ignore[attr-defined]
+        go_live.quiet = True  # type: ignore[attr-defined]
+        hooks.register(HookPoint.BEFORE_TASK, replay, FORK_PRIORITY)
+        hooks.register(HookPoint.BEFORE_ITERATION, go_live, FORK_PRIORITY)

@@ -39,7 +39,7 @@ from corral_core.spec import ArmSpec, BenchmarkSpec
 from corral_core.tracing import span
 
 if TYPE_CHECKING:
-    from corral_core.runner.fork import ForkPoint
+    from corral_core.runner.plan import ForkPoint
 
 log = logging.getLogger(__name__)
 

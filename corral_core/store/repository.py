@@ -247,12 +247,14 @@ class Repository:
         metrics_json: Mapping[str, Any] | str | None = None,
         *,
         token: str | None = None,
+        revoke: bool = False,
     ) -> None:
         """Close a benchmark (finished or interrupted) with its headline result and metrics. Without metrics
         (a run stopped before it could compute them) the ones it has are kept: at least its plan.
 
         `token`: the closing run's fencing token; when another run has claimed the benchmark since,
-        nothing changes and OwnershipLost is raised."""
+        nothing changes and OwnershipLost is raised. `revoke`: take the token from its run in the same
+        write (closing for a run that may still be writing): every later write with it is refused."""
         if status not in BENCHMARK_STATUSES:
             raise ValueError(f"benchmark status must be one of {BENCHMARK_STATUSES}, not {status!r}")
         if attempt_status is not None and attempt_status not in ATTEMPT_STATUSES:
@@ -265,6 +267,8 @@ class Repository:
                                   "finished_at": self._clock(), "heartbeat_at": DatabaseNow()}
         if metrics is not None:
             values["metrics_json"] = metrics
+        if revoke:
+            values["owner_token"] = None
         with self._write() as conn:
             result = conn.execute(update(b).where(*where).values(**values))
         if result.rowcount == 0:

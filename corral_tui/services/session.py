@@ -267,13 +267,15 @@ class RunSession:
 
     def breakpoints(self) -> tuple[Breakpoint, ...] | None:
         """The breakpoints of the run in progress (None: no run)."""
-        runner = self.active.runner if self.active is not None else None
+        active = self.active  # read once: the run thread sets it to None when the run ends
+        runner = active.runner if active is not None else None
         return runner.breakpoints.points if runner is not None else None
 
     def set_breakpoints(self, points: list[Breakpoint]) -> bool:
         """Replace the run's breakpoints: every running trial checks the new ones from its next check
         point on, and trials that start later too. False if no run is in progress."""
-        runner = self.active.runner if self.active is not None else None
+        active = self.active  # read once: the run thread sets it to None when the run ends
+        runner = active.runner if active is not None else None
         if runner is None:
             return False
         runner.set_breakpoints(points)
@@ -296,12 +298,14 @@ class RunSession:
             active.thread.join(CLOSE_TIMEOUT)
             runner, repository = active.runner, self.services.repository
             if active.thread.is_alive() and runner is not None and runner.benchmark_id and repository is not None:
-                # the process is about to end under the run: record it interrupted (resumable) now
+                # the process is about to end under the run: record it interrupted (resumable) now, and
+                # take its fencing token from the thread, which may still be writing: nothing it writes
+                # after this lands (a late trial row or close would overwrite `interrupted`)
                 from corral_core.store.ownership import OwnershipLost  # the store loads after the first frame
 
                 with contextlib.suppress(OwnershipLost):  # another process runs it now: that one closes it
                     repository.finish_benchmark(runner.benchmark_id, status="interrupted",
-                                                token=runner.ownership_token)
+                                                token=runner.ownership_token, revoke=True)
         if wait and self.cluster is not None:  # its worker processes must not outlive the workbench
             cluster, self.cluster = self.cluster, None
             cluster.close()

@@ -117,12 +117,12 @@ def test_a_running_benchmark_whose_process_died_is_resumed(store: Any) -> None:
 
 
 def test_a_job_that_fails_marks_its_trials_as_errors(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from corral_core.runner import benchmark_runner
+    from corral_core.runner import trial
 
     def exploding(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("agent exploded")
 
-    monkeypatch.setattr(benchmark_runner, "build_agent", exploding)
+    monkeypatch.setattr(trial, "build_agent", exploding)  # the job loop (runner/jobs.py) builds it
     repository, writer = store
     spec = make_spec("slow", tasks=["t1", "t2"], trials_per_task=2, agent={"type": "reflection"})
     sink = ListSink()
