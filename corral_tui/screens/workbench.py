@@ -22,7 +22,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Header, Input, Select, Static, Tree
+from textual.widgets import DataTable, Header, Input, Select, Static, Tree
 
 from corral_core.events import Event
 from corral_tui.config import Redactor
@@ -47,7 +47,7 @@ from corral_tui.screens.dialogs import ErrorScreen
 from corral_tui.services.catalogue import SuiteView
 from corral_tui.services.session import Command
 from corral_tui.widgets.run_form import RunForm
-from corral_tui.widgets.status import Info, InfoBar, RunBar, StatusLine
+from corral_tui.widgets.status import FittingFooter, Info, InfoBar, RunBar, StatusLine
 from corral_tui.widgets.task_tree import TaskRef, TaskTree
 from corral_tui.widgets.trial_panes import TrialPanes
 from corral_tui.widgets.trials_table import TrialsTable
@@ -134,7 +134,7 @@ class WorkbenchScreen(QueryScreen):
             yield TrialPanes(self.redact, max_lines=self.pane_lines, id="panes")
         yield RunBar(id="run-bar")
         yield StatusLine("Starting the environment server…", id="status")
-        yield Footer()
+        yield FittingFooter()
 
     @property
     def live(self) -> bool:
