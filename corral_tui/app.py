@@ -53,6 +53,7 @@ from corral_tui.messages import (
     RunRequested,
     RunStarted,
     ServicesReady,
+    SpecFileRequested,
     StopRequested,
     SuitesLoaded,
     TaskTextLoaded,
@@ -65,7 +66,14 @@ from corral_tui.messages import (
 from corral_tui.render import format_cost, format_tokens
 from corral_tui.run_request import RunRequest, remember, remembered
 from corral_tui.screens.approval import ApprovalScreen, AskingTrial
-from corral_tui.screens.dialogs import BreakpointsScreen, ConfirmScreen, ErrorScreen, HelpScreen, InterventionScreen
+from corral_tui.screens.dialogs import (
+    BreakpointsScreen,
+    ConfirmScreen,
+    ErrorScreen,
+    HelpScreen,
+    InterventionScreen,
+    SpecFileScreen,
+)
 from corral_tui.screens.fork import ForkChoice, ForkScreen
 from corral_tui.screens.workbench import WorkbenchScreen
 from corral_tui.services import WorkbenchServices
@@ -107,6 +115,7 @@ class WorkbenchApp(App[int]):
         self.services = services if services is not None else WorkbenchServices.build(config)
         self.live = LiveRun(buffer=config.trial_buffer)
         self.ready = False  # the servers answer and the store is open
+        self._spec_path = ""  # the last spec file opened or saved (the dialogs start with it)
         self.run_state = "idle"  # idle | starting | running | paused | finished | interrupted | failed
         self.run_model: str | None = None
         self.last_benchmark_id: str | None = None
@@ -498,6 +507,51 @@ class WorkbenchApp(App[int]):
         self.workbench_screen.say(f"Resuming benchmark {self.config.redact.ident(message.benchmark_id)} from its "
                                   "stored spec: its finished trials are kept, the missing ones run…")
         self._resume(message.benchmark_id)
+
+    @on(SpecFileRequested)
+    def _spec_file_requested(self, message: SpecFileRequested) -> None:
+        request = message.request
+        if request is None:
+            self.push_screen(SpecFileScreen("Open", self._open_spec, self._spec_path))
+        else:
+            self.push_screen(SpecFileScreen("Save", partial(self._save_spec, request), self._spec_path))
+
+    def _open_spec(self, path: str) -> str | None:
+        """Fill the run form from a spec file; the problem in words when it cannot (as --batch says it)."""
+        from corral_tui.spec_file import open_spec
+
+        catalogue = self.services.catalogue
+        names = {Path(suite.path).resolve(): name for name, suite in catalogue.suites.items() if suite.path}
+        try:
+            opened = open_spec(path, names, lambda request: catalogue.build_spec(request,
+                                                                                 self.config.approval_timeout))
+        except UserError as error:
+            return str(error)
+        form = self.workbench_screen.query_one(RunForm)
+        self.workbench_screen.select_suite(opened.request.suite)
+        form.fill(opened.request)
+        self._spec_path = path
+        kept = f"; kept as written: {', '.join(opened.kept)}" if opened.kept else ""
+        lost = f"; NOT SHOWN, the form would run them differently: {', '.join(opened.not_shown)}" \
+            if opened.not_shown else ""
+        form.show_file(f"From {Path(path).name}{kept}{lost}")
+        self.workbench_screen.say(f"Opened {path} into the run form{kept}{lost}.",
+                                  "bold yellow" if lost else "")
+        return None
+
+    def _save_spec(self, request: RunRequest, path: str) -> str | None:
+        """Write the form as a spec file; the problem in words when it cannot."""
+        from corral_tui.spec_file import save_spec
+
+        try:
+            suite_path = Path(self.services.catalogue.suite(request.suite).path or "")
+            target = save_spec(request, path, suite_path, self.config.approval_timeout)
+        except UserError as error:
+            return str(error)
+        self._spec_path = path
+        self.workbench_screen.query_one(RunForm).show_file(f"Saved as {target.name}")
+        self.workbench_screen.say(f"Saved the run form as {target}: corral-tui --batch {path} runs the same plan.")
+        return None
 
     @on(ForkViewRequested)
     def _fork_view_requested(self, message: ForkViewRequested) -> None:

@@ -150,6 +150,14 @@ class ResumeRequested(Message):
         self.benchmark_id = benchmark_id
 
 
+class SpecFileRequested(Message):
+    """Open a `.bench.yaml` into the run form (`request` None), or save the form's `request` as one."""
+
+    def __init__(self, request: RunRequest | None = None) -> None:
+        super().__init__()
+        self.request = request
+
+
 class TrialsRequested(Message):
     """Open a stored benchmark's trials."""
 

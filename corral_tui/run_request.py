@@ -29,6 +29,26 @@ class RunRequest:
     approval: str = "ask"
     start_paused: bool = False
     breakpoints: list[str] = field(default_factory=list)  # corral_core.agents.breakpoints syntax
+    more_models: list[str] = field(default_factory=list)  # further models, each an arm (same API base and key)
+    more_agents: list[str] = field(default_factory=list)  # further agent types, each an arm
+    kept: dict[str, Any] = field(default_factory=dict)  # spec keys from an opened file the form does not show
+
+    @property
+    def models(self) -> list[str | None]:
+        """Every model the arms run (None: the suite's scripted model)."""
+        return [self.model, *self.more_models] if self.model else [None]
+
+    @property
+    def agents(self) -> list[str]:
+        return [self.agent, *self.more_agents]
+
+    @property
+    def arm_names(self) -> list[str]:
+        """The arms' names, as the spec names them (verbosity, then model and agent when they vary)."""
+        models, agents = self.models, self.agents
+        return ["-".join(part for part in (level, short_model(model) if len(models) > 1 else None,
+                                           agent if len(agents) > 1 else None) if part)
+                for model in models for agent in agents for level in self.verbosities]
 
     def spec_data(self, suite_path: Path, approval_timeout: float) -> dict[str, Any]:
         """The benchmark spec mapping (validated by corral_core.spec.spec_from_dict)."""
@@ -36,7 +56,7 @@ class RunRequest:
             "name": f"workbench-{self.suite}",
             "suite": str(suite_path),
             "agent": {"type": self.agent, "max_iterations": self.max_iterations},
-            "arms": [{"name": level, "verbosity": level} for level in self.verbosities],
+            "arms": self._arms(),
             "trials_per_task": self.trials,
             "parallel": self.parallel,
             "surrender": self.surrender,
@@ -44,14 +64,46 @@ class RunRequest:
             "timeouts": {"approval": approval_timeout},
         }
         if self.model:
-            settings = {key: value for key, value in (("api_base", self.api_base), ("api_key_env", self.api_key_env))
-                        if value}
-            data["model"] = {"id": self.model, **settings} if settings else self.model
+            data["model"] = self._model(self.model)
         if self.tasks:
             data["tasks"] = list(self.tasks)
         if self.breakpoints:
             data["hooks"] = {"breakpoints": list(self.breakpoints)}
+        for key, value in self.kept.items():  # an opened file's other keys, as it wrote them
+            if key in ("hooks", "timeouts") and isinstance(value, dict):
+                value = {**data.get(key, {}), **value}
+            data[key] = value
         return data
+
+    def _model(self, model_id: str) -> str | dict[str, Any]:
+        settings = {key: value for key, value in (("api_base", self.api_base), ("api_key_env", self.api_key_env))
+                    if value}
+        return {"id": model_id, **settings} if settings else model_id
+
+    def _arms(self) -> list[dict[str, Any]]:
+        """One arm per verbosity level, and per model and agent when the form names several: only the
+        varying keys are written, so the spec names each arm by them (`brief-gpt-4o-planner`)."""
+        models, agents = self.models, self.agents
+        if len(models) == 1 and len(agents) == 1:
+            return [{"name": level, "verbosity": level} for level in self.verbosities]
+        arms = []
+        for model in models:
+            for agent in agents:
+                for level in self.verbosities:
+                    arm: dict[str, Any] = {"verbosity": level}
+                    if len(models) > 1 and model is not None:
+                        arm["model"] = self._model(model)
+                    if len(agents) > 1:
+                        arm["agent"] = {"type": agent, "max_iterations": self.max_iterations}
+                    arms.append(arm)
+        return arms
+
+
+def short_model(model_id: str | None) -> str | None:
+    """A model id's last part, as the spec names arms by it (`openai/gpt-4o` -> `gpt-4o`)."""
+    if model_id is None:
+        return None
+    return model_id.rstrip("/").rsplit("/", 1)[-1].removesuffix(".yaml").removesuffix(".script")
 
 
 def split_list(text: str) -> list[str]:

@@ -3,6 +3,8 @@ key bindings."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -95,6 +97,57 @@ class BreakpointsScreen(ModalScreen[str | None]):
             self.notify(str(exc), title="Breakpoints", severity="error")
             return
         self.dismiss("; ".join(str(point) for point in points))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class SpecFileScreen(ModalScreen[str | None]):
+    """Ask for a `.bench.yaml` path to open into the run form or to save the form as. `act(path)` does it
+    and answers None, or the problem (a bad file, as `--batch` words it): the problem is shown here and
+    the dialog stays open for another path. Dismissed with the path that worked, or None (Esc)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="specfile.cancel")]
+
+    def __init__(self, verb: str, act: Callable[[str], str | None], path: str = "") -> None:
+        super().__init__()
+        self.verb = verb
+        self.act = act
+        self.initial = path
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="specfile-dialog", classes="dialog"):
+            yield Label(Text(f"{self.verb} a benchmark spec (.bench.yaml)", style="bold"))
+            yield Static(Text("The file `corral-tui --batch FILE` runs; a path relative to the folder the "
+                              "workbench started in.", style="dim"))
+            yield Input(self.initial, placeholder="e.g. my-run.bench.yaml", id="specfile-path")
+            with VerticalScroll(id="specfile-problem-box"):
+                yield Static("", id="specfile-problem")
+            yield Label("", classes="dialog-note")
+            with Horizontal(classes="buttons"):
+                yield Button(f"{self.verb} (enter)", id="specfile-go", variant="primary")
+                yield Button("Cancel (esc)", id="specfile-cancel")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_go() if event.button.id == "specfile-go" else self.action_cancel()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_go()
+
+    def action_go(self) -> None:
+        path = self.query_one(Input).value.strip()
+        problem = "Give the file's path." if not path else self.act(path)
+        if problem is None:
+            self.dismiss(path)
+            return
+        self.query_one("#specfile-problem", Static).update(Text(problem, style="bold red"))
+        self.query_one("#specfile-problem-box").display = True
+        self.query_one(Input).focus()
 
     def action_cancel(self) -> None:
         self.dismiss(None)

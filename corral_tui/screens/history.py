@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Label, Select
+from textual.widgets import DataTable, Header, Label, Select
 
 from corral_core.report import planned_trials, trials_done_text
 from corral_tui.analysis import TRIAL_FILTER_STATUSES, Item, Page, TrialFilter, arm_label
@@ -26,6 +26,7 @@ from corral_tui.config import Redactor
 from corral_tui.messages import CompareRequested, ResumeRequested, TimelineRequested, TrialsRequested
 from corral_tui.render import clip, format_cost, format_score, format_tokens, status_text
 from corral_tui.screens.base import QueryScreen
+from corral_tui.widgets.status import FittingFooter
 
 if TYPE_CHECKING:
     from corral_core.store import BenchmarkInfo, TrialInfo
@@ -41,10 +42,15 @@ PAGE_BINDINGS = [
     Binding("end", "row(-1)", "Last row", show=False, priority=True, id="history.last_row"),
     Binding("escape", "app.pop_screen", "Back", id="history.back"),
 ]
-# History's columns besides Spec take about this many cells; Spec gets what is left (between the bounds),
-# so a long spec name (a fork's) is cut instead of pushing Status, Score and Attempt off the screen
-OTHER_COLUMNS_WIDTH = 48  # Benchmark, Status, Score, Attempt and the start of Trials
+# History's columns: (header, the cells it takes with its padding, the narrowest terminal that shows it).
+# A narrower terminal drops the lower-value columns (cost, arms, then agent and model: the trials and
+# Compare show them); Spec gets what the others leave (between the bounds), so a long spec name (a
+# fork's) is cut instead of pushing columns off the screen. Below 160 columns the date loses its year.
+BENCHMARK_COLUMNS = (("Benchmark", 14, 0), ("Spec", 0, 0), ("Status", 11, 0), ("Score", 7, 0), ("Attempt", 10, 0),
+                     ("Trials", 10, 0), ("Tokens · cost", 18, 180), ("Arms", 18, 160), ("Model", 18, 100),
+                     ("Agent", 14, 110), ("Date", 13, 0))
 SPEC_WIDTH = (12, 60)
+WIDE_HISTORY = 160  # from here: the model's id up to 28 cells, the date with its year and seconds
 
 
 def fit(text: str, width: int) -> str:
@@ -153,18 +159,19 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
     def __init__(self, queries: StoreQueries, redact: Redactor) -> None:
         super().__init__(queries, redact)
         self.marked: list[BenchmarkInfo] = []  # at most two, oldest mark first
+        self.columns: list[str] = []  # the headers shown at this width (BENCHMARK_COLUMNS)
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Label("Benchmarks", classes="screen-title", id="history-title")
         yield DataTable(id="rows", cursor_type="row", zebra_stripes=True)
         yield Label("", id="page-info")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         # Status, Score and Attempt right after the Spec (cut to fit), so they are on screen at any width
-        self.table.add_columns("Benchmark", "Spec", "Status", "Score", "Attempt", "Trials done/planned",
-                               "Tokens · cost", "Arms", "Model", "Agent", "Date")
+        self.columns = [name for name, _, narrowest in BENCHMARK_COLUMNS if self.app.size.width >= narrowest]
+        self.table.add_columns(*self.columns)
         self.table.focus()
         super().on_mount()
 
@@ -173,15 +180,24 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
 
     def rows(self, items: list[BenchmarkInfo]) -> list[tuple[str, tuple[Any, ...]]]:
         redact = self.redact
-        spec_width = min(max(self.app.size.width - OTHER_COLUMNS_WIDTH, SPEC_WIDTH[0]), SPEC_WIDTH[1])
-        model_width = 28 if self.app.size.width >= 120 else 16
-        return [(b.id, (redact.ident(b.id), fit(b.spec_name, spec_width), status_text(b.status),
-                        format_score(b.headline_score),
-                        Text(b.attempt_status or "-", style=ATTEMPT_STYLES.get(b.attempt_status or "", "dim")),
-                        _trial_counts(b), f"{format_tokens(b.total_tokens)} · {format_cost(b.cost_total)}",
-                        arm_label(b), fit(clip(b.model or "-", 28), model_width), b.agent or "-",
-                        redact.timestamp(b.created_at)))
-                for b in items]
+        width = self.app.size.width
+        wide = width >= WIDE_HISTORY
+        cells = {name: cells for name, cells, _ in BENCHMARK_COLUMNS}
+        others = sum(cells[name] for name in self.columns) + (12 if wide else 2) + 2  # + wider model, date; scrollbar
+        spec_width = min(max(width - others, SPEC_WIDTH[0]), SPEC_WIDTH[1])
+
+        def row(b: BenchmarkInfo) -> tuple[Any, ...]:
+            stamp = redact.timestamp(b.created_at)
+            values = {"Benchmark": redact.ident(b.id), "Spec": fit(b.spec_name, spec_width),
+                      "Status": status_text(b.status), "Score": format_score(b.headline_score),
+                      "Attempt": Text(b.attempt_status or "-", style=ATTEMPT_STYLES.get(b.attempt_status or "", "dim")),
+                      "Trials": _trial_counts(b),
+                      "Tokens · cost": f"{format_tokens(b.total_tokens)} · {format_cost(b.cost_total)}",
+                      "Arms": fit(arm_label(b), 16), "Model": fit(clip(b.model or "-", 28), 26 if wide else 16),
+                      "Agent": fit(b.agent or "-", 12), "Date": stamp if wide or len(stamp) != 19 else stamp[5:16]}
+            return tuple(values[name] for name in self.columns)
+
+        return [(b.id, row(b)) for b in items]
 
     @on(DataTable.RowSelected, "#rows")
     def _open(self) -> None:
@@ -251,7 +267,7 @@ class TrialsScreen(PagedScreen["TrialInfo"]):
                          compact=True)
         yield DataTable(id="rows", cursor_type="row", zebra_stripes=True)
         yield Label("", id="page-info")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.table.add_columns(*TRIAL_COLUMNS)

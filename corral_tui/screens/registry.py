@@ -10,7 +10,14 @@ from textual.screen import Screen
 
 from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.compare import CompareScreen
-from corral_tui.screens.dialogs import BreakpointsScreen, ConfirmScreen, ErrorScreen, HelpScreen, InterventionScreen
+from corral_tui.screens.dialogs import (
+    BreakpointsScreen,
+    ConfirmScreen,
+    ErrorScreen,
+    HelpScreen,
+    InterventionScreen,
+    SpecFileScreen,
+)
 from corral_tui.screens.fork import ForkScreen, ForkViewScreen
 from corral_tui.screens.history import HistoryScreen, TrialsScreen
 from corral_tui.screens.timeline import TimelineScreen
@@ -30,6 +37,7 @@ SCREENS: tuple[ScreenInfo, ...] = (
     ScreenInfo("approval", ApprovalScreen, "a confirm-level tool call waiting for a person", "app.approvals"),
     ScreenInfo("intervention", InterventionScreen, "a message for a running trial"),
     ScreenInfo("breakpoints", BreakpointsScreen, "the breakpoints of the run in progress"),
+    ScreenInfo("spec file", SpecFileScreen, "a .bench.yaml to open into the run form or save it as"),
     ScreenInfo("history", HistoryScreen, "past benchmarks", "app.history"),
     ScreenInfo("trials", TrialsScreen, "one benchmark's trials"),
     ScreenInfo("timeline", TimelineScreen, "one trial's stored timeline"),

@@ -22,7 +22,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Header, Input, Select, Static, Tree
+from textual.widgets import DataTable, Header, Input, Select, Static, Tree
 
 from corral_core.events import Event
 from corral_tui.config import Redactor
@@ -34,6 +34,7 @@ from corral_tui.messages import (
     ControlRequested,
     InterventionRequested,
     RunRequested,
+    SpecFileRequested,
     StopRequested,
     TaskTextRequested,
     TimelineRequested,
@@ -46,7 +47,7 @@ from corral_tui.screens.dialogs import ErrorScreen
 from corral_tui.services.catalogue import SuiteView
 from corral_tui.services.session import Command
 from corral_tui.widgets.run_form import RunForm
-from corral_tui.widgets.status import Info, InfoBar, RunBar, StatusLine
+from corral_tui.widgets.status import FittingFooter, Info, InfoBar, RunBar, StatusLine
 from corral_tui.widgets.task_tree import TaskRef, TaskTree
 from corral_tui.widgets.trial_panes import TrialPanes
 from corral_tui.widgets.trials_table import TrialsTable
@@ -58,6 +59,9 @@ if TYPE_CHECKING:
 def _key(keys: str, action: str, description: str, binding_id: str, *, show: bool = True,
          key_display: str | None = None) -> Binding:
     return Binding(keys, action, description, show=show, key_display=key_display, priority=True, id=binding_id)
+
+
+FIELD_CHORDS = frozenset({"leave_field", "open_spec", "save_spec"})  # actions a text field lets through
 
 
 class StoredEvents(Message):
@@ -92,6 +96,8 @@ class WorkbenchScreen(QueryScreen):
         _key("v", "toggle_view", "Run form or trials (a short terminal shows one)", "workbench.toggle_view",
              show=False),
         _key("z", "maximize", "Maximise (esc back)", "workbench.maximize", show=False),
+        _key("ctrl+o", "open_spec", "Open a .bench.yaml into the run form", "workbench.open_spec", show=False),
+        _key("ctrl+s", "save_spec", "Save the run form as a .bench.yaml", "workbench.save_spec", show=False),
         Binding("escape", "leave_field", "Leave field", show=False, id="workbench.leave_field"),
     ]
 
@@ -128,7 +134,7 @@ class WorkbenchScreen(QueryScreen):
             yield TrialPanes(self.redact, max_lines=self.pane_lines, id="panes")
         yield RunBar(id="run-bar")
         yield StatusLine("Starting the environment server…", id="status")
-        yield Footer()
+        yield FittingFooter()
 
     @property
     def live(self) -> bool:
@@ -144,8 +150,9 @@ class WorkbenchScreen(QueryScreen):
         self.show_run_bar()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """A text field types the workbench's letters (Esc leaves it): their bindings stand aside."""
-        if action != "leave_field" and isinstance(self.focused, Input):
+        """A text field types the workbench's letters (Esc leaves it): their bindings stand aside. The spec
+        file chords (ctrl+o, ctrl+s) are no letters: they act from the form's fields too."""
+        if action not in FIELD_CHORDS and isinstance(self.focused, Input):
             return None
         return True
 
@@ -157,6 +164,16 @@ class WorkbenchScreen(QueryScreen):
         tree.show_suites(suites)
         tree.focus()
         self.call_after_refresh(tree.select_first_task)
+
+    def select_suite(self, name: str) -> None:
+        """Put the tree's cursor on suite `name` and the run form on it (an opened spec file's suite)."""
+        tree = self.query_one(TaskTree)
+        branch = next((node for node in tree.root.children if node.data is not None and node.data.suite == name),
+                      None)
+        if branch is not None:
+            tree.move_cursor(branch)
+        suite = self.suites.get(name)
+        self.query_one(RunForm).set_suite(name, [t.id for t in suite.tasks] if suite else [])
 
     def show_info(self, info: Info) -> None:
         self.query_one(InfoBar).show(info)
@@ -377,6 +394,24 @@ class WorkbenchScreen(QueryScreen):
                      "bold yellow")
             return
         self.query_one(RunForm).submit()
+
+    def action_open_spec(self) -> None:
+        """ctrl+o: a `.bench.yaml` into the run form (not while a run is live: the form is locked)."""
+        if self.query_one("#form-start").disabled:
+            self.say("The run form is locked while the run is live: open a spec file when it has ended.",
+                     "bold yellow")
+            return
+        self.post_message(SpecFileRequested())
+
+    def action_save_spec(self) -> None:
+        """ctrl+s: the run form as a `.bench.yaml` (`corral-tui --batch FILE` runs the same plan)."""
+        try:
+            request = self.query_one(RunForm).request()
+        except ValueError as exc:
+            self.say(f"Cannot save: {exc}.", "bold red")
+            self.notify(str(exc), title="Run form", severity="error")
+            return
+        self.post_message(SpecFileRequested(request))
 
     def action_stop_run(self) -> None:
         self.post_message(StopRequested())

@@ -1,5 +1,6 @@
-"""The run form: tasks, agent, model with its API base and the environment variable holding its key,
-verbosity arms, trials, parallel, surrender, approval policy, breakpoints, start paused. It follows the
+"""The run form: tasks, agent (and more agents to compare), model (several to compare) with its API
+base and the environment variable holding its key, verbosity arms, trials, parallel, surrender,
+approval policy, breakpoints, start paused. The arms are every model x agent x verbosity named. It follows the
 selected suite (its tasks in the placeholder, task ids of another suite cleared) and is locked while a
 run is live. Enter in a field moves to the next one; only Start (or `r` outside a field) starts a run."""
 
@@ -76,6 +77,7 @@ class RunForm(Vertical):
         self.default_model = model
         self.default_api_base = api_base
         self.border_title = "Run"
+        self.kept: dict[str, object] = {}  # an opened spec file's keys the form has no field for
 
     def compose(self) -> ComposeResult:
         with Grid(id="form-grid"):
@@ -86,11 +88,13 @@ class RunForm(Vertical):
             yield Label("Agent")
             yield Select([(name, name) for name in AGENT_TYPES], value="react", allow_blank=False,
                          id="form-agent", compact=True)
+            yield Label("+ agents (arms)")
+            yield FormInput(placeholder="compare with, e.g. planner, reflection", id="form-agents", compact=True)
             yield Label("Max iterations")
             yield FormInput("10", id="form-iterations", type="integer", compact=True)
             yield Label("Model")
-            yield FormInput(self.default_model or "", placeholder="scripted/<suite script>", id="form-model",
-                        compact=True)
+            yield FormInput(self.default_model or "", placeholder="scripted/<suite script>; several: arms",
+                            id="form-model", compact=True)
             yield Label("API base")
             yield FormInput(self.default_api_base or "", placeholder="the provider's default", id="form-api_base",
                         compact=True)
@@ -110,6 +114,7 @@ class RunForm(Vertical):
         with Horizontal(id="form-flags"):
             yield MarkedCheckbox("Surrender", id="form-surrender", compact=True)
             yield MarkedCheckbox("Start paused", id="form-paused", compact=True)
+        yield Label("", id="form-file")
         yield Button("Start run (r)", id="form-start", variant="primary", compact=True)
 
     def set_suite(self, suite: str, task_ids: list[str]) -> None:
@@ -141,7 +146,8 @@ class RunForm(Vertical):
         when the suite is picked, values the form cannot show are skipped."""
         values: dict[str, object] = {
             "tasks": ", ".join(request.tasks or []), "agent": request.agent, "iterations": request.max_iterations,
-            "model": request.model or "", "api_base": request.api_base or "", "api_key_env": request.api_key_env or "",
+            "agents": ", ".join(request.more_agents), "model": ", ".join(m for m in request.models if m),
+            "api_base": request.api_base or "", "api_key_env": request.api_key_env or "",
             "arms": ", ".join(request.verbosities), "trials": request.trials, "parallel": request.parallel,
             "approval": request.approval, "breakpoints": "; ".join(request.breakpoints),
             "surrender": bool(request.surrender), "paused": bool(request.start_paused)}
@@ -150,6 +156,13 @@ class RunForm(Vertical):
                 self.set_values(**{name: value})
             except Exception:
                 continue
+        self.kept = dict(request.kept)
+
+    def show_file(self, text: str) -> None:
+        """Say under the fields which file the form came from (or was saved as) and what it keeps."""
+        label = self.query_one("#form-file", Label)
+        label.update(text)
+        label.display = bool(text)
 
     def set_locked(self, locked: bool) -> None:
         """Disable every field and the Start button (a run is live), or enable them again."""
@@ -162,13 +175,19 @@ class RunForm(Vertical):
         if self.suite is None:
             raise ValueError("pick a suite (or one of its tasks) in the tree first")
         text = {name: self.query_one(f"#form-{name}", Input).value
-                for name in ("tasks", "iterations", "model", "api_base", "api_key_env", "arms", "trials", "parallel",
-                             "breakpoints")}
+                for name in ("tasks", "agents", "iterations", "model", "api_base", "api_key_env", "arms", "trials",
+                             "parallel", "breakpoints")}
         tasks = split_list(text["tasks"]) or None
         unknown = [task for task in tasks or [] if self.task_ids and task not in self.task_ids]
         if unknown:
             raise ValueError(f"suite {self.suite} has no task {', '.join(unknown)}; it has {', '.join(self.task_ids)}")
-        model, api_base = text["model"].strip() or None, text["api_base"].strip() or None
+        models = split_list(text["model"])
+        model, api_base = (models[0] if models else None), text["api_base"].strip() or None
+        agent = str(self.query_one("#form-agent", Select).value)
+        more_agents = [name for name in split_list(text["agents"]) if name != agent]
+        unknown = [name for name in more_agents if name not in AGENT_TYPES]
+        if unknown:
+            raise ValueError(f"unknown agent type {', '.join(unknown)} in + agents; use: {', '.join(AGENT_TYPES)}")
         api_key_env = text["api_key_env"].strip() or None
         if api_base and not model:
             raise ValueError("an API base needs a model too (e.g. openai/<model> for an OpenAI-compatible server)")
@@ -180,7 +199,10 @@ class RunForm(Vertical):
         return RunRequest(
             suite=self.suite,
             tasks=tasks,
-            agent=str(self.query_one("#form-agent", Select).value),
+            agent=agent,
+            more_agents=more_agents,
+            more_models=models[1:],
+            kept=dict(self.kept),
             max_iterations=parse_count(text["iterations"], "max iterations", 1, 1000),
             model=model,
             api_base=api_base,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 from corral_tui.live import ArmScore
 
@@ -22,11 +22,26 @@ class Info:
     executor: str = "local"  # where trials run: shown unless local (e.g. "processes (2 workers)")
 
 
+NARROW = 100  # below this many columns the info bar and the footer take their short forms
+
+
+class FittingFooter(Footer):
+    """The key footer, compact (less space between keys) on a terminal narrower than NARROW columns, so
+    the keys that matter still fit at 80."""
+
+    def on_resize(self) -> None:
+        self.compact = self.app.size.width < NARROW
+
+
 class InfoBar(Static):
     """server URL · requests served · model · where trials run (unless local) · progress · run state ·
-    pending approvals."""
+    pending approvals. Below NARROW columns: shorter labels and the model's id cut to what is left."""
 
     def show(self, info: Info) -> None:
+        width = self.app.size.width
+        if width < NARROW:
+            self._show_short(info, width)
+            return
         text = Text.assemble(("server ", "dim"), (info.server, "bold"), ("  requests ", "dim"), info.requests,
                              ("  model ", "dim"), (info.model, "bold"))
         if info.executor != "local":
@@ -39,6 +54,19 @@ class InfoBar(Static):
         if info.approvals:
             text.append(f"  approvals pending: {info.approvals}", style="bold black on yellow")
         self.update(text)
+
+
+    def _show_short(self, info: Info, width: int) -> None:
+        server = info.server.removeprefix("http://").removeprefix("https://")
+        tail = Text.assemble(("  ", ""), (f"{info.done}/{info.total}", ""), (" ", ""), (info.run_state, "bold cyan"))
+        if info.executor != "local":
+            tail.append(f" on {info.executor}", style="bold")
+        if info.approvals:
+            tail.append(f"  approvals: {info.approvals}", style="bold black on yellow")
+        head = Text.assemble((server, "bold"), ("  req ", "dim"), info.requests, ("  ", ""))
+        room = max(width - head.cell_len - tail.cell_len - 2, 6)
+        model = info.model if len(info.model) <= room else "…" + info.model[-(room - 1):]
+        self.update(Text.assemble(head, (model, "bold"), tail))
 
 
 class StatusLine(Static):

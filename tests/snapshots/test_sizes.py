@@ -96,3 +96,49 @@ def test_history_at_size(snap_compare, tmp_path: Path, long_names_store: Path, s
 
     assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH], db_url=str(db)), terminal_size=size,
                         run_before=open_history)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("size", SIZES)
+async def test_history_columns_fit_the_terminal(tmp_path: Path, long_names_store: Path, size: tuple[int, int]) -> None:
+    """Every History column is on screen (no horizontal scrolling): at 120 columns Model, Agent and Date
+    are there (they were pushed off by a 72-cell Spec); at 80 the lower-value ones are dropped."""
+    db = tmp_path / "corral.db"
+    shutil.copy(long_names_store, db)
+    app = make_app(tmp_path, suites=[SAMPLEMATH], db_url=str(db))
+    async with app.run_test(size=size) as pilot:
+        await wait_ready(pilot)
+        await pilot.press("h")
+        await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen)
+                       and app.screen.query_one("#rows", DataTable).row_count == 2, "benchmarks")
+        table = app.screen.query_one("#rows", DataTable)
+        await pilot.pause()
+        headers = [str(column.label) for column in table.columns.values()]
+        used = sum(column.get_render_width(table) for column in table.columns.values())
+        assert used <= size[0] - 1, (headers, used)
+        assert headers[:6] == ["Benchmark", "Spec", "Status", "Score", "Attempt", "Trials"] and headers[-1] == "Date"
+        if size[0] >= 120:
+            assert {"Model", "Agent"} <= set(headers)
+        if size[0] >= 220:
+            assert {"Arms", "Tokens · cost"} <= set(headers)
+
+
+@pytest.mark.anyio
+async def test_info_bar_and_footer_fit_80_columns(tmp_path: Path) -> None:
+    """At 80 columns the info bar takes its short form (the model's id cut from the left to what is left)
+    and the footer its compact one; at 120 both are as before."""
+    from textual.widgets import Footer
+
+    from corral_tui.widgets.status import InfoBar
+
+    for size, short in (((80, 24), True), ((120, 40), False)):
+        app = make_app(tmp_path / f"{size[0]}", suites=[TUITEST], model="openai/a-rather-long-model-name-for-80-cols")
+        async with app.run_test(size=size) as pilot:
+            await wait_ready(pilot)
+            app.refresh_info()
+            await pilot.pause()
+            bar = app.workbench_screen.query_one(InfoBar)
+            plain = str(bar.render().plain)  # type: ignore[union-attr]
+            assert len(plain) <= size[0] - 2 if short else "server " in plain
+            assert ("progress" not in plain) is short and plain.rstrip().endswith("idle")
+            assert app.workbench_screen.query_one(Footer).compact is short
