@@ -286,3 +286,32 @@ def _count(path: Path, table: str) -> int:
             return int(conn.execute(text(f'select count(*) from "{table}"')).scalar_one())
     finally:
         engine.dispose()
+
+
+DAMAGED_VALUES = {  # what flipped bytes in a record do to a stored value SQLite does not check
+    "text not UTF-8": ("update trial set explanation = cast(x'3134342069732077697468ff2c09' as text) "
+                       "where id = (select min(id) from trial)", "Could not decode to UTF-8"),
+    "unreadable date": ("update tool_call set ts = '2026-11-26 23:15:55q490862'", "Invalid isoformat string"),
+}
+
+
+@pytest.mark.parametrize(("fmt", "damage"), [("json", "text not UTF-8"), ("csv", "text not UTF-8"),
+                                             ("inspect", "text not UTF-8"), ("inspect", "unreadable date")])
+def test_export_of_a_store_whose_rows_are_damaged_is_one_paragraph_and_exit_2(tmp_path: Path, fmt: str,
+                                                                               damage: str) -> None:
+    """Damaged pages SQLite does not notice on open leave values that cannot be read: bytes that are not
+    UTF-8 in a text column (before: sqlite3.OperationalError from the driver's cursor, a traceback, exit 1)
+    or a date that does not parse (before: ValueError from SQLAlchemy's row processing, exit 1)."""
+    from tests.core.streaming_cases import BM, fill
+
+    path = tmp_path / "damaged.db"
+    engine = make_engine(path)
+    init_db(engine)
+    fill(engine)
+    engine.dispose()
+    sql, phrase = DAMAGED_VALUES[damage]
+    with sqlite3.connect(path) as conn:
+        conn.execute(sql)
+    args = ("--with-transcripts",) if fmt == "json" else ("--format", fmt, "-o", str(tmp_path / f"out.{fmt}"))
+    proc = cli("export", BM, "--db", str(path), *args, cwd=tmp_path)
+    assert_one_message(proc, str(path), phrase, ".recover")
