@@ -315,3 +315,21 @@ def test_export_of_a_store_whose_rows_are_damaged_is_one_paragraph_and_exit_2(tm
     args = ("--with-transcripts",) if fmt == "json" else ("--format", fmt, "-o", str(tmp_path / f"out.{fmt}"))
     proc = cli("export", BM, "--db", str(path), *args, cwd=tmp_path)
     assert_one_message(proc, str(path), phrase, ".recover")
+
+
+def test_a_damaged_schema_name_that_is_not_utf8_is_one_paragraph_for_export_and_history(tmp_path: Path) -> None:
+    """SQLite's "malformed database schema (NAME)" quotes the damaged bytes; the driver could not decode
+    its own error message (before: UnicodeDecodeError from PRAGMA journal_mode, a traceback, exit 1)."""
+    path = fresh_store(tmp_path / "schema.db")
+    with sqlite3.connect(path) as conn:
+        name = conn.execute("select name from sqlite_master where type = 'index' and sql is not null").fetchone()[0]
+        conn.execute("pragma writable_schema = on")
+        conn.execute("update sqlite_master set name = 'zz' || char(1) || 'zz', "
+                     "sql = 'CREATE INDEX zz' || char(1) || 'zz garbage' where name = ?", (name,))
+        conn.commit()
+        conn.execute("pragma wal_checkpoint(truncate)")  # into the file itself, out of the WAL
+    data = path.read_bytes()
+    assert data.count(b"zz\x01zz") == 2  # the name and the statement
+    path.write_bytes(data.replace(b"zz\x01zz", b"zz\xffzz"))  # a flipped byte in the schema page
+    for command in (("export", "bm_x", "--db", str(path)), ("history", "--db", str(path))):
+        assert_one_message(cli(*command, cwd=tmp_path), str(path), "malformed database schema", ".recover")
