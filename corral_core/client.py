@@ -125,6 +125,9 @@ class ToolResponse:
     result: Any = None
     error: str | None = None
     tool_call: dict[str, Any] | None = None
+    # "environment" when the environment failed, not the tool: the server could not be reached (refused,
+    # reset, no answer), or it says so of the call (its `fault`); a trial runner then faults the trial
+    fault: str | None = None
 
 
 @dataclass
@@ -271,10 +274,13 @@ class _TaskApi:
         try:
             body = self._post(task_id, "/tools/execute", json={"tool_name": tool_name, "arguments": arguments or {}})
             call = body["result"]
+        except ConnectionFailed as exc:  # the server vanished: not the tool's error, nor the agent's
+            return ToolResponse(success=False, error=str(exc), fault="environment")
         except (CorralHTTPError, KeyError, TypeError) as exc:
             return ToolResponse(success=False, error=str(exc))
         ok = call.get("status") == "success"
-        return ToolResponse(success=ok, result=call.get("result"), error=call.get("error_message"), tool_call=call)
+        return ToolResponse(success=ok, result=call.get("result"), error=call.get("error_message"), tool_call=call,
+                            fault=call.get("fault") if isinstance(call.get("fault"), str) else None)
 
     def submit_answer(self, task_id: str, answer: str) -> TaskTrialResult:
         return _completion(task_id, self._post(task_id, "/submit", json={"answer": answer}))

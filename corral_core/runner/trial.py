@@ -106,6 +106,9 @@ class _TrialInterface:
             self.tool_duration += float(call.get("duration") or 0.0)
             if call.get("fault") == "environment" and self.environment_failure is None:
                 self.environment_failure = str(call.get("error_message") or f"the tool {tool_name} failed")
+        elif getattr(response, "fault", None) == "environment" and self.environment_failure is None:
+            # no call came back: the environment server itself could not be reached
+            self.environment_failure = f"the tool {tool_name} could not be called: {response.error}"
         return response
 
     def submit_answer(self, task_id: str, answer: str) -> Any:

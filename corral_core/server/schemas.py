@@ -128,6 +128,9 @@ class ToolCallModel(BaseModel):
     risk: str = "safe"
     approval: str | None = None
     render: str = "text"
+    fault: str | None = Field(
+        None, description="present, as \"environment\", only when the tool's environment failed rather than the "
+                          "tool (an external server timed out, closed or was unreachable); not a Corral field")
 
 
 class ToolExecuteResponse(BaseModel):

@@ -115,7 +115,10 @@ def _sqlite_engine(url: URL, *, echo: bool, create: bool) -> Engine:
 def _set_sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     try:
-        _set_wal(cursor)
+        try:
+            _set_wal(cursor)
+        except UnicodeDecodeError:  # SQLite's own message names a damaged schema entry whose bytes are not UTF-8
+            raise sqlite3.DatabaseError("malformed database schema (a name in it is not UTF-8 text)") from None
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys=ON")

@@ -78,9 +78,14 @@ def _driver_rows(conn: Connection, query: Select[Any], parameters: dict[str, Any
 
 
 def _fetched(result: Any) -> list[Any]:
-    """A result's rows straight from its DB-API cursor (tuples), the result closed."""
+    """A result's rows straight from its DB-API cursor (tuples), the result closed. The driver's own
+    error (a damaged page's text that is not UTF-8) is wrapped as SQLAlchemy wraps it, a DBAPIError,
+    so the reads that catch those (`_read`: a StoreError, exit 2) catch it too."""
+    dialect = result.context.dialect
     try:
         return list(result.cursor.fetchall())
+    except dialect.loaded_dbapi.Error as exc:
+        raise DBAPIError.instance(None, None, exc, dialect.loaded_dbapi.Error, dialect=dialect) from exc
     finally:
         result.close()
 
@@ -176,11 +181,13 @@ class Repository:
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
-        """A connection for reading; a database error becomes a StoreError (exit 2, one message)."""
+        """A connection for reading; a database error becomes a StoreError (exit 2, one message), and so
+        does a stored value that cannot be read as its column's type (a damaged page's bytes that are
+        still valid text, e.g. a date SQLAlchemy cannot parse: a ValueError while converting the row)."""
         try:
             with self._engine.connect() as conn:
                 yield conn
-        except DBAPIError as exc:
+        except (DBAPIError, ValueError) as exc:
             raise store_error(exc, self._engine, "reading") from None
 
     @contextmanager

@@ -286,3 +286,50 @@ def _count(path: Path, table: str) -> int:
             return int(conn.execute(text(f'select count(*) from "{table}"')).scalar_one())
     finally:
         engine.dispose()
+
+
+DAMAGED_VALUES = {  # what flipped bytes in a record do to a stored value SQLite does not check
+    "text not UTF-8": ("update trial set explanation = cast(x'3134342069732077697468ff2c09' as text) "
+                       "where id = (select min(id) from trial)", "Could not decode to UTF-8"),
+    "unreadable date": ("update tool_call set ts = '2026-11-26 23:15:55q490862'", "Invalid isoformat string"),
+}
+
+
+@pytest.mark.parametrize(("fmt", "damage"), [("json", "text not UTF-8"), ("csv", "text not UTF-8"),
+                                             ("inspect", "text not UTF-8"), ("inspect", "unreadable date")])
+def test_export_of_a_store_whose_rows_are_damaged_is_one_paragraph_and_exit_2(tmp_path: Path, fmt: str,
+                                                                               damage: str) -> None:
+    """Damaged pages SQLite does not notice on open leave values that cannot be read: bytes that are not
+    UTF-8 in a text column (before: sqlite3.OperationalError from the driver's cursor, a traceback, exit 1)
+    or a date that does not parse (before: ValueError from SQLAlchemy's row processing, exit 1)."""
+    from tests.core.streaming_cases import BM, fill
+
+    path = tmp_path / "damaged.db"
+    engine = make_engine(path)
+    init_db(engine)
+    fill(engine)
+    engine.dispose()
+    sql, phrase = DAMAGED_VALUES[damage]
+    with sqlite3.connect(path) as conn:
+        conn.execute(sql)
+    args = ("--with-transcripts",) if fmt == "json" else ("--format", fmt, "-o", str(tmp_path / f"out.{fmt}"))
+    proc = cli("export", BM, "--db", str(path), *args, cwd=tmp_path)
+    assert_one_message(proc, str(path), phrase, ".recover")
+
+
+def test_a_damaged_schema_name_that_is_not_utf8_is_one_paragraph_for_export_and_history(tmp_path: Path) -> None:
+    """SQLite's "malformed database schema (NAME)" quotes the damaged bytes; the driver could not decode
+    its own error message (before: UnicodeDecodeError from PRAGMA journal_mode, a traceback, exit 1)."""
+    path = fresh_store(tmp_path / "schema.db")
+    with sqlite3.connect(path) as conn:
+        name = conn.execute("select name from sqlite_master where type = 'index' and sql is not null").fetchone()[0]
+        conn.execute("pragma writable_schema = on")
+        conn.execute("update sqlite_master set name = 'zz' || char(1) || 'zz', "
+                     "sql = 'CREATE INDEX zz' || char(1) || 'zz garbage' where name = ?", (name,))
+        conn.commit()
+        conn.execute("pragma wal_checkpoint(truncate)")  # into the file itself, out of the WAL
+    data = path.read_bytes()
+    assert data.count(b"zz\x01zz") == 2  # the name and the statement
+    path.write_bytes(data.replace(b"zz\x01zz", b"zz\xffzz"))  # a flipped byte in the schema page
+    for command in (("export", "bm_x", "--db", str(path)), ("history", "--db", str(path))):
+        assert_one_message(cli(*command, cwd=tmp_path), str(path), "malformed database schema", ".recover")
