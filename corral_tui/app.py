@@ -33,6 +33,7 @@ from corral_core.agents.breakpoints import parse_breakpoints
 from corral_core.env.approval import ApprovalRequest
 from corral_core.errors import StoreError, UserError
 from corral_core.events import Event, EventKind
+from corral_core.safetext import clean
 from corral_tui.commands import ActionsProvider, all_binding_owners, binding_rows
 from corral_tui.config import WorkbenchConfig, config_from_args
 from corral_tui.live import LiveRun
@@ -374,6 +375,8 @@ class WorkbenchApp(App[int]):
         events = queue.drain(self.config.drain_batch)
         if not events:
             return
+        for event in events:  # what reaches a pane is redacted as what is stored (corral_core.safetext)
+            event.data = clean(event.data)
         changes = self.live.apply(events)
         if changes:
             self.workbench_screen.apply_changes(self.live, changes)
