@@ -122,7 +122,7 @@ async def test_history_counts_done_of_planned_for_running_and_interrupted_runs(t
     db = tmp_path / "corral.db"
     interrupted, running = record_progress_store(db)
     app = make_app(tmp_path, suites=[SAMPLEMATH], db_url=str(db))
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=(220, 60)) as pilot:  # History shows tokens · cost from 180 columns
         await wait_ready(pilot)
         await pilot.press("h")
         await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen) and app.screen.page is not None
