@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
+import traceback
 from pathlib import Path
 
 from corral_tui.screens.approval import ApprovalScreen
@@ -17,6 +19,15 @@ def _ours(thread: threading.Thread) -> bool:
     """litellm keeps a process-wide logging pool (threads "litellm-logging_N", created on the first
     completion and reused by every later one); it belongs to the process, not to the app."""
     return not thread.name.startswith("litellm-logging")
+
+
+def _stacks(threads: list[threading.Thread]) -> str:
+    """Each leftover thread's name and where it stands, so a failure says what did not end."""
+    frames = sys._current_frames()
+    return "\n".join(
+        f"{t.name}:\n{''.join(traceback.format_stack(frames[t.ident])) if t.ident in frames else '(gone)'}"
+        for t in threads
+    )
 
 
 def test_quitting_during_a_run_leaves_no_thread_behind(tmp_path: Path) -> None:
@@ -41,5 +52,8 @@ def test_quitting_during_a_run_leaves_no_thread_behind(tmp_path: Path) -> None:
         return [t for t in threading.enumerate() if t not in before and _ours(t)]
 
     assert seen["running"], "the run was not in progress when the app quit"
-    wait_until(lambda: not leftover_threads(), "every thread of the app to end")  # daemon threads take a moment
+    try:
+        wait_until(lambda: not leftover_threads(), "every thread of the app to end")  # daemon threads take a moment
+    except AssertionError as failure:
+        raise AssertionError(f"{failure}; left:\n{_stacks(leftover_threads())}") from None
     assert app.return_code == 0
