@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from corral_core.errors import UserError
-from corral_core.interop import require
+from corral_core.interop import off_the_loop, require
 from corral_core.metrics import Analysis, TrialRecord, analyse, levels_in_order, metrics_to_dict
 
 SampleKey = tuple[str, int]  # (sample id, epoch)
@@ -68,8 +69,8 @@ def read_run(path: Path, scorer: str | None = None, taken: Sequence[str] = ()) -
     if not path.is_file():
         raise UserError("Inspect log not found.", file=path, fix="give the path of a .eval or .json log.")
     try:
-        header = log_module.read_eval_log(str(path), header_only=True)
-        summaries = log_module.read_eval_log_sample_summaries(str(path))
+        header = off_the_loop(partial(log_module.read_eval_log, str(path), header_only=True))
+        summaries = off_the_loop(partial(log_module.read_eval_log_sample_summaries, str(path)))
     except Exception as exc:  # not a log, a truncated file, an unknown version
         raise UserError(f"not a readable Inspect log: {type(exc).__name__}: {exc}.", file=path) from None
     scores = header.results.scores if header.results else []

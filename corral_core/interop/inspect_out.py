@@ -13,12 +13,13 @@ import json
 import re
 from collections.abc import Iterator
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from corral_core.env import TaskSpec, load_suite
 from corral_core.errors import UserError
-from corral_core.interop import require
+from corral_core.interop import off_the_loop, require
 from corral_core.metrics import success
 from corral_core.metrics.records import RETIRED_STATUS
 from corral_core.store.models import BenchmarkInfo, TimelineEntry, TrialInfo
@@ -42,7 +43,7 @@ def write_inspect_logs(repository: Any, info: BenchmarkInfo, output_dir: Path) -
                    for trial in sorted(trials, key=lambda t: (t.task_id, t.trial_index))]
         log = _eval_log(info, arm_name, samples, tasks)
         path = output_dir / f"{_stamp(info.created_at)}_{_slug(info.spec_name)}-{_slug(arm_name)}_{info.id}.eval"
-        log_module.write_eval_log(log, str(path), format="eval")
+        off_the_loop(partial(log_module.write_eval_log, log, str(path), format="eval"))
         written.append(path)
     if not written:
         raise UserError(f"benchmark {info.id!r} has no arms with trials to export.", where="export")

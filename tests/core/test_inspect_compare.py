@@ -119,3 +119,24 @@ def test_without_the_inspect_extra_the_message_says_what_to_install(monkeypatch:
     with pytest.raises(UserError, match=r"`compare` on Inspect logs needs the optional `inspect` extra.*"
                                         r"pip install 'corral-tui\[inspect\]'"):
         compare_logs([tmp_path / "a.eval", tmp_path / "b.eval"])
+
+
+def test_reading_logs_inside_an_event_loop_leaves_asyncio_alone(logs: tuple[Path, Path]) -> None:
+    """inspect_ai re-enters a running loop through nest_asyncio, which patches `asyncio.run` for the whole
+    process: afterwards every `asyncio.run` keeps its loop open and its executor threads alive (the thread a
+    Textual app's workers ran on outlived the app). Reading from inside a loop must not do that. In a child
+    process, so a failure cannot leave this one patched."""
+    code = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from corral_core.interop.inspect_in import compare_logs\n"
+        "async def main():\n"
+        "    return compare_logs([Path(p) for p in sys.argv[1:]])\n"
+        "comparison = asyncio.run(main())\n"
+        "print(len(comparison.runs), asyncio.run.__module__)\n"
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
+    run = subprocess.run([sys.executable, "-c", code, *map(str, logs)], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["2", "asyncio.runners"]

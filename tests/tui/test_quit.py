@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 import threading
 import traceback
@@ -22,12 +23,29 @@ def _ours(thread: threading.Thread) -> bool:
 
 
 def _stacks(threads: list[threading.Thread]) -> str:
-    """Each leftover thread's name and where it stands, so a failure says what did not end."""
+    """Each leftover thread's name and where it stands (for an executor's idle worker, also the thread
+    running the event loop that owns the executor), so a failure says what did not end."""
     frames = sys._current_frames()
-    return "\n".join(
-        f"{t.name}:\n{''.join(traceback.format_stack(frames[t.ident])) if t.ident in frames else '(gone)'}"
-        for t in threads
-    )
+
+    def where(thread: threading.Thread | None) -> str:
+        if thread is None or thread.ident not in frames:
+            return "(gone)"
+        return "".join(traceback.format_stack(frames[thread.ident]))
+
+    def owner(thread: threading.Thread) -> str:
+        executor = getattr(thread, "_args", (None,))[0]
+        executor = executor() if callable(executor) else None
+        if executor is None:
+            return ""
+        holders = gc.get_referrers(executor)  # the loop itself, or its __dict__
+        for holder in holders:
+            candidates = [holder] if isinstance(holder, asyncio.AbstractEventLoop) else gc.get_referrers(holder)
+            for loop in (r for r in candidates if isinstance(r, asyncio.AbstractEventLoop)):
+                running = next((t for t in threading.enumerate() if t.ident == getattr(loop, "_thread_id", None)), None)
+                return f"{getattr(loop, '_probe_stack', '')}  its loop {loop!r} runs on {running.name if running else '(no thread)'}:\n{where(running)}"
+        return ""
+
+    return "\n".join(f"{t.name}:\n{where(t)}{owner(t)}" for t in threads)
 
 
 def test_quitting_during_a_run_leaves_no_thread_behind(tmp_path: Path) -> None:
