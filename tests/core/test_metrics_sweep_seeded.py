@@ -1,0 +1,59 @@
+"""A whole sweep's analysis gives, for a seed, exactly the numbers it gave before the sweep's analysis was made
+fast: tests/core/data/sweep_seeded.json was written by the code of main (a5a34c4) before any change, from
+benchmarks/metrics_scale.py's nine-level sweep (9 levels x 500 tasks x 5 trials: the Monte Carlo test and
+interval, the task bootstrap, Holm over 36 pairs, the trend) and two small sweeps on the exact paths."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corral_core.metrics import analyse, to_jsonable
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPECTED = json.loads((Path(__file__).parent / "data" / "sweep_seeded.json").read_text())
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from metrics_scale import sweep_records  # noqa: E402
+
+
+def _analysed(n_levels: int, n_tasks: int, trials: int, data_seed: int, seed: int) -> dict[str, Any]:
+    levels = [f"level{i}" for i in range(n_levels)]
+    result = analyse(list(sweep_records(levels, n_tasks, trials, seed=data_seed)), levels, k_values=(1,),
+                     ordered_levels=levels, seed=seed)
+    out = to_jsonable(result)
+    out["arms"] = {name: {k: v for k, v in arm.items() if k != "tasks"} for name, arm in out["arms"].items()}
+    # through JSON as the fixture went: tuples become lists, the floats' repr round-trips exactly
+    return json.loads(json.dumps(out))
+
+
+def test_the_nine_level_sweep_gives_the_same_numbers_for_seed_0() -> None:
+    got = _analysed(9, 500, 5, 1, 0)
+    expected = EXPECTED["seed 0"]
+    assert got["headline"] == expected["headline"]
+    assert got["trend"] == expected["trend"]
+    assert got["arms"] == expected["arms"]
+    for mine, theirs in zip(got["comparisons"], expected["comparisons"], strict=True):
+        assert mine == theirs, (mine["arm_a"], mine["arm_b"])
+
+
+def test_the_nine_level_sweep_gives_the_same_numbers_for_seed_7() -> None:
+    got = _analysed(9, 500, 5, 1, 7)
+    expected = EXPECTED["seed 7"]
+    assert got["trend"] == expected["trend"]
+    assert [{"arms": [c["arm_a"], c["arm_b"]], "verdict": c["verdict"],
+             **{o: {k: c[o][k] for k in ("p_value", "p_adjusted", "ci", "mean_diff")} for o in ("score", "success")}}
+            for c in got["comparisons"]] == expected["comparisons"]
+
+
+@pytest.mark.parametrize("shape", [(4, 12, 3), (4, 30, 2)])  # exact test; exact and Monte Carlo inversion
+def test_small_sweeps_on_the_exact_paths_give_the_same_numbers(shape: tuple[int, int, int]) -> None:
+    n_levels, n_tasks, trials = shape
+    got = _analysed(n_levels, n_tasks, trials, 3, 5)
+    expected = EXPECTED[f"{n_levels}x{n_tasks}x{trials} seed 5"]
+    assert got["trend"] == expected["trend"]
+    assert got["arms"] == expected["arms"]
+    assert got["comparisons"] == expected["comparisons"]
