@@ -6,6 +6,7 @@ interval, the task bootstrap, Holm over 36 pairs, the trend) and two small sweep
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -57,3 +58,12 @@ def test_small_sweeps_on_the_exact_paths_give_the_same_numbers(shape: tuple[int,
     assert got["trend"] == expected["trend"]
     assert got["arms"] == expected["arms"]
     assert got["comparisons"] == expected["comparisons"]
+
+
+def test_the_binomial_tail_is_the_same_exact_integer_sum() -> None:
+    from corral_core.metrics.stats import binomial_tail_half
+
+    for n in (1, 2, 7, 40, 333, 1000):
+        for k in range(-1, n + 1, max(1, n // 50)):
+            expected = 0.0 if k < 0 else 1.0 if k >= n else sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+            assert binomial_tail_half(n, k) == expected, (n, k)
