@@ -31,7 +31,16 @@ from dataclasses import dataclass, replace
 
 from .arm import FAILED, SUCCEEDED, ArmTally, UnitTally
 from .chain import ChainDef
-from .paired import SignFlipInterval, SignFlipTest, cohens_dz, format_p, holm, sign_flip_interval, sign_flip_tests
+from .paired import (
+    SignFlipInterval,
+    SignFlipTest,
+    cohens_dz,
+    format_p,
+    holm,
+    same_values,
+    sign_flip_interval,
+    sign_flip_tests,
+)
 from .records import TrialRecord
 from .stats import mcnemar_exact, t_quantile
 
@@ -210,9 +219,13 @@ def _task_level(outcomes: list[tuple[str, list[float], list[float]]], seed: int,
                 for name, _, _ in outcomes]
     columns = [[y - x for x, y in zip(a, b, strict=True)] for _, a, b in outcomes]
     tests = sign_flip_tests(columns, seed=seed)
-    intervals = [_never_zero_width(sign_flip_interval(diffs, seed=seed, confidence=1.0 - alpha, test_p=test.p_value),
-                                   test, floor, identical, alpha)
-                 for diffs, test in zip(columns, tests, strict=True)]
+    intervals: list[SignFlipInterval] = []
+    for k, (diffs, test) in enumerate(zip(columns, tests, strict=True)):
+        if k and same_values(diffs, columns[0]) and test == tests[0]:  # pass/fail scores: success rate = score
+            intervals.append(intervals[0])
+            continue
+        intervals.append(_never_zero_width(sign_flip_interval(diffs, seed=seed, confidence=1.0 - alpha,
+                                                              test_p=test.p_value), test, floor, identical, alpha))
     return [_result(name, a, b, diffs, test, interval, floor, alpha)
             for (name, a, b), diffs, test, interval in zip(outcomes, columns, tests, intervals, strict=True)]
 

@@ -198,15 +198,23 @@ def _signed_sum_chunks(columns: Sequence[Sequence[float]], draws: int, seed: int
     sum(+v) - sum(-v) = 2 * sum(+v) - sum(v). No matrix product: BLAS threads would spin on a busy machine."""
     import numpy as np
 
-    tables = [_tables(values).ravel() for values in columns]
+    # a column equal to an earlier one (the success rates of pass/fail scores are the scores) is summed once
+    first = [next(i for i in range(k + 1) if same_values(columns[i], columns[k])) for k in range(len(columns))]
+    tables = {i: _tables(columns[i]).ravel() for i in sorted(set(first))}
     totals = np.array([math.fsum(values) for values in columns])
     n_bytes = (len(columns[0]) + 7) // 8
     offsets = np.arange(n_bytes, dtype=np.intp) * 256  # block j's entry m sits at j * 256 + m of a flat table
     patterns = _sign_patterns(n_bytes, draws, seed)
     for start in range(0, draws, _CHUNK):
         index = patterns[start:start + _CHUNK] + offsets
-        kept = np.stack([np.take(table, index).sum(axis=1) for table in tables])
-        yield 2.0 * kept - totals[:, None]
+        kept = {i: np.take(table, index).sum(axis=1) for i, table in tables.items()}
+        yield 2.0 * np.stack([kept[i] for i in first]) - totals[:, None]
+
+
+def same_values(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Equal values, zeros of the same sign: columns whose signed sums are the same floats."""
+    return a is b or (list(a) == list(b) and all(math.copysign(1.0, x) == math.copysign(1.0, y)
+                                                 for x, y in zip(a, b, strict=True) if x == 0.0))
 
 
 def _monte_carlo_extremes(columns: list[list[float]], thresholds: list[float], draws: int, seed: int) -> list[int]:
