@@ -23,6 +23,7 @@ p forced to 1), and the minimum detectable effect (80% power) of the design.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections import Counter
@@ -31,16 +32,7 @@ from dataclasses import dataclass, replace
 
 from .arm import FAILED, SUCCEEDED, ArmTally, UnitTally
 from .chain import ChainDef
-from .paired import (
-    SignFlipInterval,
-    SignFlipTest,
-    cohens_dz,
-    format_p,
-    holm,
-    same_values,
-    sign_flip_interval,
-    sign_flip_tests,
-)
+from .paired import SignFlipInterval, SignFlipTest, cohens_dz, format_p, holm, sign_flip_interval, sign_flip_tests
 from .records import TrialRecord
 from .stats import mcnemar_exact, t_quantile
 
@@ -221,7 +213,8 @@ def _task_level(outcomes: list[tuple[str, list[float], list[float]]], seed: int,
     tests = sign_flip_tests(columns, seed=seed)
     intervals: list[SignFlipInterval] = []
     for k, (diffs, test) in enumerate(zip(columns, tests, strict=True)):
-        if k and same_values(diffs, columns[0]) and test == tests[0]:  # pass/fail scores: success rate = score
+        # pass/fail scores: the success rates are the scores (equal lists; the interval snaps zeros alike)
+        if k and diffs == columns[0] and test == tests[0]:
             intervals.append(intervals[0])
             continue
         intervals.append(_never_zero_width(sign_flip_interval(diffs, seed=seed, confidence=1.0 - alpha,
@@ -243,14 +236,10 @@ def _result(outcome: str, a: list[float], b: list[float], diffs: list[float], te
     )
 
 
-def _mcnemar(a: UnitTally, b: UnitTally, counts: Counter[tuple[int, int]]) -> None:
-    counts.update(zip(a.outcomes, b.outcomes, strict=False))
-
-
 def _errors_apart(tally_a: ArmTally, tally_b: ArmTally, name_a: str, name_b: str) -> ErrorsApart:
     both = tally_a.attempted_units() & tally_b.attempted_units()
-    miss_a = sum(tally_a.missing_in(k) for k in both)
-    miss_b = sum(tally_b.missing_in(k) for k in both)
+    miss_a = sum(tally_a.missing_in(k) for k in both) if tally_a.n_missing else 0  # none missing: 0 per task
+    miss_b = sum(tally_b.missing_in(k) for k in both) if tally_b.n_missing else 0
     tried_a = miss_a + sum(tally_a.units[k].n for k in both if k in tally_a.units)
     tried_b = miss_b + sum(tally_b.units[k].n for k in both if k in tally_b.units)
     share_a = miss_a / tried_a if tried_a else 0.0
@@ -264,6 +253,8 @@ def _errors_apart(tally_a: ArmTally, tally_b: ArmTally, name_a: str, name_b: str
 
 def _sensitivity(tally_a: ArmTally, tally_b: ArmTally, seed: int) -> Sensitivity | None:
     """Missing trials as failures: each task's mean over analysed + missing trials (missing score 0)."""
+    if not (tally_a.n_missing or tally_b.n_missing):
+        return None
     keys = sorted(tally_a.attempted_units() & tally_b.attempted_units())
     if not keys or not any(tally_a.missing_in(k) or tally_b.missing_in(k) for k in keys):
         return None
@@ -301,9 +292,8 @@ def _raw_comparison(tally_a: ArmTally, tally_b: ArmTally, seed: int, alpha: floa
     keys = sorted(tally_a.units.keys() & tally_b.units.keys())
     units_a = [tally_a.units[k] for k in keys]
     units_b = [tally_b.units[k] for k in keys]
-    pairs: Counter[tuple[int, int]] = Counter()
-    for ua, ub in zip(units_a, units_b, strict=True):
-        _mcnemar(ua, ub, pairs)
+    pairs = Counter(itertools.chain.from_iterable(zip(ua.outcomes, ub.outcomes, strict=False)
+                                                  for ua, ub in zip(units_a, units_b, strict=True)))
     only_a, only_b = pairs[(SUCCEEDED, FAILED)], pairs[(FAILED, SUCCEEDED)]
     n_pairs = sum(count for (x, y), count in pairs.items() if x and y)
     odds = (only_b + 0.5) / (only_a + 0.5) if only_a == 0 or only_b == 0 else only_b / only_a

@@ -199,7 +199,7 @@ def _signed_sum_chunks(columns: Sequence[Sequence[float]], draws: int, seed: int
     import numpy as np
 
     # a column equal to an earlier one (the success rates of pass/fail scores are the scores) is summed once
-    first = [next(i for i in range(k + 1) if same_values(columns[i], columns[k])) for k in range(len(columns))]
+    first = [next(i for i in range(k + 1) if _same(columns[i], columns[k])) for k in range(len(columns))]
     tables = {i: _tables(columns[i]).ravel() for i in sorted(set(first))}
     totals = np.array([math.fsum(values) for values in columns])
     n_bytes = (len(columns[0]) + 7) // 8
@@ -211,7 +211,7 @@ def _signed_sum_chunks(columns: Sequence[Sequence[float]], draws: int, seed: int
         yield 2.0 * np.stack([kept[i] for i in first]) - totals[:, None]
 
 
-def same_values(a: Sequence[float], b: Sequence[float]) -> bool:
+def _same(a: Sequence[float], b: Sequence[float]) -> bool:
     """Equal values, zeros of the same sign: columns whose signed sums are the same floats."""
     return a is b or (list(a) == list(b) and all(math.copysign(1.0, x) == math.copysign(1.0, y)
                                                  for x, y in zip(a, b, strict=True) if x == 0.0))
