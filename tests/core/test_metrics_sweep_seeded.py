@@ -67,3 +67,24 @@ def test_the_binomial_tail_is_the_same_exact_integer_sum() -> None:
         for k in range(-1, n + 1, max(1, n // 50)):
             expected = 0.0 if k < 0 else 1.0 if k >= n else sum(math.comb(n, i) for i in range(k + 1)) / 2**n
             assert binomial_tail_half(n, k) == expected, (n, k)
+
+
+def test_kept_sign_patterns_are_the_seeds_stream_whatever_order_they_are_asked_in() -> None:
+    import random
+
+    from corral_core.metrics import paired
+
+    def fresh(n_bytes: int, draws: int, seed: int) -> list[bytes]:
+        bits = random.Random(seed).getrandbits
+        return [bits(8 * n_bytes).to_bytes(n_bytes, "little") for _ in range(draws)]
+
+    paired._patterns.clear()
+    short = paired._sign_patterns(3, 50, 9)  # a short interval's draws first, then the test's longer stream
+    longer = paired._sign_patterns(3, 300, 9)
+    assert [row.tobytes() for row in short] == fresh(3, 50, 9)
+    assert [row.tobytes() for row in longer] == fresh(3, 300, 9)
+    for seed in range(paired._PATTERNS_KEPT + 2):  # older shapes are let go, and drawn again alike
+        paired._sign_patterns(2, 10, seed)
+    assert len(paired._patterns) == paired._PATTERNS_KEPT
+    assert [row.tobytes() for row in paired._sign_patterns(3, 40, 9)] == fresh(3, 40, 9)
+    assert not paired._sign_patterns(3, 40, 9).flags.writeable
