@@ -269,6 +269,16 @@ def _sensitivity(tally_a: ArmTally, tally_b: ArmTally, seed: int) -> Sensitivity
     return Sensitivity(len(keys), test.mean, test.p_value, test.method)
 
 
+def _spread_out(values: list[float]) -> bool:
+    """statistics.pstdev(values) > 1e-12, read from the range when it settles it: n values spanning R have a
+    population sd of at least R / sqrt(2n) (two at the ends, the rest in the middle); the test asks for
+    twice the threshold, well past any rounding."""
+    span = max(values) - min(values)
+    if span * span > 8e-24 * len(values):
+        return True
+    return statistics.pstdev(values) > 1e-12
+
+
 def _spread(units_a: list[UnitTally], units_b: list[UnitTally], unpaired_a: list[str],
             unpaired_b: list[str]) -> TaskSpread:
     a = [u.mean_score for u in units_a]
@@ -277,7 +287,7 @@ def _spread(units_a: list[UnitTally], units_b: list[UnitTally], unpaired_a: list
     wins_b = sum(1 for d in diffs if d > 1e-12)
     wins_a = sum(1 for d in diffs if d < -1e-12)
     correlation = None
-    if len(a) >= 3 and statistics.pstdev(a) > 1e-12 and statistics.pstdev(b) > 1e-12:
+    if len(a) >= 3 and _spread_out(a) and _spread_out(b):
         correlation = statistics.correlation(a, b)
     return TaskSpread(wins_b, len(diffs) - wins_a - wins_b, wins_a,
                       statistics.stdev(diffs) if len(diffs) >= 2 else None, correlation,

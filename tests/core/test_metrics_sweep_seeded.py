@@ -88,3 +88,17 @@ def test_kept_sign_patterns_are_the_seeds_stream_whatever_order_they_are_asked_i
     assert len(paired._patterns) == paired._PATTERNS_KEPT
     assert [row.tobytes() for row in paired._sign_patterns(3, 40, 9)] == fresh(3, 40, 9)
     assert not paired._sign_patterns(3, 40, 9).flags.writeable
+
+
+def test_the_spread_check_says_what_pstdev_says() -> None:
+    import random
+    import statistics
+
+    from corral_core.metrics.compare import _spread_out
+
+    rng = random.Random(4)
+    for _ in range(2_000):
+        n = rng.randint(3, 40)
+        scale = 10.0 ** rng.randint(-14, 0)
+        values = [rng.choice([0.5, 0.5 + scale * rng.random()]) for _ in range(n)]
+        assert _spread_out(values) == (statistics.pstdev(values) > 1e-12), values
