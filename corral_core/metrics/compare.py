@@ -160,12 +160,12 @@ class PairedComparison:
     equivalence: Equivalence | None = None
 
 
-def _mde(diffs: list[float], floor_variance: float, alpha: float) -> float | None:
-    """(t_{1-alpha/2} + t_{power}) * sd / sqrt(n), the sd floored as for the arms' intervals."""
-    n = len(diffs)
-    if n < tasks_needed(alpha) or n < 2:
+def _mde(n: int, variance: float | None, floor_variance: float, alpha: float) -> float | None:
+    """(t_{1-alpha/2} + t_{power}) * sd / sqrt(n), the sd of the n differences (their `variance`) floored as
+    for the arms' intervals."""
+    if n < tasks_needed(alpha) or n < 2 or variance is None:
         return None
-    sd = math.sqrt(max(statistics.variance(diffs), floor_variance))
+    sd = math.sqrt(max(variance, floor_variance))
     return (t_quantile(1.0 - alpha / 2.0, n - 1) + t_quantile(POWER, n - 1)) * sd / math.sqrt(n)
 
 
@@ -219,20 +219,26 @@ def _task_level(outcomes: list[tuple[str, list[float], list[float]]], seed: int,
             continue
         intervals.append(_never_zero_width(sign_flip_interval(diffs, seed=seed, confidence=1.0 - alpha,
                                                               test_p=test.p_value), test, floor, identical, alpha))
-    return [_result(name, a, b, diffs, test, interval, floor, alpha)
-            for (name, a, b), diffs, test, interval in zip(outcomes, columns, tests, intervals, strict=True)]
+    moments: list[tuple[float | None, float | None]] = []  # per column: d_z, the variance of the differences
+    for k, diffs in enumerate(columns):
+        if k and diffs == columns[0]:
+            moments.append(moments[0])
+            continue
+        moments.append((cohens_dz(diffs), statistics.variance(diffs) if n >= max(2, tasks_needed(alpha)) else None))
+    return [_result(name, a, b, test, interval, floor, alpha, d_z, variance)
+            for (name, a, b), test, interval, (d_z, variance) in zip(outcomes, tests, intervals, moments, strict=True)]
 
 
-def _result(outcome: str, a: list[float], b: list[float], diffs: list[float], test: SignFlipTest,
-            interval: SignFlipInterval, floor: float, alpha: float) -> TaskLevelResult:
+def _result(outcome: str, a: list[float], b: list[float], test: SignFlipTest, interval: SignFlipInterval,
+            floor: float, alpha: float, d_z: float | None, variance: float | None) -> TaskLevelResult:
     n = len(a)
     draws = None if interval.method.endswith("(exact)") or interval.method.endswith("limit)") else 2_000
     return TaskLevelResult(
         outcome=outcome, mean_a=sum(a) / n, mean_b=sum(b) / n, mean_diff=test.mean,
         ci=interval.ci, ci_method=interval.method, ci_draws=draws,
         p_value=test.p_value, p_method=test.method, p_draws=test.draws, p_min=test.min_p, p_adjusted=test.p_value,
-        d_z=cohens_dz(diffs), ci_note=interval.note, n_differing=test.n_nonzero,
-        mde=_mde(diffs, floor if outcome == "score" else 0.0, alpha),
+        d_z=d_z, ci_note=interval.note, n_differing=test.n_nonzero,
+        mde=_mde(n, variance, floor if outcome == "score" else 0.0, alpha),
     )
 
 
