@@ -23,6 +23,7 @@ p forced to 1), and the minimum detectable effect (80% power) of the design.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections import Counter
@@ -159,12 +160,12 @@ class PairedComparison:
     equivalence: Equivalence | None = None
 
 
-def _mde(diffs: list[float], floor_variance: float, alpha: float) -> float | None:
-    """(t_{1-alpha/2} + t_{power}) * sd / sqrt(n), the sd floored as for the arms' intervals."""
-    n = len(diffs)
-    if n < tasks_needed(alpha) or n < 2:
+def _mde(n: int, variance: float | None, floor_variance: float, alpha: float) -> float | None:
+    """(t_{1-alpha/2} + t_{power}) * sd / sqrt(n), the sd of the n differences (their `variance`) floored as
+    for the arms' intervals."""
+    if n < tasks_needed(alpha) or n < 2 or variance is None:
         return None
-    sd = math.sqrt(max(statistics.variance(diffs), floor_variance))
+    sd = math.sqrt(max(variance, floor_variance))
     return (t_quantile(1.0 - alpha / 2.0, n - 1) + t_quantile(POWER, n - 1)) * sd / math.sqrt(n)
 
 
@@ -210,34 +211,41 @@ def _task_level(outcomes: list[tuple[str, list[float], list[float]]], seed: int,
                 for name, _, _ in outcomes]
     columns = [[y - x for x, y in zip(a, b, strict=True)] for _, a, b in outcomes]
     tests = sign_flip_tests(columns, seed=seed)
-    intervals = [_never_zero_width(sign_flip_interval(diffs, seed=seed, confidence=1.0 - alpha, test_p=test.p_value),
-                                   test, floor, identical, alpha)
-                 for diffs, test in zip(columns, tests, strict=True)]
-    return [_result(name, a, b, diffs, test, interval, floor, alpha)
-            for (name, a, b), diffs, test, interval in zip(outcomes, columns, tests, intervals, strict=True)]
+    intervals: list[SignFlipInterval] = []
+    for k, (diffs, test) in enumerate(zip(columns, tests, strict=True)):
+        # pass/fail scores: the success rates are the scores (equal lists; the interval snaps zeros alike)
+        if k and diffs == columns[0] and test == tests[0]:
+            intervals.append(intervals[0])
+            continue
+        intervals.append(_never_zero_width(sign_flip_interval(diffs, seed=seed, confidence=1.0 - alpha,
+                                                              test_p=test.p_value), test, floor, identical, alpha))
+    moments: list[tuple[float | None, float | None]] = []  # per column: d_z, the variance of the differences
+    for k, diffs in enumerate(columns):
+        if k and diffs == columns[0]:
+            moments.append(moments[0])
+            continue
+        moments.append((cohens_dz(diffs), statistics.variance(diffs) if n >= max(2, tasks_needed(alpha)) else None))
+    return [_result(name, a, b, test, interval, floor, alpha, d_z, variance)
+            for (name, a, b), test, interval, (d_z, variance) in zip(outcomes, tests, intervals, moments, strict=True)]
 
 
-def _result(outcome: str, a: list[float], b: list[float], diffs: list[float], test: SignFlipTest,
-            interval: SignFlipInterval, floor: float, alpha: float) -> TaskLevelResult:
+def _result(outcome: str, a: list[float], b: list[float], test: SignFlipTest, interval: SignFlipInterval,
+            floor: float, alpha: float, d_z: float | None, variance: float | None) -> TaskLevelResult:
     n = len(a)
     draws = None if interval.method.endswith("(exact)") or interval.method.endswith("limit)") else 2_000
     return TaskLevelResult(
         outcome=outcome, mean_a=sum(a) / n, mean_b=sum(b) / n, mean_diff=test.mean,
         ci=interval.ci, ci_method=interval.method, ci_draws=draws,
         p_value=test.p_value, p_method=test.method, p_draws=test.draws, p_min=test.min_p, p_adjusted=test.p_value,
-        d_z=cohens_dz(diffs), ci_note=interval.note, n_differing=test.n_nonzero,
-        mde=_mde(diffs, floor if outcome == "score" else 0.0, alpha),
+        d_z=d_z, ci_note=interval.note, n_differing=test.n_nonzero,
+        mde=_mde(n, variance, floor if outcome == "score" else 0.0, alpha),
     )
-
-
-def _mcnemar(a: UnitTally, b: UnitTally, counts: Counter[tuple[int, int]]) -> None:
-    counts.update(zip(a.outcomes, b.outcomes, strict=False))
 
 
 def _errors_apart(tally_a: ArmTally, tally_b: ArmTally, name_a: str, name_b: str) -> ErrorsApart:
     both = tally_a.attempted_units() & tally_b.attempted_units()
-    miss_a = sum(tally_a.missing_in(k) for k in both)
-    miss_b = sum(tally_b.missing_in(k) for k in both)
+    miss_a = sum(tally_a.missing_in(k) for k in both) if tally_a.n_missing else 0  # none missing: 0 per task
+    miss_b = sum(tally_b.missing_in(k) for k in both) if tally_b.n_missing else 0
     tried_a = miss_a + sum(tally_a.units[k].n for k in both if k in tally_a.units)
     tried_b = miss_b + sum(tally_b.units[k].n for k in both if k in tally_b.units)
     share_a = miss_a / tried_a if tried_a else 0.0
@@ -251,6 +259,8 @@ def _errors_apart(tally_a: ArmTally, tally_b: ArmTally, name_a: str, name_b: str
 
 def _sensitivity(tally_a: ArmTally, tally_b: ArmTally, seed: int) -> Sensitivity | None:
     """Missing trials as failures: each task's mean over analysed + missing trials (missing score 0)."""
+    if not (tally_a.n_missing or tally_b.n_missing):
+        return None
     keys = sorted(tally_a.attempted_units() & tally_b.attempted_units())
     if not keys or not any(tally_a.missing_in(k) or tally_b.missing_in(k) for k in keys):
         return None
@@ -265,6 +275,16 @@ def _sensitivity(tally_a: ArmTally, tally_b: ArmTally, seed: int) -> Sensitivity
     return Sensitivity(len(keys), test.mean, test.p_value, test.method)
 
 
+def _spread_out(values: list[float]) -> bool:
+    """statistics.pstdev(values) > 1e-12, read from the range when it settles it: n values spanning R have a
+    population sd of at least R / sqrt(2n) (two at the ends, the rest in the middle); the test asks for
+    twice the threshold, well past any rounding."""
+    span = max(values) - min(values)
+    if span * span > 8e-24 * len(values):
+        return True
+    return statistics.pstdev(values) > 1e-12
+
+
 def _spread(units_a: list[UnitTally], units_b: list[UnitTally], unpaired_a: list[str],
             unpaired_b: list[str]) -> TaskSpread:
     a = [u.mean_score for u in units_a]
@@ -273,7 +293,7 @@ def _spread(units_a: list[UnitTally], units_b: list[UnitTally], unpaired_a: list
     wins_b = sum(1 for d in diffs if d > 1e-12)
     wins_a = sum(1 for d in diffs if d < -1e-12)
     correlation = None
-    if len(a) >= 3 and statistics.pstdev(a) > 1e-12 and statistics.pstdev(b) > 1e-12:
+    if len(a) >= 3 and _spread_out(a) and _spread_out(b):
         correlation = statistics.correlation(a, b)
     return TaskSpread(wins_b, len(diffs) - wins_a - wins_b, wins_a,
                       statistics.stdev(diffs) if len(diffs) >= 2 else None, correlation,
@@ -288,9 +308,8 @@ def _raw_comparison(tally_a: ArmTally, tally_b: ArmTally, seed: int, alpha: floa
     keys = sorted(tally_a.units.keys() & tally_b.units.keys())
     units_a = [tally_a.units[k] for k in keys]
     units_b = [tally_b.units[k] for k in keys]
-    pairs: Counter[tuple[int, int]] = Counter()
-    for ua, ub in zip(units_a, units_b, strict=True):
-        _mcnemar(ua, ub, pairs)
+    pairs = Counter(itertools.chain.from_iterable(zip(ua.outcomes, ub.outcomes, strict=False)
+                                                  for ua, ub in zip(units_a, units_b, strict=True)))
     only_a, only_b = pairs[(SUCCEEDED, FAILED)], pairs[(FAILED, SUCCEEDED)]
     n_pairs = sum(count for (x, y), count in pairs.items() if x and y)
     odds = (only_b + 0.5) / (only_a + 0.5) if only_a == 0 or only_b == 0 else only_b / only_a

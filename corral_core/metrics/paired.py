@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
+import threading
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -164,31 +165,56 @@ def _tables(values: Sequence[float]) -> Any:
     return blocks.reshape(-1, _BLOCK) @ bits.T.astype(np.float64)  # blocks x 256
 
 
-def _sign_chunks(n: int, draws: int, seed: int) -> Iterator[Any]:
-    """The seeded sign patterns, `_CHUNK` draws at a time, as bytes (draws x ceil(n / 8)): bit i of draw b's
-    random integer (Python's `random.Random(seed).getrandbits`, one integer per draw, as before numpy) says
-    whether value i keeps its sign, so every seed gives the same patterns it always gave."""
+# The seeded sign patterns of the last few (tasks, seed) shapes, kept across calls: every pair of a sweep's
+# arms over the same tasks draws the same patterns (the test's and both intervals': their draws are a prefix of
+# one stream), so they are drawn once. A few MB at most (draws x tasks / 8 bytes per shape).
+_PATTERNS_KEPT = 4
+_patterns: dict[tuple[int, int], tuple[random.Random, Any]] = {}
+_patterns_lock = threading.Lock()
+
+
+def _sign_patterns(n_bytes: int, draws: int, seed: int) -> Any:
+    """The first `draws` seeded sign patterns as bytes (draws x n_bytes, read-only): bit i of draw b's random
+    integer (Python's `random.Random(seed).getrandbits`, one integer per draw, as before numpy) says whether
+    value i keeps its sign, so every seed gives the same patterns it always gave."""
     import numpy as np
 
-    n_bytes = (n + 7) // 8
-    bits = random.Random(seed).getrandbits
-    for start in range(0, draws, _CHUNK):
-        size = min(_CHUNK, draws - start)
-        raw = b"".join([bits(8 * n_bytes).to_bytes(n_bytes, "little") for _ in range(size)])
-        yield np.frombuffer(raw, dtype=np.uint8).reshape(size, n_bytes)
+    key = (n_bytes, seed)
+    with _patterns_lock:
+        stream, drawn = _patterns.pop(key, None) or (random.Random(seed), np.zeros((0, n_bytes), dtype=np.uint8))
+        if drawn.shape[0] < draws:
+            bits = stream.getrandbits
+            raw = b"".join([bits(8 * n_bytes).to_bytes(n_bytes, "little") for _ in range(draws - drawn.shape[0])])
+            drawn = np.concatenate([drawn, np.frombuffer(raw, dtype=np.uint8).reshape(-1, n_bytes)])
+            drawn.flags.writeable = False
+        _patterns[key] = (stream, drawn)  # the most recently used last
+        while len(_patterns) > _PATTERNS_KEPT:
+            del _patterns[next(iter(_patterns))]
+    return drawn[:draws]
 
 
 def _signed_sum_chunks(columns: Sequence[Sequence[float]], draws: int, seed: int) -> Iterator[Any]:
-    """Per chunk of draws, the signed sums (columns x draws), read from the tables 8 values at a time:
+    """Per chunk of `_CHUNK` draws, the signed sums (columns x draws), read from the tables 8 values at a time:
     sum(+v) - sum(-v) = 2 * sum(+v) - sum(v). No matrix product: BLAS threads would spin on a busy machine."""
     import numpy as np
 
-    tables = [_tables(values) for values in columns]
+    # a column equal to an earlier one (the success rates of pass/fail scores are the scores) is summed once
+    first = [next(i for i in range(k + 1) if _same(columns[i], columns[k])) for k in range(len(columns))]
+    tables = {i: _tables(columns[i]).ravel() for i in sorted(set(first))}
     totals = np.array([math.fsum(values) for values in columns])
-    blocks = np.arange(tables[0].shape[0])
-    for patterns in _sign_chunks(len(columns[0]), draws, seed):
-        kept = np.stack([table[blocks, patterns].sum(axis=1) for table in tables])
-        yield 2.0 * kept - totals[:, None]
+    n_bytes = (len(columns[0]) + 7) // 8
+    offsets = np.arange(n_bytes, dtype=np.intp) * 256  # block j's entry m sits at j * 256 + m of a flat table
+    patterns = _sign_patterns(n_bytes, draws, seed)
+    for start in range(0, draws, _CHUNK):
+        index = patterns[start:start + _CHUNK] + offsets
+        kept = {i: np.take(table, index).sum(axis=1) for i, table in tables.items()}
+        yield 2.0 * np.stack([kept[i] for i in first]) - totals[:, None]
+
+
+def _same(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Equal values, zeros of the same sign: columns whose signed sums are the same floats."""
+    return a is b or (list(a) == list(b) and all(math.copysign(1.0, x) == math.copysign(1.0, y)
+                                                 for x, y in zip(a, b, strict=True) if x == 0.0))
 
 
 def _monte_carlo_extremes(columns: list[list[float]], thresholds: list[float], draws: int, seed: int) -> list[int]:

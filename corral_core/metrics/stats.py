@@ -251,7 +251,11 @@ def binomial_tail_half(n: int, k: int) -> float:
     if k >= n:
         return 1.0
     if n <= EXACT_MCNEMAR_INTEGER_MAX:
-        return cast("float", sum(math.comb(n, i) for i in range(k + 1)) / 2**n)  # exact integers; one rounding
+        term = total = 1  # C(n, 0); C(n, i + 1) = C(n, i) * (n - i) / (i + 1), exactly, in integers
+        for i in range(k):
+            term = term * (n - i) // (i + 1)
+            total += term
+        return cast("float", total / 2**n)  # exact integers; one rounding
     return regularized_incomplete_beta(n - k, k + 1, 0.5)
 
 

@@ -123,9 +123,11 @@ def _monte_carlo_extreme(c: Sequence[float], rows: Sequence[Sequence[float]], th
     positions = np.array(c, dtype=np.float64)
     generator = np.random.default_rng(seed)
     chunk = max(1, _CHUNK_VALUES // values.size)
+    buffer = np.empty((min(chunk, draws), *values.shape))  # one buffer refilled per chunk: no fresh pages
     extreme = 0
     for start in range(0, draws, chunk):
-        orders = np.broadcast_to(positions, (min(chunk, draws - start), *values.shape)).copy()
+        orders = buffer[:min(chunk, draws - start)]
+        orders[...] = positions
         generator.permuted(orders, axis=2, out=orders)
         contrasts = np.einsum("dtl,tl->d", orders, values)
         extreme += int((np.abs(contrasts) >= threshold).sum())
