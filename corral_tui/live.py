@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corral_core.events import Event, EventKind, marks_assisted
-from corral_core.metrics import TrialRecord, arm_metrics, fault_of, is_attempted
+from corral_core.metrics import TrialResult, arm_metrics, fault_of, is_attempted
 
 BUFFERED_TRIALS = 24  # finished trials whose recent events stay for the panes (the store has them all)
 _THOUGHT = re.compile(r"<thought>(.*?)</thought>", re.DOTALL | re.IGNORECASE)
@@ -48,7 +48,7 @@ class TrialLive:
     last_action: str = ""
     last_thought: str = ""
     held_by: str = ""  # the breakpoint hit the trial is paused at ("tool:calculator: about to call ..."), if any
-    record: TrialRecord | None = None  # the metrics record once finished
+    record: TrialResult | None = None  # the metrics record once finished
     events: deque[Event] = field(default_factory=deque)
 
     @property
@@ -174,7 +174,7 @@ class LiveRun:
 
     def arm_scores(self) -> list[ArmScore]:
         """Each arm's mean score so far, as the final metrics will compute it (corral_core.metrics)."""
-        by_arm: dict[str, list[TrialRecord]] = {}
+        by_arm: dict[str, list[TrialResult]] = {}
         for trial in self.trials.values():
             if trial.record is not None:
                 by_arm.setdefault(trial.arm, []).append(trial.record)
@@ -321,7 +321,7 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
         if data.get("cost") is not None:
             trial.cost = float(data["cost"])
         trial.duration = data.get("duration")
-        trial.record = TrialRecord.from_mapping({**_record_fields(data), "task_id": trial.task_id,
+        trial.record = TrialResult.from_mapping({**_record_fields(data), "task_id": trial.task_id,
                                                  "arm": trial.arm, "assisted": trial.assisted, "tool_calls": []})
         return True
     return False

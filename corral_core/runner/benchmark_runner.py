@@ -46,7 +46,7 @@ from corral_core.llm import preload as preload_llm
 from corral_core.metrics import (
     ATTEMPTED_STATUSES,
     EarlierRun,
-    TrialRecord,
+    TrialResult,
     classify_attempt,
     headline_units,
     metrics_to_dict,
@@ -258,7 +258,7 @@ class BenchmarkRunner:
                    errored=result.errored)
         return result
 
-    def _plan(self, benchmark_id: str, done: dict[TrialKey, TrialRecord]) -> list[Job]:
+    def _plan(self, benchmark_id: str, done: dict[TrialKey, TrialResult]) -> list[Job]:
         """The jobs this run still owes (ForkRunner plans its one trial itself)."""
         return plan_jobs(self.spec, benchmark_id, done)
 
@@ -362,7 +362,7 @@ class BenchmarkRunner:
                                 where="model.api_key_env",
                                 fix=f"set it (`export {variable}=...`) before the run, or change `api_key_env`.")
 
-    def _finished_trials(self, benchmark_id: str) -> dict[TrialKey, TrialRecord]:
+    def _finished_trials(self, benchmark_id: str) -> dict[TrialKey, TrialResult]:
         """Trials of an earlier session that count (running ones are deleted, cancelled re-run)."""
         repo = self.repository
         deleted = repo.delete_unfinished_trials(benchmark_id)
@@ -468,7 +468,7 @@ class BenchmarkRunner:
                  if tool.risk.value == "confirm"}
         return sorted(names)
 
-    def _emit_started(self, bus: EventSink, opened: OpenedBenchmark, done: dict[TrialKey, TrialRecord],
+    def _emit_started(self, bus: EventSink, opened: OpenedBenchmark, done: dict[TrialKey, TrialResult],
                       jobs: list[Job]) -> None:
         spec = self.spec
         per_arm = len(spec.task_ids) * spec.trials_per_task
@@ -644,7 +644,7 @@ class BenchmarkRunner:
             stored = analyse_stored(spec, repo, benchmark_id)  # streamed from the store, never held whole
             arms, comparisons, chains, headline = stored.arms, stored.comparisons, stored.chains, stored.headline
             trend = stored.trend
-            records: Trials[TrialRecord] = stored.records
+            records: Trials[TrialResult] = stored.records
             rows: Trials[dict[str, Any]] = stored.rows
         else:
             records = [record_of(task_id, data) for _, task_id, data in self._rows]

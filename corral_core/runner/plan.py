@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from corral_core.agents import AgentHooks, HookContext, HookPoint, InterventionInbox
 from corral_core.env import Suite
-from corral_core.metrics import TrialRecord
+from corral_core.metrics import TrialResult
 from corral_core.spec import ArmSpec, BenchmarkSpec
 
 TrialKey = tuple[str, str, int]  # (arm, task_id, trial_index): the identity resume goes by
@@ -40,7 +40,7 @@ class Job:
     links: list[tuple[str, int]]
     episode_id: str | None = None
     suite: Suite | None = None
-    finished: dict[str, TrialRecord] = field(default_factory=dict)  # episode links done earlier
+    finished: dict[str, TrialResult] = field(default_factory=dict)  # episode links done earlier
 
     @property
     def size(self) -> int:
@@ -58,7 +58,7 @@ def chained_tasks(suite: Suite, selected: list[str]) -> list[str]:
     return suite.chained_task_ids(selected)
 
 
-def plan_jobs(spec: BenchmarkSpec, benchmark_id: str, done: Mapping[TrialKey, TrialRecord]) -> list[Job]:
+def plan_jobs(spec: BenchmarkSpec, benchmark_id: str, done: Mapping[TrialKey, TrialResult]) -> list[Job]:
     """Every job still to run, ordered so all arms advance together (round by round)."""
     selected = spec.task_ids
     chains: list[tuple[int, Suite, list[str]]] = []
@@ -92,7 +92,7 @@ def plan_jobs(spec: BenchmarkSpec, benchmark_id: str, done: Mapping[TrialKey, Tr
     return jobs
 
 
-def _episode_job(arm: ArmSpec, index: int, links: list[str], suite: Suite, done: Mapping[TrialKey, TrialRecord],
+def _episode_job(arm: ArmSpec, index: int, links: list[str], suite: Suite, done: Mapping[TrialKey, TrialResult],
                  episode_id: str) -> Job | None:
     pending = [(t, index) for t in links if (arm.name, t, index) not in done]
     if not pending:

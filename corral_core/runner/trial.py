@@ -33,10 +33,10 @@ from corral_core.env.approval import ApprovalDecision, ApprovalRequest
 from corral_core.events import EventKind, EventSink, emit_event, marks_assisted
 from corral_core.llm.callbacks import use_callbacks
 from corral_core.llm.types import ModelSettings
-from corral_core.metrics import TrialRecord
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.spec import ArmSpec, BenchmarkSpec
 from corral_core.tracing import span
+from corral_core.trial_result import TrialResult
 
 if TYPE_CHECKING:
     from corral_core.runner.plan import ForkPoint
@@ -190,18 +190,14 @@ def started_data(arm: ArmSpec, index: int, episode_id: str | None) -> dict[str, 
 
 
 def _finished_data(arm: ArmSpec, index: int, episode_id: str | None, **values: Any) -> dict[str, Any]:
-    data = {"status": "error", "score": None, "answer": None, "surrendered": False, "error": None, "fault": None,
-            "explanation": None, "iterations": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
-            "cost": None, "duration": 0.0, "tool_duration": 0.0, "assisted": False, "llm_retries": 0,
-            "llm_retry_wait": 0.0, "rate_limit_wait": 0.0}
-    data.update(values)
-    data.update(arm=arm.name, trial_index=index, episode_id=episode_id)  # extra keys: for progress readers
-    return data
+    """The TRIAL_FINISHED payload of a TrialResult: `values` over an error's defaults (no time spent)."""
+    outcome = {"status": "error", "duration": 0.0, "tool_duration": 0.0, **values}
+    return TrialResult("", arm.name, index, episode_id=episode_id, **outcome).finished_data()
 
 
-def record_of(task_id: str, data: dict[str, Any]) -> TrialRecord:
+def record_of(task_id: str, data: dict[str, Any]) -> TrialResult:
     """The metrics record of a TRIAL_FINISHED payload (without tool calls)."""
-    return TrialRecord.from_mapping({**data, "task_id": task_id, "tool_calls": []})
+    return TrialResult.from_mapping({**data, "task_id": task_id, "tool_calls": []})
 
 
 def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, episode_id: str | None = None,
