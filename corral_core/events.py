@@ -100,7 +100,7 @@ class BenchmarkStartedData(TypedDict, total=False):
     trials_per_task: int
     total_trials: int
     pending_trials: int
-    arms: list[str]
+    arms: list[dict[str, Any]]  # per arm: name, total, done, score_sum, ...
 
 
 class BenchmarkFinishedData(TypedDict, total=False):

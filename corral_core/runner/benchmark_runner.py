@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, cast
 from corral_core.agents.breakpoints import Breakpoint, BreakpointSet
 from corral_core.env.approval import is_stricter
 from corral_core.errors import StoreError, UserError
-from corral_core.events import EventBus, EventKind, EventSink, emit_event
+from corral_core.events import EventBus, EventKind, EventSink, TrialFinishedData, emit_event
 from corral_core.llm import preload as preload_llm
 from corral_core.metrics import (
     ATTEMPTED_STATUSES,
@@ -140,7 +140,7 @@ class BenchmarkRunner:
         self._rows_lock = threading.Lock()
         # the finished trials' payloads, kept only without a store (with one, the store has them and the
         # run keeps a count: a long run's memory stays flat)
-        self._rows: list[tuple[str, str, dict[str, Any]]] = []
+        self._rows: list[tuple[str, str, TrialFinishedData]] = []
         self._trials_run = 0
         self._first_trial_id: str | None = None
         self._notices: list[str] = []  # said once in BENCHMARK_STARTED (e.g. a server without trial routes)
@@ -616,7 +616,7 @@ class BenchmarkRunner:
                    if o.output is not None and o.task_id in job.finished}
         return outputs or None
 
-    def _keep(self, trial_id: str, task_id: str, data: dict[str, Any]) -> None:
+    def _keep(self, trial_id: str, task_id: str, data: TrialFinishedData) -> None:
         with self._rows_lock:
             self._trials_run += 1
             if self._first_trial_id is None:
@@ -706,7 +706,7 @@ class _PoolSteps:
     def stopped(self) -> bool:
         return self.runner._stop.is_set() or not self.runner._still_owner()
 
-    def finished(self, task_id: str, index: int, trial_id: str, data: dict[str, Any], chain_output: bool) -> bool:
+    def finished(self, task_id: str, index: int, trial_id: str, data: TrialFinishedData, chain_output: bool) -> bool:
         runner, job = self.runner, self.job
         self.reported.add((task_id, index))
         runner._keep(trial_id, task_id, data)

@@ -52,4 +52,4 @@ def test_what_a_run_emits_stays_inside_each_kinds_payload_type() -> None:
 def test_the_ui_skips_the_servers_telemetry_by_its_one_definition() -> None:
     from corral_tui.services.lifecycle import UI_SKIPPED_KINDS
 
-    assert TELEMETRY_KINDS <= UI_SKIPPED_KINDS and UI_SKIPPED_KINDS - TELEMETRY_KINDS == {EventKind.LLM_REQUEST}
+    assert TELEMETRY_KINDS <= UI_SKIPPED_KINDS and {EventKind.LLM_REQUEST} == UI_SKIPPED_KINDS - TELEMETRY_KINDS
