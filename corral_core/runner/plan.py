@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from corral_core.agents import AgentHooks, HookContext, HookPoint, InterventionInbox
 from corral_core.env import Suite
+from corral_core.events import TrialStartedData
 from corral_core.metrics import TrialResult
 from corral_core.spec import ArmSpec, BenchmarkSpec
 
@@ -111,9 +112,9 @@ class ForkPoint:
     intervention: str | None = None
     replayed: tuple[tuple[int, str], ...] = ()  # (iteration, text): the parent's own operator interventions
 
-    def started_data(self) -> dict[str, Any]:
+    def started_data(self) -> TrialStartedData:
         """What TRIAL_STARTED carries for a fork (the store keeps the parent and the fork point)."""
-        return {"parent_trial_id": self.parent_trial_id, "fork_iteration": self.iteration, "assisted": True}
+        return TrialStartedData(parent_trial_id=self.parent_trial_id, fork_iteration=self.iteration, assisted=True)
 
     def attach(self, hooks: AgentHooks, inbox: InterventionInbox) -> None:
         """Replay from the task's start, go live at the fork point (with the intervention, if any)."""

@@ -30,7 +30,7 @@ from corral_core.agents import (
 from corral_core.agents.breakpoints import BreakpointSet, BreakpointWatch
 from corral_core.agents.limits import BenchmarkBudget, UsageLimits
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
-from corral_core.events import EventKind, EventSink, TrialFinishedData, emit_event, marks_assisted
+from corral_core.events import EventKind, EventSink, TrialFinishedData, TrialStartedData, emit_event, marks_assisted
 from corral_core.llm.callbacks import use_callbacks
 from corral_core.llm.types import ModelSettings
 from corral_core.runner.live_trials import ControlRegistry
@@ -184,9 +184,9 @@ def build_agent(arm: ArmSpec, spec: BenchmarkSpec, hooks: AgentHooks | None, sin
                max_retries=model.max_retries, **arm.agent.options)
 
 
-def started_data(arm: ArmSpec, index: int, episode_id: str | None) -> dict[str, Any]:
-    return {"arm": arm.name, "trial_index": index, "episode_id": episode_id, "agent": arm.agent.type,
-            "model": arm.model.id, "verbosity": arm.verbosity}
+def started_data(arm: ArmSpec, index: int, episode_id: str | None) -> TrialStartedData:
+    return TrialStartedData(arm=arm.name, trial_index=index, episode_id=episode_id, agent=arm.agent.type,
+                            model=arm.model.id, verbosity=arm.verbosity)
 
 
 def _finished_data(arm: ArmSpec, index: int, episode_id: str | None, **values: Any) -> TrialFinishedData:
