@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from corral_core.metrics import TrialRecord
+from corral_core.metrics import TrialResult
 from corral_core.runner.results import BenchmarkResult, compute_metrics
 from corral_core.spec import spec_from_dict
 
@@ -46,13 +46,13 @@ def make_spec(tasks: int):
                            "arms": [{"name": "A"}, {"name": "B"}]}, SAMPLES)
 
 
-def replicate(rng: random.Random, tasks: int, delta: float) -> list[TrialRecord]:
+def replicate(rng: random.Random, tasks: int, delta: float) -> list[TrialResult]:
     records = []
     for t in range(tasks):
         base, u = rng.uniform(0.2, 0.7), rng.uniform(-0.2, 0.2)
         for arm, rate in (("A", base - u / 2), ("B", base + delta + u / 2)):
             for i in range(TRIALS):
-                records.append(TrialRecord(f"task{t}", arm, i, score=float(rng.random() < rate)))
+                records.append(TrialResult(f"task{t}", arm, i, score=float(rng.random() < rate)))
     return records
 
 

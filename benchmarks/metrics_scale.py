@@ -24,10 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from corral_core.metrics import TrialRecord, analyse
+from corral_core.metrics import TrialResult, analyse
 
 
-def records(n_trials: int, trials_per_task: int, arms: list[str], seed: int) -> Iterator[TrialRecord]:
+def records(n_trials: int, trials_per_task: int, arms: list[str], seed: int) -> Iterator[TrialResult]:
     """Trials of `arms` on n_trials // trials_per_task tasks; task difficulty varies, arms do not."""
     rng = random.Random(seed)
     n_tasks = max(1, n_trials // trials_per_task)
@@ -36,7 +36,7 @@ def records(n_trials: int, trials_per_task: int, arms: list[str], seed: int) -> 
         for task, level in enumerate(levels):
             for index in range(trials_per_task):
                 success = rng.random() < level
-                yield TrialRecord(task_id=f"t{task}", arm=arm, trial_index=index,
+                yield TrialResult(task_id=f"t{task}", arm=arm, trial_index=index,
                                   score=1.0 if success else 0.0)
 
 
@@ -54,7 +54,7 @@ def measure(n_trials: int, trials_per_task: int, arms: list[str]) -> None:
           f"McNemar over {first.mcnemar.n_pairs:,} pairs", flush=True)
 
 
-def sweep_records(levels: list[str], n_tasks: int, trials: int, seed: int) -> Iterator[TrialRecord]:
+def sweep_records(levels: list[str], n_tasks: int, trials: int, seed: int) -> Iterator[TrialResult]:
     """A verbosity sweep: each level adds a little to every task's chance, so neighbours barely differ
     and distant levels clearly do (a mix of verdicts, as a real sweep gives)."""
     rng = random.Random(seed)
@@ -63,7 +63,7 @@ def sweep_records(levels: list[str], n_tasks: int, trials: int, seed: int) -> It
         for task, base in enumerate(difficulty):
             chance = min(1.0, base + 0.01 * step)
             for index in range(trials):
-                yield TrialRecord(task_id=f"t{task}", arm=level, trial_index=index,
+                yield TrialResult(task_id=f"t{task}", arm=level, trial_index=index,
                                   score=1.0 if rng.random() < chance else 0.0)
 
 

@@ -13,10 +13,10 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypedDict, TypeVar, cast, runtime_checkable
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,271 @@ class Event:
             "ts": self.ts,
             "data": self.data,
         }
+
+
+# --- payloads: what `Event.data` holds for each kind ------------------------------------------------------
+# One TypedDict per EventKind (PAYLOADS), so mypy checks every key an emitter writes and a reader reads
+# (`payload(event, TrialFinishedData)`). At run time they are the plain dicts they always were: the wire
+# and the store see the same JSON, and an event costs no more to build. Keys are optional (total=False):
+# emitters leave some out (a message without `name`, a trial not forked), readers use `.get`.
+
+
+class BenchmarkStartedData(TypedDict, total=False):
+    name: str
+    spec_digest: str
+    resumed: bool
+    live_elsewhere: Any
+    notices: list[str]
+    parallel: int
+    tasks: list[str]
+    trials_per_task: int
+    total_trials: int
+    pending_trials: int
+    arms: list[dict[str, Any]]  # per arm: name, total, done, score_sum, ...
+
+
+class BenchmarkFinishedData(TypedDict, total=False):
+    status: str
+    headline_score: float | None
+    previous_best: float | None
+    attempt_status: str | None
+    duration: float
+    trials_run: int
+    errored: int
+
+
+class TrialStartedData(TypedDict, total=False):
+    arm: str
+    trial_index: int
+    episode_id: str | None
+    agent: str
+    model: str
+    verbosity: str
+    parent_trial_id: str  # a fork's (runner/plan.py ForkPoint.started_data)
+    fork_iteration: int
+    assisted: bool  # a fork is assisted from its start
+
+
+class TrialFinishedData(TypedDict, total=False):
+    """corral_core.trial_result.FINISHED_KEYS: TrialResult.finished_data()."""
+
+    status: str
+    score: float | None
+    answer: str | None
+    surrendered: bool
+    error: str | None
+    fault: str | None
+    explanation: str | None
+    iterations: int
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    cost: float | None
+    duration: float | None
+    tool_duration: float | None
+    assisted: bool
+    llm_retries: int
+    llm_retry_wait: float
+    rate_limit_wait: float
+    arm: str
+    trial_index: int
+    episode_id: str | None
+
+
+class TrialOpenedData(TypedDict, total=False):
+    episode_id: str | None
+    workspace: str | None
+    meta: dict[str, Any]
+
+
+class TrialClosedData(TypedDict, total=False):
+    pass
+
+
+class ToolCallData(TypedDict, total=False):
+    """A tool call as the environment records it (env.records.ToolCall.to_dict), plus the agent's iteration."""
+
+    tool_name: str
+    arguments: dict[str, Any]
+    result: Any
+    status: str
+    error_message: str | None
+    duration: float | None
+    timestamp: str
+    risk: str | None
+    approval: str | None
+    render: str | None
+    content: Any
+    structured_content: Any
+    fault: str
+    iteration: int  # TOOL_CALL only
+
+
+class ToolCallRequestedData(TypedDict, total=False):
+    tool_name: str
+    arguments: dict[str, Any]
+    risk: str | None
+
+
+class ApprovalAskedData(TypedDict, total=False):
+    approval_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    risk: str
+    timeout: float | None
+
+
+class ApprovalDecidedData(TypedDict, total=False):
+    approval_id: str
+    tool_name: str
+    approved: bool
+    decided_by: str  # ASSISTING_DECIDERS are a person
+    reason: str | None
+
+
+class RequestServedData(TypedDict, total=False):
+    method: str
+    path: str
+    status: int
+    latency_ms: float
+
+
+class IterationStartedData(TypedDict, total=False):
+    iteration: int
+    agent: str  # a nested agent's label
+
+
+class LLMRequestData(TypedDict, total=False):
+    role: str | None
+    turn: int
+    digest: str | None
+    n_messages: int
+    model: str
+
+
+class LLMResponseData(TypedDict, total=False):
+    role: str | None
+    turn: int
+    digest: str | None
+    content: str | None
+    tool_calls: list[dict[str, Any]]
+    usage: dict[str, int]
+    cost: float | None
+    duration: float | None
+    model: str | None
+    arm: str
+    trial_index: int
+    retries: int
+    retry_wait: float
+    rate_limit_wait: float
+    n_messages: int
+
+
+class MessageData(TypedDict, total=False):
+    index: int
+    role: str
+    content: Any
+    name: str
+    tool_calls: list[dict[str, Any]]
+    tool_call_id: str
+    agent: str
+
+
+class HookData(TypedDict, total=False):
+    """HOOK_FIRED and HOOK_ERROR."""
+
+    point: str
+    hook: str
+    iteration: int
+    should_continue: bool
+    skip_current_step: bool
+    error: str  # HOOK_ERROR only
+
+
+class InterventionData(TypedDict, total=False):
+    """INTERVENTION_APPLIED and INTERVENTION_UNDELIVERED (with its `reason`)."""
+
+    text: str
+    source: str  # INBOX_SOURCE: a person sent it
+    iteration: int
+    reason: str
+
+
+class ControlStateData(TypedDict, total=False):
+    state: str
+    iteration: int
+    reason: str
+
+
+class BreakpointHitData(TypedDict, total=False):
+    breakpoint: str
+    point: str
+    reason: str
+    iteration: int
+    paused: bool
+    tokens: int
+    cost: float | None
+    tool_name: str
+    arguments: dict[str, Any]
+    status: str
+
+
+class AgentFinishedData(TypedDict, total=False):
+    status: str
+    answer: str | None
+    error: str | None
+    iterations: int
+    usage: dict[str, int]
+    cost: float | None
+
+
+class StoreFailedData(TypedDict, total=False):
+    error: str
+
+
+class OwnershipLostData(TypedDict, total=False):
+    pass
+
+
+PAYLOADS: dict[EventKind, type[Any]] = {
+    EventKind.BENCHMARK_STARTED: BenchmarkStartedData,
+    EventKind.BENCHMARK_FINISHED: BenchmarkFinishedData,
+    EventKind.TRIAL_STARTED: TrialStartedData,
+    EventKind.TRIAL_FINISHED: TrialFinishedData,
+    EventKind.TRIAL_OPENED: TrialOpenedData,
+    EventKind.TRIAL_CLOSED: TrialClosedData,
+    EventKind.TOOL_CALL_REQUESTED: ToolCallRequestedData,
+    EventKind.APPROVAL_ASKED: ApprovalAskedData,
+    EventKind.APPROVAL_DECIDED: ApprovalDecidedData,
+    EventKind.TOOL_CALL_EXECUTED: ToolCallData,
+    EventKind.REQUEST_SERVED: RequestServedData,
+    EventKind.ITERATION_STARTED: IterationStartedData,
+    EventKind.LLM_REQUEST: LLMRequestData,
+    EventKind.LLM_RESPONSE: LLMResponseData,
+    EventKind.MESSAGE: MessageData,
+    EventKind.TOOL_CALL: ToolCallData,
+    EventKind.HOOK_FIRED: HookData,
+    EventKind.HOOK_ERROR: HookData,
+    EventKind.INTERVENTION_APPLIED: InterventionData,
+    EventKind.INTERVENTION_UNDELIVERED: InterventionData,
+    EventKind.CONTROL_STATE: ControlStateData,
+    EventKind.BREAKPOINT_HIT: BreakpointHitData,
+    EventKind.AGENT_FINISHED: AgentFinishedData,
+    EventKind.STORE_FAILED: StoreFailedData,
+    EventKind.OWNERSHIP_LOST: OwnershipLostData,
+}
+P = TypeVar("P", bound=Mapping[str, Any])
+
+
+def payload(event: Event, shape: type[P]) -> P:
+    """`event.data` as its kind's payload type (PAYLOADS[event.kind]), for mypy: no copy, no check."""
+    return cast(P, event.data)
+
+
+# The server's own telemetry (server/runtime.py emits it only when its host asks): the store, the workbench
+# and batch read none of it.
+TELEMETRY_KINDS = frozenset({EventKind.TRIAL_OPENED, EventKind.TRIAL_CLOSED, EventKind.TOOL_CALL_REQUESTED,
+                             EventKind.TOOL_CALL_EXECUTED, EventKind.REQUEST_SERVED})
 
 
 # Who touched a trial, as the events say: the one rule for "assisted" that the store, the runner and the

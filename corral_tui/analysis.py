@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from corral_core.metrics import TRIAL_STATUSES
 
 if TYPE_CHECKING:
-    from corral_core.metrics import TrialRecord
+    from corral_core.metrics import TrialResult
     from corral_core.store import BenchmarkInfo, Repository, TimelineEntry, TrialInfo
 
 TRIAL_FILTER_STATUSES = ("running", *TRIAL_STATUSES)
@@ -268,11 +268,11 @@ def compare_two_view(repository: Repository, first_id: str, second_id: str) -> C
     return CompareView(first, arms, comparisons, tasks, k_values, False, other=second, pairs=pairs)
 
 
-def arm_records(repository: Any, benchmark: Any) -> dict[str, list[TrialRecord]]:
+def arm_records(repository: Any, benchmark: Any) -> dict[str, list[TrialResult]]:
     """A stored benchmark's trials as metrics records by arm, through the engine's one converter."""
     from corral_core.runner import stored_benchmark_records
 
-    by_arm: dict[str, list[TrialRecord]] = {arm.name: [] for arm in benchmark.arms}
+    by_arm: dict[str, list[TrialResult]] = {arm.name: [] for arm in benchmark.arms}
     for record in stored_benchmark_records(repository, benchmark):
         by_arm.setdefault(record.arm, []).append(record)
     return by_arm
@@ -303,7 +303,8 @@ def _computed_over(repository: Any, benchmarks: list[Any], k_values: list[int], 
             name = column(benchmark, arm.name)
             tallies[name] = ArmTally(name, threshold)
         for record in stored_benchmark_records(repository, benchmark, tool_calls=False):
-            name = record.arm = column(benchmark, record.arm)  # (a fresh record: renamed to its column)
+            name = column(benchmark, record.arm)
+            record = record.evolve(arm=name)
             tally = tallies.get(name)
             if tally is None:
                 tally = tallies[name] = ArmTally(name, threshold)

@@ -32,7 +32,7 @@ from textual.worker import Worker, WorkerState
 from corral_core.agents.breakpoints import parse_breakpoints
 from corral_core.env.approval import ApprovalRequest
 from corral_core.errors import StoreError, UserError
-from corral_core.events import Event, EventKind
+from corral_core.events import BreakpointHitData, Event, EventKind, StoreFailedData, payload
 from corral_core.safetext import clean
 from corral_tui.commands import ActionsProvider, all_binding_owners, binding_rows
 from corral_tui.config import WorkbenchConfig, config_from_args
@@ -392,13 +392,13 @@ class WorkbenchApp(App[int]):
             self._breakpoint_hit(hit)
         for event in events:
             if event.kind is EventKind.STORE_FAILED:
-                self._store_failed(str(event.data.get("error") or "the database refused a write"))
+                self._store_failed(str(payload(event, StoreFailedData).get("error") or "the database refused a write"))
             elif event.kind is EventKind.OWNERSHIP_LOST:
                 self._ownership_lost(str(event.benchmark_id))
 
     def _breakpoint_hit(self, hit: Event) -> None:
         """A breakpoint held: say which trial waits, why, and how to go on."""
-        who, data = self.config.redact.ident(hit.trial_id or ""), hit.data
+        who, data = self.config.redact.ident(hit.trial_id or ""), payload(hit, BreakpointHitData)
         action = "paused: select it and press c to continue or s to step" if data.get("paused") else "recorded"
         self.notify(f"Trial {who} ({hit.task_id}): {data.get('reason')}; {action}.",
                     title=f"Breakpoint {data.get('breakpoint')}", severity="warning", timeout=10)

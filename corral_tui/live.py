@@ -13,10 +13,26 @@ import math
 import re
 from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field
-from typing import Any
 
-from corral_core.events import Event, EventKind, marks_assisted
-from corral_core.metrics import TrialRecord, arm_metrics, fault_of, is_attempted
+from corral_core.events import (
+    AgentFinishedData,
+    ApprovalAskedData,
+    BenchmarkStartedData,
+    BreakpointHitData,
+    ControlStateData,
+    Event,
+    EventKind,
+    InterventionData,
+    IterationStartedData,
+    LLMResponseData,
+    MessageData,
+    ToolCallData,
+    TrialFinishedData,
+    TrialStartedData,
+    marks_assisted,
+    payload,
+)
+from corral_core.metrics import TrialResult, arm_metrics, fault_of, is_attempted
 
 BUFFERED_TRIALS = 24  # finished trials whose recent events stay for the panes (the store has them all)
 _THOUGHT = re.compile(r"<thought>(.*?)</thought>", re.DOTALL | re.IGNORECASE)
@@ -48,7 +64,7 @@ class TrialLive:
     last_action: str = ""
     last_thought: str = ""
     held_by: str = ""  # the breakpoint hit the trial is paused at ("tool:calculator: about to call ..."), if any
-    record: TrialRecord | None = None  # the metrics record once finished
+    record: TrialResult | None = None  # the metrics record once finished
     events: deque[Event] = field(default_factory=deque)
 
     @property
@@ -174,7 +190,7 @@ class LiveRun:
 
     def arm_scores(self) -> list[ArmScore]:
         """Each arm's mean score so far, as the final metrics will compute it (corral_core.metrics)."""
-        by_arm: dict[str, list[TrialRecord]] = {}
+        by_arm: dict[str, list[TrialResult]] = {}
         for trial in self.trials.values():
             if trial.record is not None:
                 by_arm.setdefault(trial.arm, []).append(trial.record)
@@ -224,12 +240,13 @@ class LiveRun:
             trial.events.clear()
 
     def _apply_one(self, event: Event, changes: Changes) -> None:
-        kind, data = event.kind, event.data
+        kind = event.kind
         if kind == EventKind.BENCHMARK_STARTED:
+            started = payload(event, BenchmarkStartedData)
             self.benchmark_id = event.benchmark_id
             self.started = event.ts
-            self.total = int(data.get("total_trials") or data.get("total") or self.total)
-            pending = data.get("pending_trials")
+            self.total = int(started.get("total_trials") or self.total)
+            pending = started.get("pending_trials")
             self.done = self.total - int(pending) if pending is not None else 0  # resumed trials count
             changes.benchmark_id = event.benchmark_id
             return
@@ -245,7 +262,7 @@ class LiveRun:
         trial.events.append(event)
         changes.events.setdefault(trial.trial_id, []).append(event)
         if kind == EventKind.INTERVENTION_UNDELIVERED:
-            changes.undelivered.append((trial.trial_id, str(data.get("text") or "")))
+            changes.undelivered.append((trial.trial_id, str(payload(event, InterventionData).get("text") or "")))
             self.undelivered.append(changes.undelivered[-1])
         if kind == EventKind.BREAKPOINT_HIT:
             changes.breakpoints.append(event)
@@ -259,48 +276,55 @@ class LiveRun:
 
 def _update_row(trial: TrialLive, event: Event) -> bool:
     """Fold one event into the trial's row; True when a shown column changed."""
-    kind, data = event.kind, event.data
+    kind = event.kind
     if kind == EventKind.TRIAL_STARTED:
-        trial.arm = str(data.get("arm") or "")
-        trial.index = int(data.get("trial_index") or 0)
-        trial.model = str(data.get("model") or "")
+        started = payload(event, TrialStartedData)
+        trial.arm = str(started.get("arm") or "")
+        trial.index = int(started.get("trial_index") or 0)
+        trial.model = str(started.get("model") or "")
         trial.started = event.ts
         return True
     if kind == EventKind.ITERATION_STARTED:
-        if data.get("agent"):  # a nested agent's iteration (planner executor): not the trial's count
+        iteration = payload(event, IterationStartedData)
+        if iteration.get("agent"):  # a nested agent's iteration (planner executor): not the trial's count
             return False
-        trial.iteration = int(data.get("iteration") or 0) + 1
+        trial.iteration = int(iteration.get("iteration") or 0) + 1
         trial.last_action = f"iteration {trial.iteration}"
         return True
     if kind == EventKind.LLM_RESPONSE:
-        usage = data.get("usage") or {}
+        response = payload(event, LLMResponseData)
+        usage = response.get("usage") or {}
         trial.tokens += int(usage.get("total_tokens") or 0)
-        if data.get("cost") is not None:
-            trial.cost = (trial.cost or 0.0) + float(data["cost"])
-        trial.last_action = "llm replied" if not data.get("tool_calls") else "llm → tool call"
+        cost = response.get("cost")
+        if cost is not None:
+            trial.cost = (trial.cost or 0.0) + float(cost)
+        trial.last_action = "llm replied" if not response.get("tool_calls") else "llm → tool call"
         return True
     if kind == EventKind.MESSAGE:
-        if data.get("role") == "assistant" and data.get("content"):
-            trial.last_thought = _thought(str(data["content"]))
+        message = payload(event, MessageData)
+        if message.get("role") == "assistant" and message.get("content"):
+            trial.last_thought = _thought(str(message["content"]))
         return False
     if kind == EventKind.CONTROL_STATE:
-        trial.control = str(data.get("state") or trial.control)
+        trial.control = str(payload(event, ControlStateData).get("state") or trial.control)
         if trial.control != "paused":
             trial.held_by = ""
         _count_pause(trial, event.ts)
         return True
     if kind == EventKind.BREAKPOINT_HIT:
-        trial.last_action = f"breakpoint {data.get('breakpoint')}"
-        if data.get("paused"):  # its CONTROL_STATE follows at once; say it now
-            trial.control, trial.held_by = "paused", f"{data.get('breakpoint')}: {data.get('reason')}"
+        hit = payload(event, BreakpointHitData)
+        trial.last_action = f"breakpoint {hit.get('breakpoint')}"
+        if hit.get("paused"):  # its CONTROL_STATE follows at once; say it now
+            trial.control, trial.held_by = "paused", f"{hit.get('breakpoint')}: {hit.get('reason')}"
         return True
     if kind == EventKind.TOOL_CALL:
+        call = payload(event, ToolCallData)
         trial.tool_calls += 1
-        status = str(data.get("status") or "")
-        trial.last_action = f"{data.get('tool_name')} {_STATUS_MARKS.get(status, '✗')}"
+        status = str(call.get("status") or "")
+        trial.last_action = f"{call.get('tool_name')} {_STATUS_MARKS.get(status, '✗')}"
         return True
     if kind == EventKind.APPROVAL_ASKED:
-        trial.last_action = f"asks: {data.get('tool_name')}"
+        trial.last_action = f"asks: {payload(event, ApprovalAskedData).get('tool_name')}"
         return True
     if marks_assisted(event):  # the engine's one rule: what the store marks, the live line leaves out
         trial.assisted = True
@@ -308,23 +332,29 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
             trial.last_action = "intervention read"
         return True
     if kind == EventKind.AGENT_FINISHED:
-        trial.last_action = "answered" if data.get("status") == "answered" else str(data.get("status") or "")
+        state = payload(event, AgentFinishedData).get("status")
+        trial.last_action = "answered" if state == "answered" else str(state or "")
         return True
     if kind == EventKind.TRIAL_FINISHED:
-        trial.result = str(data.get("status") or "completed")
-        trial.score = data.get("score")
-        trial.assisted = bool(data.get("assisted")) or trial.assisted
-        if data.get("iterations") is not None:
-            trial.iteration = int(data["iterations"])
-        if data.get("total_tokens") is not None:
-            trial.tokens = int(data["total_tokens"])
-        if data.get("cost") is not None:
-            trial.cost = float(data["cost"])
-        trial.duration = data.get("duration")
-        trial.record = TrialRecord.from_mapping({**_record_fields(data), "task_id": trial.task_id,
-                                                 "arm": trial.arm, "assisted": trial.assisted, "tool_calls": []})
+        _finish_row(trial, payload(event, TrialFinishedData))
         return True
     return False
+
+
+def _finish_row(trial: TrialLive, data: TrialFinishedData) -> None:
+    trial.result = str(data.get("status") or "completed")
+    trial.score = data.get("score")
+    trial.assisted = bool(data.get("assisted")) or trial.assisted
+    iterations, tokens, cost = data.get("iterations"), data.get("total_tokens"), data.get("cost")
+    if iterations is not None:
+        trial.iteration = int(iterations)
+    if tokens is not None:
+        trial.tokens = int(tokens)
+    if cost is not None:
+        trial.cost = float(cost)
+    trial.duration = data.get("duration")
+    trial.record = TrialResult.from_mapping({**data, "task_id": trial.task_id, "arm": trial.arm,
+                                             "assisted": trial.assisted, "tool_calls": []})
 
 
 def _count_pause(trial: TrialLive, ts: float) -> None:
@@ -335,10 +365,6 @@ def _count_pause(trial: TrialLive, ts: float) -> None:
     elif trial.paused_since is not None:
         trial.paused_for += max(0.0, ts - trial.paused_since)
         trial.paused_since = None
-
-
-def _record_fields(data: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in data.items() if key not in ("task_id", "arm", "tool_calls")}
 
 
 def _thought(content: str) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 
 from corral_core.errors import UserError
 from corral_core.interop import off_the_loop, require
-from corral_core.metrics import Analysis, TrialRecord, analyse, levels_in_order, metrics_to_dict
+from corral_core.metrics import Analysis, TrialResult, analyse, levels_in_order, metrics_to_dict
 
 SampleKey = tuple[str, int]  # (sample id, epoch)
 
@@ -29,7 +29,7 @@ class InspectRun:
     path: Path
     arm: str
     scorer: str
-    records: dict[SampleKey, TrialRecord] = field(default_factory=dict)
+    records: dict[SampleKey, TrialResult] = field(default_factory=dict)
     verbosity: str | None = None  # task_args["verbosity"], when the log has one
     setup: tuple[str, str] = ("", "")  # (Inspect task, model): what must not differ between levels
     named: bool = False  # the log names its arm (task_args["arm"], our export)
@@ -101,7 +101,7 @@ def read_run(path: Path, scorer: str | None = None, taken: Sequence[str] = ()) -
                                 file=path, fix="rescale the scorer to [0, 1] (divide by its scale's maximum), "
                                                "or pick another scorer with --scorer.")
         status = str(ours.get("status") or ("error" if sample.error else "limit" if sample.limit else "completed"))
-        run.records[key] = TrialRecord(
+        run.records[key] = TrialResult(
             task_id=key[0], arm=run.arm, trial_index=key[1] - 1, status=status,
             score=None if value is None or math.isnan(value) else value,
             surrendered=bool(ours.get("surrendered", False)), error=ours.get("error") or (

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from .arm import ArmMetrics, ArmTally
 from .chain import ChainDef, ChainMetrics
 from .compare import ALPHA, PairedComparison, compare_tallies
-from .records import TrialRecord
+from .records import TrialResult
 from .trend import TrendResult, trend_test
 
 
@@ -23,7 +23,7 @@ class Analysis:
     trend: TrendResult | None = None  # across `ordered_levels`, when given (3 levels or more)
 
 
-def analyse(records: Iterable[TrialRecord], arm_order: Sequence[str] = (), k_values: Iterable[int] = (1,),
+def analyse(records: Iterable[TrialResult], arm_order: Sequence[str] = (), k_values: Iterable[int] = (1,),
             pass_threshold: float = 0.0, *, chains: Sequence[ChainDef] = (), include_assisted: bool = False,
             seed: int = 0, alpha: float = ALPHA, equivalence_margin: float | None = None,
             ordered_levels: Sequence[str] = ()) -> Analysis:

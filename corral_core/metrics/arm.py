@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from .chain import ChainDef, ChainMetrics, chain_metrics
 from .intervals import Cluster, clustered_mean, clustered_proportion, task_mean_interval
-from .records import ATTEMPTED_STATUSES, TrialRecord, has_error, is_errored
+from .records import ATTEMPTED_STATUSES, TrialResult, has_error, is_errored, passes
 from .stats import Estimate, PassK, StreamSum, pass_k_over_tasks, wilson_interval
 
 FAILED, SUCCEEDED = 1, 2  # a unit's outcome byte per trial index (0: no analysed trial there)
@@ -161,7 +161,7 @@ class _ToolTally:
         self.durations = StreamSum()
         self._names: dict[object, str] = {}  # a raw status (str or enum) -> its _status
 
-    def add(self, record: TrialRecord) -> None:
+    def add(self, record: TrialResult) -> None:
         names, calls = self._names, self.calls
         for call in record.tool_calls:
             raw = call.get("status")
@@ -193,7 +193,7 @@ class _ToolTally:
         )
 
 
-def tool_call_stats(records: Iterable[TrialRecord]) -> ToolCallStats:
+def tool_call_stats(records: Iterable[TrialResult]) -> ToolCallStats:
     """Count tool calls by status and tool. Fixes Corral's bug: invalid_tool, invalid_args,
     execution_error, blocked, rejected, timeout (and any unknown status) are all failures."""
     tally = _ToolTally()
@@ -202,7 +202,7 @@ def tool_call_stats(records: Iterable[TrialRecord]) -> ToolCallStats:
     return tally.result()
 
 
-def fault_of(record: TrialRecord) -> str | None:
+def fault_of(record: TrialResult) -> str | None:
     """Whose fault an errored or timed-out trial was (None for a trial that did not error)."""
     if not is_errored(record):
         return None
@@ -214,7 +214,7 @@ class _CalibrationTally:
         self.tp = self.fp = self.fn = self.tn = self.errors = self.timeouts = 0
         self.tasks: set[str] = set()
 
-    def add(self, record: TrialRecord) -> None:
+    def add(self, record: TrialResult) -> None:
         if record.solvable is None:
             return
         self.tasks.add(record.task_id)
@@ -238,7 +238,7 @@ class _CalibrationTally:
             precision_ci=wilson_interval(tp, tp + fp), recall_ci=wilson_interval(tp, tp + fn), n_tasks=len(self.tasks))
 
 
-def surrender_calibration(records: Iterable[TrialRecord]) -> SurrenderCalibration | None:
+def surrender_calibration(records: Iterable[TrialResult]) -> SurrenderCalibration | None:
     """Precision and recall of surrendering as a detector of unsolvable tasks (see the class)."""
     tally = _CalibrationTally()
     for record in records:
@@ -312,7 +312,7 @@ class ArmTally:
         self._link_of = {task: chain for chain in self.chains for task in chain.order}
         self.units: dict[str, UnitTally] = {}
         self._tasks: dict[str, _Sums] = {}
-        self._chain_records: dict[str, list[TrialRecord]] = defaultdict(list)
+        self._chain_records: dict[str, list[TrialResult]] = defaultdict(list)
         self._status: Counter[str] = Counter()
         self._faults: Counter[str] = Counter()
         self._tools = _ToolTally()
@@ -328,10 +328,10 @@ class ArmTally:
         self._durations = StreamSum()
         self.chain_metrics: list[ChainMetrics] = []
 
-    def add(self, record: TrialRecord) -> None:
+    def add(self, record: TrialResult) -> None:
         # One call per trial of a whole benchmark (a million at the end of a big run): the rules of
-        # records.py (is_attempted, success, effective_score, is_errored) and fault_of are spelled out
-        # inline here, and must say the same (tests/core/test_metrics_arm.py checks they agree).
+        # records.py (is_attempted, effective_score, is_errored) and fault_of are spelled out inline here,
+        # and must say the same (tests/core/test_metrics_arm.py checks they agree); success is `passes`.
         arm = record.arm
         if arm != self.arm:
             if self.arm is not None:
@@ -357,8 +357,7 @@ class ArmTally:
             self.n_not_attempted += 1
             return
         score, error, surrendered = record.score, record.error, record.surrendered
-        ok = (status == "completed" and score is not None and score > self.pass_threshold and not error
-              and not surrendered)
+        ok = passes(status, score, error, surrendered, self.pass_threshold)
         value = 0.0 if score is None else float(score)
         if record.assisted:
             self.n_assisted += 1
@@ -410,7 +409,7 @@ class ArmTally:
     def missing_faults(self) -> dict[str, int]:
         return dict(sorted(self._missing_faults.items()))
 
-    def add_all(self, records: Iterable[TrialRecord]) -> ArmTally:
+    def add_all(self, records: Iterable[TrialResult]) -> ArmTally:
         for record in records:
             self.add(record)
         return self
@@ -511,7 +510,7 @@ def _validate_k_values(k_values: Iterable[int]) -> list[int]:
 
 
 def arm_metrics(
-    records: Iterable[TrialRecord],
+    records: Iterable[TrialResult],
     k_values: Iterable[int] = (1,),
     pass_threshold: float = 0.0,
     *,

@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .records import EXCLUDED_STATUSES, TrialRecord, effective_score, is_missing, single_arm, success
+from .records import EXCLUDED_STATUSES, TrialResult, effective_score, is_missing, single_arm, success
 from .stats import UNIT, Estimate, mean_ci, proportion, wilson_interval
 
 LINK_OUTCOMES = ("success", "failed", "skipped", "missing")
@@ -109,7 +109,7 @@ class ChainMetrics:
     errored_faults: dict[str, int] = field(default_factory=dict)  # those links, by fault
 
 
-def _resolve_order(records: Sequence[TrialRecord], chain_order: Sequence[str] | None) -> list[str]:
+def _resolve_order(records: Sequence[TrialResult], chain_order: Sequence[str] | None) -> list[str]:
     if chain_order is not None:
         order = list(chain_order)
         if not order:
@@ -132,7 +132,7 @@ def _resolve_order(records: Sequence[TrialRecord], chain_order: Sequence[str] | 
     return sorted(positions, key=lambda task: min(p for p in positions[task] if p is not None))
 
 
-def _link_outcome(record: TrialRecord | None, pass_threshold: float) -> str:
+def _link_outcome(record: TrialResult | None, pass_threshold: float) -> str:
     if record is None:
         return "missing"
     if record.status == "skipped":
@@ -141,7 +141,7 @@ def _link_outcome(record: TrialRecord | None, pass_threshold: float) -> str:
 
 
 def chain_metrics(
-    records: Sequence[TrialRecord],
+    records: Sequence[TrialResult],
     chain_order: Sequence[str] | None = None,
     pass_threshold: float = 0.0,
     *,
@@ -163,7 +163,7 @@ def chain_metrics(
     order = _resolve_order(records, chain_order)
     used, note = normalise_weights(weights, order) if weights is not None else (equal_weights(order), None)
     in_chain = set(order)
-    by_episode: dict[str, dict[str, TrialRecord]] = defaultdict(dict)
+    by_episode: dict[str, dict[str, TrialResult]] = defaultdict(dict)
     ignored = 0
     for record in records:
         if record.episode_id is None or record.task_id not in in_chain:
@@ -243,7 +243,7 @@ def _completed_in_order(outcomes: Mapping[str, str], order: list[str],
     return sum(completed(task, frozenset()) for task in order)
 
 
-def _workflow_score(links: Mapping[str, TrialRecord], order: list[str], weights: Mapping[str, float]) -> float:
+def _workflow_score(links: Mapping[str, TrialResult], order: list[str], weights: Mapping[str, float]) -> float:
     return math.fsum(
         weights[task] * effective_score(links[task])
         for task in order

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from .arm import FAILED, SUCCEEDED, ArmTally, UnitTally
 from .chain import ChainDef
 from .paired import SignFlipInterval, SignFlipTest, cohens_dz, format_p, holm, sign_flip_interval, sign_flip_tests
-from .records import TrialRecord
+from .records import TrialResult
 from .stats import mcnemar_exact, t_quantile
 
 ALPHA = 0.05
@@ -454,8 +454,8 @@ def compare_tallies(tallies: Sequence[ArmTally], *, seed: int = 0, alpha: float 
 
 
 def compare_arms(
-    records_a: Sequence[TrialRecord],
-    records_b: Sequence[TrialRecord],
+    records_a: Sequence[TrialResult],
+    records_b: Sequence[TrialResult],
     pass_threshold: float = 0.0,
     seed: int = 0,
     *,

@@ -1,12 +1,12 @@
-"""The plain trial record every metric reads, and what counts as an attempt and a success."""
+"""What counts as an attempt, an error and a success of the trial record every metric reads (TrialResult)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any, Protocol
+from typing import Protocol
 
 from corral_core.constants import TOOL_STATUSES as TOOL_STATUSES  # re-exported by corral_core.metrics
+from corral_core.trial_result import TrialResult as TrialResult  # re-exported by corral_core.metrics
+from corral_core.trial_result import passes as passes  # re-exported for the metrics
 
 TRIAL_STATUSES = (
     "completed",
@@ -56,81 +56,34 @@ FAULTS = ("provider", "environment", "agent", "grader", "timeout", "unknown")
 
 
 
-@dataclass
-class TrialRecord:
-    """One finished (or skipped) trial, as plain data: the only input the metrics need.
-
-    `tool_calls` holds ToolCall dicts (`tool_name`, `status`, `duration`, ...). `solvable` is the
-    task's declared solvability (None when the task does not say). `chain_position` is the link's
-    index in its chain, used when `chain_metrics` gets no explicit order.
-    """
-
-    task_id: str
-    arm: str = ""
-    trial_index: int = 0
-    status: str = "completed"
-    score: float | None = None
-    surrendered: bool = False
-    error: str | None = None
-    fault: str | None = None  # one of FAULTS when the trial errored or timed out
-    assisted: bool = False
-    solvable: bool | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    total_tokens: int = 0
-    cost: float | None = None
-    duration: float | None = None
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    episode_id: str | None = None
-    chain_position: int | None = None
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, Any]) -> TrialRecord:
-        """Build a record from a dict (a store row, TRIAL_FINISHED data), ignoring unknown keys.
-
-        None for a counter (tokens) or a list (tool_calls) becomes the field's default.
-        """
-        known = {f.name for f in fields(cls)}
-        kwargs = {key: value for key, value in data.items() if key in known}
-        for counter in ("prompt_tokens", "completion_tokens", "total_tokens"):
-            if kwargs.get(counter) is None:
-                kwargs.pop(counter, None)
-        if kwargs.get("tool_calls") is None:
-            kwargs.pop("tool_calls", None)
-        for flag in ("surrendered", "assisted"):
-            if kwargs.get(flag) is None:
-                kwargs.pop(flag, None)
-        return cls(**kwargs)
-
-
-def is_attempted(record: TrialRecord) -> bool:
+def is_attempted(record: TrialResult) -> bool:
     """True when the agent actually attempted the task (see ATTEMPTED_STATUSES)."""
     return record.status in ATTEMPTED_STATUSES
 
 
-def effective_score(record: TrialRecord) -> float:
+def effective_score(record: TrialResult) -> float:
     """The score a metric uses: a trial that produced no score scored 0, as in Corral."""
     return 0.0 if record.score is None else float(record.score)
 
 
-def has_error(record: TrialRecord) -> bool:
+def has_error(record: TrialResult) -> bool:
     """True when the trial ended in an error: status "error" or a non-empty error message."""
     return record.status == "error" or bool(record.error)
 
 
-def is_errored(record: TrialRecord) -> bool:
+def is_errored(record: TrialResult) -> bool:
     """True when the trial errored or timed out: it measured the infrastructure, not the agent."""
     return record.status == "timeout" or has_error(record)
 
 
-def is_missing(record: TrialRecord) -> bool:
+def is_missing(record: TrialResult) -> bool:
     """True when the trial errored or timed out and the fault was not the agent's own: the primary
     analysis leaves it out as missing (a sensitivity line counts it as a failure)."""
     return is_errored(record) and record.fault != "agent"
 
 
 class Outcome(Protocol):
-    """What `success` reads of a trial: a TrialRecord, or a stored trial (corral_core.store.TrialInfo)."""
+    """What `success` reads of a trial: a TrialResult, or a stored trial (corral_core.store.TrialInfo)."""
 
     @property
     def status(self) -> str: ...
@@ -143,21 +96,12 @@ class Outcome(Protocol):
 
 
 def success(record: Outcome, pass_threshold: float = 0.0) -> bool:
-    """A trial succeeds when status is completed, score > pass_threshold, no error, no surrender.
-
-    The default threshold 0 keeps Corral's rule (any positive partial score passes); raise it to
-    demand more. An empty error string counts as no error.
-    """
-    return (
-        record.status == "completed"
-        and record.score is not None
-        and record.score > pass_threshold
-        and not record.error
-        and not record.surrendered
-    )
+    """A trial succeeds when status is completed, score > pass_threshold, no error, no surrender
+    (corral_core.trial_result.passes, the one success rule; TrialResult.success for a record)."""
+    return passes(record.status, record.score, record.error, record.surrendered, pass_threshold)
 
 
-def single_arm(records: list[TrialRecord], what: str) -> str:
+def single_arm(records: list[TrialResult], what: str) -> str:
     """The one arm name shared by `records`; ValueError when they mix arms."""
     arms = sorted({record.arm for record in records})
     if len(arms) > 1:

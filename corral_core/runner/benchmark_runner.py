@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING, Any, cast
 from corral_core.agents.breakpoints import Breakpoint, BreakpointSet
 from corral_core.env.approval import is_stricter
 from corral_core.errors import StoreError, UserError
-from corral_core.events import EventBus, EventKind, EventSink, emit_event
+from corral_core.events import EventBus, EventKind, EventSink, TrialFinishedData, emit_event
 from corral_core.llm import preload as preload_llm
 from corral_core.metrics import (
     ATTEMPTED_STATUSES,
     EarlierRun,
-    TrialRecord,
+    TrialResult,
     classify_attempt,
     headline_units,
     metrics_to_dict,
@@ -140,7 +140,7 @@ class BenchmarkRunner:
         self._rows_lock = threading.Lock()
         # the finished trials' payloads, kept only without a store (with one, the store has them and the
         # run keeps a count: a long run's memory stays flat)
-        self._rows: list[tuple[str, str, dict[str, Any]]] = []
+        self._rows: list[tuple[str, str, TrialFinishedData]] = []
         self._trials_run = 0
         self._first_trial_id: str | None = None
         self._notices: list[str] = []  # said once in BENCHMARK_STARTED (e.g. a server without trial routes)
@@ -258,7 +258,7 @@ class BenchmarkRunner:
                    errored=result.errored)
         return result
 
-    def _plan(self, benchmark_id: str, done: dict[TrialKey, TrialRecord]) -> list[Job]:
+    def _plan(self, benchmark_id: str, done: dict[TrialKey, TrialResult]) -> list[Job]:
         """The jobs this run still owes (ForkRunner plans its one trial itself)."""
         return plan_jobs(self.spec, benchmark_id, done)
 
@@ -362,7 +362,7 @@ class BenchmarkRunner:
                                 where="model.api_key_env",
                                 fix=f"set it (`export {variable}=...`) before the run, or change `api_key_env`.")
 
-    def _finished_trials(self, benchmark_id: str) -> dict[TrialKey, TrialRecord]:
+    def _finished_trials(self, benchmark_id: str) -> dict[TrialKey, TrialResult]:
         """Trials of an earlier session that count (running ones are deleted, cancelled re-run)."""
         repo = self.repository
         deleted = repo.delete_unfinished_trials(benchmark_id)
@@ -468,7 +468,7 @@ class BenchmarkRunner:
                  if tool.risk.value == "confirm"}
         return sorted(names)
 
-    def _emit_started(self, bus: EventSink, opened: OpenedBenchmark, done: dict[TrialKey, TrialRecord],
+    def _emit_started(self, bus: EventSink, opened: OpenedBenchmark, done: dict[TrialKey, TrialResult],
                       jobs: list[Job]) -> None:
         spec = self.spec
         per_arm = len(spec.task_ids) * spec.trials_per_task
@@ -616,7 +616,7 @@ class BenchmarkRunner:
                    if o.output is not None and o.task_id in job.finished}
         return outputs or None
 
-    def _keep(self, trial_id: str, task_id: str, data: dict[str, Any]) -> None:
+    def _keep(self, trial_id: str, task_id: str, data: TrialFinishedData) -> None:
         with self._rows_lock:
             self._trials_run += 1
             if self._first_trial_id is None:
@@ -644,7 +644,7 @@ class BenchmarkRunner:
             stored = analyse_stored(spec, repo, benchmark_id)  # streamed from the store, never held whole
             arms, comparisons, chains, headline = stored.arms, stored.comparisons, stored.chains, stored.headline
             trend = stored.trend
-            records: Trials[TrialRecord] = stored.records
+            records: Trials[TrialResult] = stored.records
             rows: Trials[dict[str, Any]] = stored.rows
         else:
             records = [record_of(task_id, data) for _, task_id, data in self._rows]
@@ -706,7 +706,7 @@ class _PoolSteps:
     def stopped(self) -> bool:
         return self.runner._stop.is_set() or not self.runner._still_owner()
 
-    def finished(self, task_id: str, index: int, trial_id: str, data: dict[str, Any], chain_output: bool) -> bool:
+    def finished(self, task_id: str, index: int, trial_id: str, data: TrialFinishedData, chain_output: bool) -> bool:
         runner, job = self.runner, self.job
         self.reported.add((task_id, index))
         runner._keep(trial_id, task_id, data)

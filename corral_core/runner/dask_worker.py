@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from corral_core.agents.breakpoints import Breakpoint, BreakpointSet
-from corral_core.events import Event
+from corral_core.events import Event, TrialFinishedData
 from corral_core.runner.live_trials import ControlRegistry
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ class RemoteTrial:
 
     trial_id: str
     task_id: str
-    data: dict[str, Any]
+    data: TrialFinishedData
     chain_output: bool = False  # a completed chain link: the driver records its output for resume
 
 
@@ -382,10 +382,11 @@ class _Collected:
     def stopped(self) -> bool:
         return bool(self.ctx.stop.is_set())
 
-    def finished(self, task_id: str, index: int, trial_id: str, data: dict[str, Any], chain_output: bool) -> bool:
+    def finished(self, task_id: str, index: int, trial_id: str, data: TrialFinishedData, chain_output: bool) -> bool:
         self.trials.append(RemoteTrial(trial_id, task_id, _plain(data), chain_output=chain_output))
         return True
 
 
-def _plain(data: dict[str, Any]) -> dict[str, Any]:
-    return cast("dict[str, Any]", json.loads(json.dumps(data, default=str)))
+def _plain(data: TrialFinishedData) -> TrialFinishedData:
+    """The payload as JSON makes it (what crosses to the driver)."""
+    return cast(TrialFinishedData, json.loads(json.dumps(data, default=str)))

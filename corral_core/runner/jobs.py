@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from corral_core.spec.model import Timeouts
 
 if TYPE_CHECKING:
     from corral_core.env import Suite
+    from corral_core.events import TrialFinishedData
     from corral_core.runner.trial import RunContext
     from corral_core.spec import ArmSpec
 
@@ -38,7 +39,7 @@ class JobSteps(Protocol):
     def stopped(self) -> bool:
         """True once no further trial of the job may start (checked before each one)."""
 
-    def finished(self, task_id: str, index: int, trial_id: str, data: dict[str, Any], chain_output: bool) -> bool:
+    def finished(self, task_id: str, index: int, trial_id: str, data: TrialFinishedData, chain_output: bool) -> bool:
         """A trial of the job ended (`chain_output`: a completed chain link whose output a resume needs);
         False ends the job here (the store refused it, the run lost its benchmark)."""
 

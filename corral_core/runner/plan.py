@@ -22,7 +22,8 @@ from typing import Any, Literal
 
 from corral_core.agents import AgentHooks, HookContext, HookPoint, InterventionInbox
 from corral_core.env import Suite
-from corral_core.metrics import TrialRecord
+from corral_core.events import TrialStartedData
+from corral_core.metrics import TrialResult
 from corral_core.spec import ArmSpec, BenchmarkSpec
 
 TrialKey = tuple[str, str, int]  # (arm, task_id, trial_index): the identity resume goes by
@@ -40,7 +41,7 @@ class Job:
     links: list[tuple[str, int]]
     episode_id: str | None = None
     suite: Suite | None = None
-    finished: dict[str, TrialRecord] = field(default_factory=dict)  # episode links done earlier
+    finished: dict[str, TrialResult] = field(default_factory=dict)  # episode links done earlier
 
     @property
     def size(self) -> int:
@@ -58,7 +59,7 @@ def chained_tasks(suite: Suite, selected: list[str]) -> list[str]:
     return suite.chained_task_ids(selected)
 
 
-def plan_jobs(spec: BenchmarkSpec, benchmark_id: str, done: Mapping[TrialKey, TrialRecord]) -> list[Job]:
+def plan_jobs(spec: BenchmarkSpec, benchmark_id: str, done: Mapping[TrialKey, TrialResult]) -> list[Job]:
     """Every job still to run, ordered so all arms advance together (round by round)."""
     selected = spec.task_ids
     chains: list[tuple[int, Suite, list[str]]] = []
@@ -92,7 +93,7 @@ def plan_jobs(spec: BenchmarkSpec, benchmark_id: str, done: Mapping[TrialKey, Tr
     return jobs
 
 
-def _episode_job(arm: ArmSpec, index: int, links: list[str], suite: Suite, done: Mapping[TrialKey, TrialRecord],
+def _episode_job(arm: ArmSpec, index: int, links: list[str], suite: Suite, done: Mapping[TrialKey, TrialResult],
                  episode_id: str) -> Job | None:
     pending = [(t, index) for t in links if (arm.name, t, index) not in done]
     if not pending:
@@ -111,9 +112,9 @@ class ForkPoint:
     intervention: str | None = None
     replayed: tuple[tuple[int, str], ...] = ()  # (iteration, text): the parent's own operator interventions
 
-    def started_data(self) -> dict[str, Any]:
+    def started_data(self) -> TrialStartedData:
         """What TRIAL_STARTED carries for a fork (the store keeps the parent and the fork point)."""
-        return {"parent_trial_id": self.parent_trial_id, "fork_iteration": self.iteration, "assisted": True}
+        return TrialStartedData(parent_trial_id=self.parent_trial_id, fork_iteration=self.iteration, assisted=True)
 
     def attach(self, hooks: AgentHooks, inbox: InterventionInbox) -> None:
         """Replay from the task's start, go live at the fork point (with the intervention, if any)."""

@@ -28,13 +28,13 @@ from corral_core.metrics import (
     ChainDef,
     ChainMetrics,
     PairedComparison,
-    TrialRecord,
+    TrialResult,
     analyse,
     levels_in_order,
     metrics_to_dict,
     success,
 )
-from corral_core.metrics.records import RETIRED_STATUS
+from corral_core.metrics.records import RETIRED_STATUS, passes
 from corral_core.metrics.trend import TrendResult
 from corral_core.runner.plan import chained_tasks
 from corral_core.spec import BenchmarkSpec
@@ -79,7 +79,7 @@ class BenchmarkResult:
     arms: dict[str, ArmMetrics]
     comparisons: list[PairedComparison]  # every pair of arms, Holm-adjusted
     chains: dict[str, list[ChainMetrics]]  # arm -> one entry per chained suite
-    records: Trials[TrialRecord]  # every trial but retired attempts, as metrics read them
+    records: Trials[TrialResult]  # every trial but retired attempts, as metrics read them
     rows: Trials[dict[str, Any]] = field(default_factory=list)  # one per trial, for reports
     headline_score: float | None = None
     previous_best: float | None = None
@@ -191,7 +191,7 @@ def ordered_levels(spec: BenchmarkSpec) -> list[str]:
                             for arm in spec.arms])
 
 
-def compute_analysis(spec: BenchmarkSpec, records: Iterable[TrialRecord]) -> Analysis:
+def compute_analysis(spec: BenchmarkSpec, records: Iterable[TrialResult]) -> Analysis:
     """Per-arm metrics, every pair of arms compared, chain metrics, the headline score and, for arms that
     are ordered levels, the trend across them (one pass)."""
     return analyse(records, [a.name for a in spec.arms], list(spec.k_values), spec.pass_threshold,
@@ -199,7 +199,7 @@ def compute_analysis(spec: BenchmarkSpec, records: Iterable[TrialRecord]) -> Ana
                    ordered_levels=ordered_levels(spec))
 
 
-def compute_metrics(spec: BenchmarkSpec, records: Iterable[TrialRecord]
+def compute_metrics(spec: BenchmarkSpec, records: Iterable[TrialResult]
                     ) -> tuple[dict[str, ArmMetrics], list[PairedComparison], dict[str, list[ChainMetrics]],
                                float | None]:
     """Per-arm metrics, every pair of arms compared, chain metrics and the headline score (one pass)."""
@@ -229,43 +229,45 @@ def task_facts(suites: Iterable[Suite], task_ids: Iterable[str]) -> TaskFacts:
     return facts
 
 
-def records_from_store(stored: Iterable[Any], facts: TaskFacts) -> list[TrialRecord]:
-    """The one converter from store trial records (corral_core.store.TrialRecord) to metrics records."""
+def records_from_store(stored: Iterable[Any], facts: TaskFacts) -> list[TrialResult]:
+    """Stored trial records (Repository.trial_records) with the task facts the metrics need."""
     return list(iter_records_from_store(stored, facts))
 
 
-def iter_records_from_store(stored: Iterable[Any], facts: TaskFacts) -> Iterator[TrialRecord]:
+def iter_records_from_store(stored: Iterable[Any], facts: TaskFacts) -> Iterator[TrialResult]:
     """`records_from_store` one record at a time (a store stream in, a metrics stream out)."""
     values = operator.attrgetter("trial_id", *TRIAL_RECORD_COLUMNS[1:])
     return iter_records_from_values(
-        ((values(row), [(c.tool_name, c.status, c.duration) for c in row.tool_calls]) for row in stored), facts)
+        ((values(row), [(c["tool_name"], c["status"], c.get("duration")) for c in row.tool_calls]) for row in stored),
+        facts)
 
 
 def iter_records_from_values(rows: Iterable[tuple[Sequence[Any], Sequence[tuple[Any, Any, Any]]]], facts: TaskFacts
-                             ) -> Iterator[TrialRecord]:
+                             ) -> Iterator[TrialResult]:
     """The one converter from stored trials to metrics records: each trial's TRIAL_RECORD_COLUMNS values
     and its tool calls as (tool_name, status, duration), as Repository.iter_trial_record_values gives them.
     The record is built by position (a million of them at the end of a big run): its fields' order is
     checked in tests/core/test_store_to_metrics.py."""
     solvable, position = facts.solvable.get, facts.chain_position.get
-    for (_id, task_id, arm, trial_index, episode_id, status, score, surrendered, error, assisted, prompt_tokens,
-         completion_tokens, total_tokens, cost, duration, _tool_duration, _iterations, fault), calls in rows:
+    build = TrialResult.from_values  # (every field in order, without the frozen __init__'s cost)
+    for (trial_id, task_id, arm, trial_index, episode_id, status, score, surrendered, error, assisted, prompt_tokens,
+         completion_tokens, total_tokens, cost, duration, tool_duration, iterations, fault), calls in rows:
         if status == RETIRED_STATUS:  # an attempt --retry-errors replaced: history, not a measurement
             continue
-        yield TrialRecord(
+        yield build((
             task_id, arm, trial_index, status, score, bool(surrendered), error, fault, bool(assisted),
             solvable(task_id), prompt_tokens or 0, completion_tokens or 0, total_tokens or 0, cost, duration,
             [{"tool_name": name, "status": state, "duration": took} for name, state, took in calls] if calls else [],
-            episode_id, position(task_id),
-        )
+            episode_id, position(task_id), trial_id, None, None, iterations or 0, tool_duration, 0, 0.0, 0.0,
+        ))
 
 
-def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialRecord]:
+def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialResult]:
     """Store trial records (corral_core.store) as metrics records, with solvability and chain order."""
     return records_from_store(stored, task_facts(spec.suites, spec.task_ids))
 
 
-def stored_benchmark_records(repository: Any, benchmark: Any, *, tool_calls: bool = True) -> Iterator[TrialRecord]:
+def stored_benchmark_records(repository: Any, benchmark: Any, *, tool_calls: bool = True) -> Iterator[TrialResult]:
     """A stored benchmark's trials as metrics records, streamed from the store (keyset pages), its task
     facts read from the suites it ran (the paths kept with it) and the `tasks:` of its stored spec. A
     suite that no longer loads leaves its tasks' solvability and chain position unknown (logged), as
@@ -297,7 +299,7 @@ class StoredAnalysis:
     comparisons: list[PairedComparison]
     chains: dict[str, list[ChainMetrics]]
     headline: float | None
-    records: StoredTrials[TrialRecord]
+    records: StoredTrials[TrialResult]
     rows: StoredTrials[dict[str, Any]]
     trend: TrendResult | None = None
 
@@ -307,7 +309,7 @@ def analyse_stored(spec: BenchmarkSpec, repository: Any, benchmark_id: str) -> S
     of one page plus the metrics' per-task sums), and the trials as records and rows to read again."""
     facts = task_facts(spec.suites, spec.task_ids)
 
-    def records() -> Iterator[TrialRecord]:
+    def records() -> Iterator[TrialResult]:
         return iter_records_from_values(repository.iter_trial_record_values(benchmark_id), facts)
 
     analysis = compute_analysis(spec, records())
@@ -332,7 +334,7 @@ def trial_row(trial: Any, pass_threshold: float) -> dict[str, Any]:
     is_instance = dataclasses.is_dataclass(trial) and not isinstance(trial, type)
     row = dataclasses.asdict(trial) if is_instance else dict(trial)
     row["trial_id"] = row.pop("id", row.get("trial_id"))
-    record = TrialRecord.from_mapping(row)
+    record = TrialResult.from_mapping(row)
     row["success"] = success(record, pass_threshold)
     return row
 
@@ -373,9 +375,7 @@ def stored_trial_values(repository: Any, benchmark_id: str, pass_threshold: floa
             continue
         surrendered = bool(values[surrendered_at])
         score = values[score_at]
-        # records.success, spelled out (tests/core/test_store_streaming.py checks the rows agree with trial_row)
-        success = (state == "completed" and score is not None and score > pass_threshold
-                   and not values[error_at] and not surrendered)
+        success = passes(state, score, values[error_at], surrendered, pass_threshold)
         if iso_times:
             yield pick((*values, surrendered, bool(values[assisted_at]), success,
                         iso(values[started_at]), iso(values[finished_at])))

@@ -13,9 +13,9 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from corral_core.agents import (
     AGENT_CLASSES,
@@ -30,13 +30,13 @@ from corral_core.agents import (
 from corral_core.agents.breakpoints import BreakpointSet, BreakpointWatch
 from corral_core.agents.limits import BenchmarkBudget, UsageLimits
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
-from corral_core.events import EventKind, EventSink, emit_event, marks_assisted
+from corral_core.events import EventKind, EventSink, TrialFinishedData, TrialStartedData, emit_event, marks_assisted
 from corral_core.llm.callbacks import use_callbacks
 from corral_core.llm.types import ModelSettings
-from corral_core.metrics import TrialRecord
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.spec import ArmSpec, BenchmarkSpec
 from corral_core.tracing import span
+from corral_core.trial_result import TrialResult
 
 if TYPE_CHECKING:
     from corral_core.runner.plan import ForkPoint
@@ -184,29 +184,25 @@ def build_agent(arm: ArmSpec, spec: BenchmarkSpec, hooks: AgentHooks | None, sin
                max_retries=model.max_retries, **arm.agent.options)
 
 
-def started_data(arm: ArmSpec, index: int, episode_id: str | None) -> dict[str, Any]:
-    return {"arm": arm.name, "trial_index": index, "episode_id": episode_id, "agent": arm.agent.type,
-            "model": arm.model.id, "verbosity": arm.verbosity}
+def started_data(arm: ArmSpec, index: int, episode_id: str | None) -> TrialStartedData:
+    return TrialStartedData(arm=arm.name, trial_index=index, episode_id=episode_id, agent=arm.agent.type,
+                            model=arm.model.id, verbosity=arm.verbosity)
 
 
-def _finished_data(arm: ArmSpec, index: int, episode_id: str | None, **values: Any) -> dict[str, Any]:
-    data = {"status": "error", "score": None, "answer": None, "surrendered": False, "error": None, "fault": None,
-            "explanation": None, "iterations": 0, "prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
-            "cost": None, "duration": 0.0, "tool_duration": 0.0, "assisted": False, "llm_retries": 0,
-            "llm_retry_wait": 0.0, "rate_limit_wait": 0.0}
-    data.update(values)
-    data.update(arm=arm.name, trial_index=index, episode_id=episode_id)  # extra keys: for progress readers
-    return data
+def _finished_data(arm: ArmSpec, index: int, episode_id: str | None, **values: Any) -> TrialFinishedData:
+    """The TRIAL_FINISHED payload of a TrialResult: `values` over an error's defaults (no time spent)."""
+    outcome = {"status": "error", "duration": 0.0, "tool_duration": 0.0, **values}
+    return cast(TrialFinishedData, TrialResult("", arm.name, index, episode_id=episode_id, **outcome).finished_data())
 
 
-def record_of(task_id: str, data: dict[str, Any]) -> TrialRecord:
+def record_of(task_id: str, data: Mapping[str, Any]) -> TrialResult:
     """The metrics record of a TRIAL_FINISHED payload (without tool calls)."""
-    return TrialRecord.from_mapping({**data, "task_id": task_id, "tool_calls": []})
+    return TrialResult.from_mapping({**data, "task_id": task_id, "tool_calls": []})
 
 
 def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, episode_id: str | None = None,
                   inputs: dict[str, str] | None = None, agent: BaseAgent | None = None
-                  ) -> tuple[str, dict[str, Any]]:
+                  ) -> tuple[str, TrialFinishedData]:
     """Run one trial; returns (trial id, TRIAL_FINISHED data). Never raises for a failed trial."""
     spent = ctx.budget.exceeded() if ctx.budget is not None else None
     if spent is not None:  # the benchmark is over its limit: the trials left do not start
@@ -259,7 +255,7 @@ def agent_attributes(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, tr
 
 
 def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_id: str | None, client: Any,
-                agent: BaseAgent | None) -> dict[str, Any]:
+                agent: BaseAgent | None) -> TrialFinishedData:
     trial_id = client.trial_id
     controller = ctx.registry.new_controller()
     inbox = InterventionInbox()
@@ -284,8 +280,8 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
     finally:
         timed_out = ctx.registry.unregister(trial_id)
     usage = outcome.usage
-    data = _finished_data(
-        arm, index, episode_id, status=outcome.status, score=outcome.score, answer=outcome.answer,
+    values: dict[str, Any] = dict(
+        status=outcome.status, score=outcome.score, answer=outcome.answer,
         surrendered=bool(outcome.surrendered), error=outcome.error, fault=outcome.fault,
         explanation=outcome.explanation,
         iterations=outcome.iterations, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
@@ -295,29 +291,29 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
         rate_limit_wait=round(agent.llm_waits[1], 3),
     )
     if outcome.status == "limit":  # not an error: the limit ended it; the reason goes with the grader's words
-        data.update(error=None, explanation="; ".join(t for t in (outcome.error, outcome.explanation) if t))
+        values.update(error=None, explanation="; ".join(t for t in (outcome.error, outcome.explanation) if t))
     state = getattr(interface.result, "state", None) or {}
     if timed_out and outcome.status == "cancelled":
         limit = ctx.spec.timeouts.trial or 0
-        data.update(status="timeout", score=None, fault="timeout",
+        values.update(status="timeout", score=None, fault="timeout",
                     error=f"the trial ran longer than its {limit:g} s limit (timeouts.trial) and was cancelled")
     elif state.get("status") == "timeout":  # the grader overran timeouts.grader: no score
-        data.update(status="timeout", score=None, error=None, fault="grader")
+        values.update(status="timeout", score=None, error=None, fault="grader")
     elif interface.environment_failure is not None and outcome.status != "cancelled":
         # the environment failed under a tool: whatever the agent did next measured the failure, not the agent
-        data.update(status="error", score=None, fault="environment",
+        values.update(status="error", score=None, fault="environment",
                     error=f"the environment failed during the trial: {interface.environment_failure}")
     needed = ctx.no_person.needed(trial_id) if ctx.no_person is not None else None
     if needed is not None:
-        data.update(status="error", fault="environment",
+        values.update(status="error", fault="environment",
                     error=f"needs approval: the agent called the confirm-level tool {needed!r}, and `approval: "
                           "ask` has no person to ask in a batch run (use `approval: approve` or `reject`, or run it "
                           "in the TUI)")
-    return data
+    return _finished_data(arm, index, episode_id, **values)
 
 
 def fail_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_id: str | None,
-               error: str, fault: str = "environment") -> tuple[str, dict[str, Any]]:
+               error: str, fault: str = "environment") -> tuple[str, TrialFinishedData]:
     """Report a trial that could not run at all as an error (a synthetic id, `er_...`)."""
     trial_id = "er_" + secrets.token_hex(8)
     ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
@@ -327,7 +323,7 @@ def fail_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_
 
 
 def report_limit(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_id: str | None,
-                 reason: str) -> tuple[str, dict[str, Any]]:
+                 reason: str) -> tuple[str, TrialFinishedData]:
     """Report a trial that does not start because the benchmark is over its limit (`lm_...`)."""
     trial_id = "lm_" + secrets.token_hex(8)
     ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
@@ -337,7 +333,7 @@ def report_limit(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episod
 
 
 def skip_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_id: str | None,
-               upstream: list[str]) -> tuple[str, dict[str, Any]]:
+               upstream: list[str]) -> tuple[str, TrialFinishedData]:
     """Report a chain link that cannot run because an upstream link of its round did not succeed."""
     trial_id = "sk_" + secrets.token_hex(8)
     ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))

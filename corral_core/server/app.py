@@ -63,7 +63,7 @@ def create_app(
     under `base_work_dir` (default: a temporary directory removed at shutdown). A scorer running
     longer than `grader_timeout` seconds ends its trial as `timeout` with no score. A request body
     over `max_body_bytes` is refused with 413. `telemetry=False` keeps the server's own telemetry
-    (runtime.TELEMETRY_KINDS: trials opened/closed, tool calls requested/executed, requests served) out
+    (events.TELEMETRY_KINDS: trials opened/closed, tool calls requested/executed, requests served) out
     of `sink`; approvals are always reported. Every route answers only the Host names and browser
     Origins of the address it is bound to, plus `allowed_hosts` (server/hosts.py: 421 and 403
     otherwise); whoever binds the app tells `app.state.hosts` where (`HostPolicy.bind`). At most

@@ -27,7 +27,7 @@ from typing import Any
 
 from corral_core.env import Environment, EpisodeStore, ServedSuite, TrialFinishedError
 from corral_core.env.approval import ApprovalGate, StricterGate, is_stricter, policy_of
-from corral_core.events import NULL_SINK, Event, EventKind, EventSink
+from corral_core.events import NULL_SINK, TELEMETRY_KINDS, Event, EventKind, EventSink
 from corral_core.server.approvals import EventingGate, QueueGate
 from corral_core.tracing import span
 
@@ -35,10 +35,8 @@ log = logging.getLogger(__name__)
 
 ARCHIVE_LIMIT = 1000  # finished-trial snapshots kept per task (oldest dropped first)
 _SLUG = re.compile(r"[^A-Za-z0-9_.-]+")
-# The server's own telemetry. The store, the workbench and batch read none of it; a host that wants it
-# (a monitor, a test) asks with create_app(telemetry=True), the default; the runner's embedded servers don't.
-TELEMETRY_KINDS = frozenset({EventKind.TRIAL_OPENED, EventKind.TRIAL_CLOSED, EventKind.TOOL_CALL_REQUESTED,
-                             EventKind.TOOL_CALL_EXECUTED, EventKind.REQUEST_SERVED})
+# The server's own telemetry (events.TELEMETRY_KINDS): a host that wants it (a monitor, a test) asks with
+# create_app(telemetry=True), the default; the runner's embedded servers don't.
 
 
 class NotFoundError(LookupError):

@@ -13,10 +13,8 @@ from corral_core.store.models import (
     ChainOutputInfo,
     LLMCallInfo,
     TimelineEntry,
-    ToolCallStat,
     TrialInfo,
     TrialPage,
-    TrialRecord,
 )
 from corral_core.store.ownership import Owner
 from corral_core.store.replay import StoreReplaySource
@@ -34,10 +32,8 @@ __all__ = [
     "StoreReplaySource",
     "StoreWriter",
     "TimelineEntry",
-    "ToolCallStat",
     "TrialInfo",
     "TrialPage",
-    "TrialRecord",
     "compute_spec_digest",
     "default_db_path",
     "init_db",

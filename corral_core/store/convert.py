@@ -19,8 +19,8 @@ from corral_core.store.models import (
     LLMCallInfo,
     TimelineEntry,
     TrialInfo,
-    TrialRecord,
 )
+from corral_core.trial_result import TrialResult
 
 log = logging.getLogger(__name__)
 
@@ -122,36 +122,18 @@ TRIAL_RECORD_COLUMNS = (
 )
 
 
-def trial_record_from_values(values: Sequence[Any]) -> TrialRecord:
-    """`trial_record_from_row` for a row of TRIAL_RECORD_COLUMNS in order (by position)."""
+def trial_record_from_values(values: Sequence[Any], tool_calls: list[dict[str, Any]] | None = None) -> TrialResult:
+    """The TrialResult of a row of TRIAL_RECORD_COLUMNS in order (by position), with its tool calls."""
     (trial_id, task_id, arm, trial_index, episode_id, status, score, surrendered, error, assisted, prompt_tokens,
      completion_tokens, total_tokens, cost, duration, tool_duration, iterations, fault) = values
-    return TrialRecord(trial_id, task_id, arm, trial_index, episode_id, status, score, bool(surrendered), error,
-                       bool(assisted), prompt_tokens, completion_tokens, total_tokens, cost, duration, tool_duration,
-                       iterations, [], fault)
+    return TrialResult(task_id, arm, trial_index, status, score, bool(surrendered), error, fault, bool(assisted),
+                       None, prompt_tokens or 0, completion_tokens or 0, total_tokens or 0, cost, duration,
+                       tool_calls or [], episode_id, None, trial_id, iterations=iterations or 0,
+                       tool_duration=tool_duration)
 
 
-def trial_record_from_row(row: StoredRow) -> TrialRecord:
-    return TrialRecord(
-        trial_id=row["id"],
-        task_id=row["task_id"],
-        arm=row["arm"],
-        trial_index=row["trial_index"],
-        episode_id=row["episode_id"],
-        status=row["status"],
-        score=row["score"],
-        surrendered=bool(row["surrendered"]),
-        error=row["error"],
-        assisted=bool(row["assisted"]),
-        prompt_tokens=row["prompt_tokens"],
-        completion_tokens=row["completion_tokens"],
-        total_tokens=row["total_tokens"],
-        cost=row["cost"],
-        duration=row["duration"],
-        tool_duration=row["tool_duration"],
-        iterations=row["iterations"],
-        fault=row["fault"],
-    )
+def trial_record_from_row(row: StoredRow) -> TrialResult:
+    return trial_record_from_values([row[name] for name in TRIAL_RECORD_COLUMNS])
 
 
 def llm_call_from_row(row: StoredRow) -> LLMCallInfo:

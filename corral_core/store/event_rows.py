@@ -9,7 +9,23 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from corral_core.events import Event, EventKind
+from corral_core.events import (
+    ApprovalAskedData,
+    ApprovalDecidedData,
+    BreakpointHitData,
+    ControlStateData,
+    Event,
+    EventKind,
+    HookData,
+    InterventionData,
+    LLMRequestData,
+    LLMResponseData,
+    MessageData,
+    ToolCallData,
+    TrialFinishedData,
+    TrialStartedData,
+    payload,
+)
 from corral_core.store.convert import dumps
 
 HOOK_EVENT_KINDS = frozenset(
@@ -54,7 +70,7 @@ def as_text(value: Any) -> str | None:
 
 
 def trial_started_values(event: Event) -> dict[str, Any]:
-    data = event.data
+    data = payload(event, TrialStartedData)
     return {
         "id": event.trial_id,
         "benchmark_id": event.benchmark_id,
@@ -91,7 +107,7 @@ def trial_started_values(event: Event) -> dict[str, Any]:
 
 def trial_finished_values(event: Event) -> dict[str, Any]:
     """Columns a TRIAL_FINISHED event sets (`assisted` is OR-ed in by the writer)."""
-    data = event.data
+    data = payload(event, TrialFinishedData)
     return {
         "status": as_text(data.get("status")) or "completed",
         "score": as_float(data.get("score")),
@@ -115,7 +131,7 @@ def trial_finished_values(event: Event) -> dict[str, Any]:
 
 
 def message_row(event: Event) -> dict[str, Any]:
-    data = event.data
+    data = payload(event, MessageData)
     tool_calls = data.get("tool_calls")
     return {
         "trial_id": event.trial_id,
@@ -130,7 +146,7 @@ def message_row(event: Event) -> dict[str, Any]:
 
 
 def tool_call_row(event: Event, seq: int) -> dict[str, Any]:
-    data = event.data
+    data = payload(event, ToolCallData)
     return {
         "trial_id": event.trial_id,
         "seq": seq,
@@ -151,18 +167,19 @@ def tool_call_row(event: Event, seq: int) -> dict[str, Any]:
 def hook_event_row(event: Event) -> dict[str, Any]:
     data = event.data
     kind = event.kind
+    name: str | None = None
     if kind in (EventKind.HOOK_FIRED, EventKind.HOOK_ERROR):
-        name = data.get("hook")
-    elif kind in (EventKind.APPROVAL_ASKED, EventKind.APPROVAL_DECIDED):
-        name = data.get("tool_name")
+        name = payload(event, HookData).get("hook")
+    elif kind is EventKind.APPROVAL_ASKED:
+        name = payload(event, ApprovalAskedData).get("tool_name")
+    elif kind is EventKind.APPROVAL_DECIDED:
+        name = payload(event, ApprovalDecidedData).get("tool_name")
     elif kind in (EventKind.INTERVENTION_APPLIED, EventKind.INTERVENTION_UNDELIVERED):
-        name = data.get("source")
+        name = payload(event, InterventionData).get("source")
     elif kind is EventKind.CONTROL_STATE:
-        name = data.get("state")
+        name = payload(event, ControlStateData).get("state")
     elif kind is EventKind.BREAKPOINT_HIT:
-        name = data.get("breakpoint")
-    else:
-        name = None
+        name = payload(event, BreakpointHitData).get("breakpoint")
     iteration = data.get("iteration")
     return {
         "trial_id": event.trial_id,
@@ -176,7 +193,7 @@ def hook_event_row(event: Event) -> dict[str, Any]:
 
 
 def llm_call_row(event: Event, request_messages_n: int | None) -> dict[str, Any]:
-    data = event.data
+    data = payload(event, LLMResponseData)
     usage = data.get("usage")
     if not isinstance(usage, dict):
         usage = {}
@@ -206,5 +223,5 @@ def llm_call_row(event: Event, request_messages_n: int | None) -> dict[str, Any]
 
 def llm_request_key(event: Event) -> tuple[Any, ...]:
     """Joins an LLM_REQUEST (which knows the message count) to its LLM_RESPONSE."""
-    data = event.data
+    data = payload(event, LLMRequestData)
     return (event.trial_id, data.get("role"), data.get("turn"), data.get("digest"))

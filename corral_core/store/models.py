@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -97,40 +97,6 @@ class TrialPage:
     offset: int
     limit: int
     has_more: bool
-
-
-@dataclass(slots=True)
-class ToolCallStat:
-    """What the metrics need of one tool call."""
-
-    tool_name: str
-    status: str
-    duration: float | None
-
-
-@dataclass(slots=True)
-class TrialRecord:
-    """One trial as the metrics module reads it (no text payloads)."""
-
-    trial_id: str
-    task_id: str
-    arm: str
-    trial_index: int
-    episode_id: str | None
-    status: str
-    score: float | None
-    surrendered: bool
-    error: str | None
-    assisted: bool
-    prompt_tokens: int
-    completion_tokens: int
-    total_tokens: int
-    cost: float | None
-    duration: float | None
-    tool_duration: float | None
-    iterations: int
-    tool_calls: list[ToolCallStat] = field(default_factory=list)
-    fault: str | None = None
 
 
 @dataclass(slots=True)

@@ -30,10 +30,8 @@ from corral_core.store.models import (
     ChainOutputInfo,
     LLMCallInfo,
     TimelineEntry,
-    ToolCallStat,
     TrialInfo,
     TrialPage,
-    TrialRecord,
 )
 from corral_core.store.ownership import DatabaseNow, Owner, OwnershipLost, new_token, owner_alive
 from corral_core.store.tables import (
@@ -45,6 +43,7 @@ from corral_core.store.tables import (
     utc_from_driver,
     utc_now,
 )
+from corral_core.trial_result import TrialResult
 
 # store_failed: the database refused writes mid-run; what it kept is resumable like an interrupted run.
 BENCHMARK_STATUSES = ("running", "finished", "interrupted", "store_failed")
@@ -561,20 +560,18 @@ class Repository:
                     status=RETIRED_STATUS, trial_index=retired_index(row.trial_index, attempt))).rowcount
         return changed
 
-    def trial_records(self, benchmark_id: str) -> list[TrialRecord]:
+    def trial_records(self, benchmark_id: str) -> list[TrialResult]:
         """Every trial of a benchmark with its tool call stats, as one list (see iter_trial_records)."""
         return list(self.iter_trial_records(benchmark_id))
 
     def iter_trial_records(self, benchmark_id: str, *, page_size: int = KEYSET_PAGE,
-                           tool_calls: bool = True) -> Iterator[TrialRecord]:
+                           tool_calls: bool = True) -> Iterator[TrialResult]:
         """Every trial of a benchmark with its tool call stats, in (arm, task, index) order: the input of
         corral_core.metrics, streamed by keyset pages on the trial key (memory of one page).
         `tool_calls=False` leaves them out (each trial's lookup is most of the read's cost)."""
         for values, calls in self.iter_trial_record_values(benchmark_id, page_size=page_size, tool_calls=tool_calls):
-            record = convert.trial_record_from_values(values)
-            if calls:
-                record.tool_calls = [ToolCallStat(*call) for call in calls]
-            yield record
+            yield convert.trial_record_from_values(
+                values, [{"tool_name": name, "status": state, "duration": took} for name, state, took in calls])
 
     def iter_trial_record_values(self, benchmark_id: str, *, page_size: int = KEYSET_PAGE, tool_calls: bool = True
                                  ) -> Iterator[tuple[Sequence[Any], Sequence[tuple[str, str, float | None]]]]:

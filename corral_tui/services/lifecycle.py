@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from corral_core.env.approval import ApprovalGate
 from corral_core.errors import UserError
-from corral_core.events import Event, EventBus, EventKind, QueueSink
+from corral_core.events import TELEMETRY_KINDS, Event, EventBus, EventKind, QueueSink
 
 if TYPE_CHECKING:
     from corral_core.env import Suite
@@ -26,9 +26,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Server-side telemetry the panes do not show: kept out of the UI queue so floods stay small.
-UI_SKIPPED_KINDS = frozenset({EventKind.REQUEST_SERVED, EventKind.TOOL_CALL_REQUESTED, EventKind.TOOL_CALL_EXECUTED,
-                              EventKind.TRIAL_OPENED, EventKind.TRIAL_CLOSED, EventKind.LLM_REQUEST})
+# What the panes do not show, kept out of the UI queue so floods stay small: the server's telemetry, and
+# the LLM requests (their responses say what the panes show).
+UI_SKIPPED_KINDS = TELEMETRY_KINDS | {EventKind.LLM_REQUEST}
 STOP_TIMEOUT = 2.0  # seconds the servers get to stop
 START_TIMEOUT = 15.0
 TOOL_TIMEOUT = 120.0  # seconds one tool call may take on the embedded servers

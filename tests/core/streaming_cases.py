@@ -77,7 +77,7 @@ def check_keyset_pages(engine: Engine) -> None:
         for record in records:  # each trial's tool calls, in order, also where a page ends
             want = [(f"tool{seq}", ("success", "timeout")[seq]) for seq in range(2)] \
                 if position[record.trial_id] % 3 == 0 else []
-            assert [(c.tool_name, c.status) for c in record.tool_calls] == want
+            assert [(c["tool_name"], c["status"]) for c in record.tool_calls] == want
     assert repo.trial_records(BM) == list(repo.iter_trial_records(BM, page_size=3))
     bare = list(repo.iter_trial_records(BM, page_size=4, tool_calls=False))
     assert [r.trial_id for r in bare] == [r["id"] for r in by_key] and not any(r.tool_calls for r in bare)

@@ -9,7 +9,7 @@ from enum import Enum
 import pytest
 
 from corral_core.metrics import (
-    TrialRecord,
+    TrialResult,
     arm_metrics,
     metrics_to_dict,
     success,
@@ -19,9 +19,9 @@ from corral_core.metrics import (
 )
 
 
-def rec(task: str, index: int = 0, score: float | None = 1.0, **fields: object) -> TrialRecord:
-    """A trial of arm "full"; extra fields override TrialRecord defaults."""
-    return TrialRecord.from_mapping(
+def rec(task: str, index: int = 0, score: float | None = 1.0, **fields: object) -> TrialResult:
+    """A trial of arm "full"; extra fields override TrialResult defaults."""
+    return TrialResult.from_mapping(
         {"task_id": task, "arm": "full", "trial_index": index, "score": score, **fields}
     )
 
@@ -161,7 +161,7 @@ def test_surrender_calibration_against_declared_unsolvable_tasks() -> None:
 
 def test_bad_input_is_refused_with_a_clear_message() -> None:
     with pytest.raises(ValueError, match="one arm at a time"):
-        arm_metrics([rec("a"), TrialRecord(task_id="a", arm="other")])
+        arm_metrics([rec("a"), TrialResult(task_id="a", arm="other")])
     with pytest.raises(ValueError, match="k values"):
         arm_metrics([rec("a")], k_values=[0])
 
@@ -188,7 +188,7 @@ def test_metrics_to_dict_is_strict_json() -> None:
 
 
 def test_from_mapping_ignores_unknown_keys_and_null_counters() -> None:
-    record = TrialRecord.from_mapping(
+    record = TrialResult.from_mapping(
         {"task_id": "a", "score": 0.5, "status": "completed", "total_tokens": None,
          "explanation": "ok", "tool_calls": None}
     )
@@ -269,7 +269,7 @@ def test_the_tally_applies_the_record_rules_of_records_py() -> None:
         expected: dict[float, dict[str, list[float]]] = {0.0: {}, 0.5: {}}
         faults: dict[float, dict[str, int]] = {0.0: {}, 0.5: {}}
         for i, (status, score, error, surrendered, assisted, fault, threshold) in enumerate(combos):
-            record = TrialRecord(task_id=f"t{i % 7}", arm="full", trial_index=i, status=status, score=score,
+            record = TrialResult(task_id=f"t{i % 7}", arm="full", trial_index=i, status=status, score=score,
                                  error=error, surrendered=surrendered, assisted=assisted, fault=fault)
             tallies[threshold].add(record)
             if not is_attempted(record) or (assisted and not include_assisted):

@@ -4,25 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from corral_core.metrics import ChainDef, TrialRecord, analyse, arm_metrics, chain_metrics, metrics_to_dict
+from corral_core.metrics import ChainDef, TrialResult, analyse, arm_metrics, chain_metrics, metrics_to_dict
 
 ORDER = ["fetch", "analyse", "report"]
 
 
 def link(
     episode: str, task: str, outcome: str, score: float | None = None, **fields: object
-) -> TrialRecord:
+) -> TrialResult:
     """One link of an episode: outcome ok / fail / skip, or a raw trial status."""
     status = {"ok": "completed", "fail": "completed", "skip": "skipped"}.get(outcome, outcome)
     if score is None:
         score = {"ok": 1.0, "fail": 0.0}.get(outcome)
-    return TrialRecord.from_mapping(
+    return TrialResult.from_mapping(
         {"task_id": task, "arm": "x", "trial_index": int(episode[-1]), "status": status,
          "score": score, "episode_id": episode, "chain_position": ORDER.index(task), **fields}
     )
 
 
-def crafted() -> list[TrialRecord]:
+def crafted() -> list[TrialResult]:
     return [
         # e1: every link succeeds
         link("e1", "fetch", "ok"), link("e1", "analyse", "ok"), link("e1", "report", "ok"),
@@ -87,8 +87,8 @@ def test_cancelled_or_assisted_episodes_are_left_out_and_counted() -> None:
         *crafted(),
         link("e5", "fetch", "ok"), link("e5", "analyse", "cancelled"),
         link("e6", "fetch", "ok", assisted=True),
-        TrialRecord(task_id="fetch", arm="x", score=1.0),  # no episode
-        TrialRecord(task_id="elsewhere", arm="x", score=1.0, episode_id="e1"),
+        TrialResult(task_id="fetch", arm="x", score=1.0),  # no episode
+        TrialResult(task_id="elsewhere", arm="x", score=1.0, episode_id="e1"),
     ]
     m = chain_metrics(records, ORDER)
     assert (m.n_episodes, m.n_excluded_episodes, m.n_ignored_records) == (4, 2, 2)
@@ -101,7 +101,7 @@ def test_bad_chain_input_is_refused() -> None:
     with pytest.raises(ValueError, match="two records"):
         chain_metrics([*crafted(), link("e1", "fetch", "ok")], ORDER)
     with pytest.raises(ValueError, match="chain_position"):
-        chain_metrics([TrialRecord(task_id="fetch", episode_id="e1")])
+        chain_metrics([TrialResult(task_id="fetch", episode_id="e1")])
     with pytest.raises(ValueError, match="not links"):
         chain_metrics(crafted(), ORDER, weights={"other": 1.0})
 
@@ -150,8 +150,8 @@ def test_materials_chain_shape_headline_counts_skipped_links_as_zero() -> None:
 def test_partial_completion_of_a_branching_chain_does_not_depend_on_how_links_are_listed() -> None:
     """seed -> left, seed -> right: an episode where `left` fails and `right` succeeds completed 2 of 3
     links whichever branch is written first (before: 1 of 3 when `left` came first, 2 of 3 otherwise)."""
-    def rec(task: str, ok: bool) -> TrialRecord:
-        return TrialRecord(task, "x", 0, score=1.0 if ok else 0.0, episode_id="e0")
+    def rec(task: str, ok: bool) -> TrialResult:
+        return TrialResult(task, "x", 0, score=1.0 if ok else 0.0, episode_id="e0")
 
     records = [rec("seed", True), rec("left", False), rec("right", True)]
     upstream = {"seed": (), "left": ("seed",), "right": ("seed",)}
@@ -177,10 +177,10 @@ def test_a_link_that_errored_outside_the_agent_sets_its_episode_apart_instead_of
     did not complete). An error of the agent's own stays a failure."""
     from corral_core.metrics import ArmTally, ChainDef, chain_metrics
 
-    def link(episode: str, task: str, **fields: object) -> TrialRecord:
+    def link(episode: str, task: str, **fields: object) -> TrialResult:
         base = {"arm": "a", "episode_id": episode, "task_id": task, "status": "completed", "score": 1.0,
                 "trial_index": int(episode[1:])}
-        return TrialRecord(**{**base, **fields})  # type: ignore[arg-type]
+        return TrialResult(**{**base, **fields})  # type: ignore[arg-type]
 
     records = [link("e1", "t1"), link("e1", "t2"),
                link("e2", "t1"), link("e2", "t2", status="error", score=None, error="503", fault="provider"),

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from corral_core.metrics import (
-    TrialRecord,
+    TrialResult,
     analyse,
     best_score,
     cohens_dz,
@@ -19,9 +19,9 @@ from corral_core.metrics import (
 )
 
 
-def tasks(arm: str, per_task: list[list[float]]) -> list[TrialRecord]:
+def tasks(arm: str, per_task: list[list[float]]) -> list[TrialResult]:
     """Task t<i> gets the trial scores per_task[i], trial indexes 0, 1, ..."""
-    return [TrialRecord(task_id=f"t{i}", arm=arm, trial_index=j, score=s)
+    return [TrialResult(task_id=f"t{i}", arm=arm, trial_index=j, score=s)
             for i, scores in enumerate(per_task) for j, s in enumerate(scores)]
 
 
@@ -111,7 +111,7 @@ def test_d_z_is_withheld_when_the_spread_is_float_noise() -> None:
 def test_unpaired_unattempted_and_assisted_trials() -> None:
     a = tasks("a", [[1.0], [0.0], [1.0]])
     b = tasks("b", [[1.0], [1.0]])
-    b[1].assisted = True  # t1 of b: assisted, so t1 has no analysed trial in b
+    b[1] = b[1].evolve(assisted=True)  # t1 of b: assisted, so t1 has no analysed trial in b
     c = compare_arms(a, b)
     assert (c.n_tasks, c.n_unpaired_a, c.n_unpaired_b) == (1, 2, 0)
     assert compare_arms(a, b, include_assisted=True).n_tasks == 2

@@ -280,7 +280,7 @@ def test_a_cancel_that_lands_as_the_last_trial_ends_still_interrupts_the_run(sto
 def test_the_embedded_servers_telemetry_is_produced_only_when_asked_for() -> None:
     """Trials opened/closed, tool calls requested/executed and requests served have no reader in the
     engine, the store, batch or the workbench: the runner's servers emit them only on request."""
-    from corral_core.server.runtime import TELEMETRY_KINDS
+    from corral_core.events import TELEMETRY_KINDS
 
     spec = make_spec("slow", tasks=["t1"])  # one trial with one tool call
     _, quiet = run(spec)

@@ -179,7 +179,8 @@ def test_trial_filters_and_records_for_metrics(repo: Repository, writer: StoreWr
     records = repo.trial_records("bm_1")
     assert [(r.arm, r.task_id, r.trial_index, r.status) for r in records] == [
         ("brief", "add", 0, "completed"), ("brief", "power", 0, "completed"), ("full", "add", 0, "error")]
-    assert [(c.tool_name, c.status, c.duration) for c in records[0].tool_calls] == [("calculator", "success", 0.25)]
+    calls = records[0].tool_calls
+    assert [(c["tool_name"], c["status"], c["duration"]) for c in calls] == [("calculator", "success", 0.25)]
     assert records[0].score == 1.0 and records[0].assisted is False
 
 

@@ -54,7 +54,7 @@ def test_the_converter_builds_each_field_of_a_metrics_record_from_its_stored_col
     """iter_records_from_values builds records by position (speed): every field gets its own column."""
     import dataclasses
 
-    from corral_core.metrics import TrialRecord
+    from corral_core.metrics import TrialResult
     from corral_core.metrics.records import RETIRED_STATUS
     from corral_core.runner.results import TaskFacts, iter_records_from_values
     from corral_core.store.convert import TRIAL_RECORD_COLUMNS
@@ -67,12 +67,12 @@ def test_the_converter_builds_each_field_of_a_metrics_record_from_its_stored_col
     calls = [("calc", "success", 0.1), ("cli", "timeout", None)]
     facts = TaskFacts(solvable={"t7": False}, chain_position={"t7": 2})
     [record] = iter_records_from_values([(tuple(stored[c] for c in TRIAL_RECORD_COLUMNS), calls)], facts)
-    expected = TrialRecord(task_id="t7", arm="full", trial_index=3, status="error", score=0.25, surrendered=True,
+    expected = TrialResult(task_id="t7", arm="full", trial_index=3, status="error", score=0.25, surrendered=True,
                            error="boom", fault="infra", assisted=True, solvable=False, prompt_tokens=11,
                            completion_tokens=12, total_tokens=23, cost=0.5, duration=2.5,
                            tool_calls=[{"tool_name": "calc", "status": "success", "duration": 0.1},
                                        {"tool_name": "cli", "status": "timeout", "duration": None}],
-                           episode_id="ep", chain_position=2)
+                           episode_id="ep", chain_position=2, trial_id="tr_1", iterations=4, tool_duration=1.5)
     assert dataclasses.asdict(record) == dataclasses.asdict(expected)
     assert list(iter_records_from_values([(tuple({**stored, "status": RETIRED_STATUS}[c] for c in TRIAL_RECORD_COLUMNS),
                                            [])], facts)) == []

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from corral_core.metrics import TrialRecord, analyse
+from corral_core.metrics import TrialResult, analyse
 from corral_core.metrics.trend import trend_test
 
 LEVELS = ["minimal", "brief", "detailed", "procedural", "contextual", "workflow", "syntactical", "comprehensive",
@@ -45,7 +45,7 @@ def test_few_tasks_are_counted_exactly_and_incomplete_tasks_are_listed() -> None
 
 
 def test_analyse_reports_the_trend_for_ordered_levels() -> None:
-    records = [TrialRecord(f"t{t}", level, i, score=float((t + i + j) % 4 < j + 1))
+    records = [TrialResult(f"t{t}", level, i, score=float((t + i + j) % 4 < j + 1))
                for t in range(8) for j, level in enumerate(LEVELS[:4]) for i in range(2)]
     result = analyse(records, LEVELS[:4], ordered_levels=LEVELS[:4])
     assert result.trend is not None and result.trend.n_tasks == 8 and result.trend.slope is not None

@@ -7,26 +7,26 @@ import random
 
 import pytest
 
-from corral_core.metrics import TrialRecord, analyse, compare_arms, sign_flip_interval, sign_flip_test
+from corral_core.metrics import TrialResult, analyse, compare_arms, sign_flip_interval, sign_flip_test
 
 
-def scored(arm: str, per_task: list[list[float]]) -> list[TrialRecord]:
-    return [TrialRecord(task_id=f"t{i}", arm=arm, trial_index=j, score=s)
+def scored(arm: str, per_task: list[list[float]]) -> list[TrialResult]:
+    return [TrialResult(task_id=f"t{i}", arm=arm, trial_index=j, score=s)
             for i, scores in enumerate(per_task) for j, s in enumerate(scores)]
 
 
-def identical_agents_b_provider_down(fault: str = "provider") -> list[TrialRecord]:
+def identical_agents_b_provider_down(fault: str = "provider") -> list[TrialResult]:
     """The issue's case: two identical agents, 8 tasks x 3 trials; B's provider fails on 6 of the 8 tasks."""
     records = []
     for t in range(8):
         for i in range(3):
             score = 1.0 if (t + i) % 3 else 0.0
-            records.append(TrialRecord(f"t{t}", "A", i, score=score))
+            records.append(TrialResult(f"t{t}", "A", i, score=score))
             if t < 6:
-                records.append(TrialRecord(f"t{t}", "B", i, status="error", error="429 from the provider",
+                records.append(TrialResult(f"t{t}", "B", i, status="error", error="429 from the provider",
                                            fault=fault))
             else:
-                records.append(TrialRecord(f"t{t}", "B", i, score=score))
+                records.append(TrialResult(f"t{t}", "B", i, score=score))
     return records
 
 
@@ -62,14 +62,14 @@ def test_a_few_errors_alike_in_both_arms_do_not_withhold_the_verdict() -> None:
     a = scored("a", [[0.1, 0.2]] * 10)
     b = scored("b", [[0.8, 0.9]] * 10)
     for records in (a, b):
-        records[0].status, records[0].error, records[0].fault = "timeout", "ran out of time", "timeout"
+        records[0] = records[0].evolve(status="timeout", error="ran out of time", fault="timeout")
     c = compare_arms(a, b)
     assert c.errors is not None and c.errors.withheld is None and c.verdict == "b better on score"
     assert "errors outside the agent, left out: a 1 of 20 (timeout 1), b 1 of 20 (timeout 1)" in c.summary
 
 
 def random_design(rng: random.Random, tasks: int, trials: int, rate_a: float, rate_b: float
-                  ) -> tuple[list[TrialRecord], list[TrialRecord]]:
+                  ) -> tuple[list[TrialResult], list[TrialResult]]:
     a = scored("a", [[float(rng.random() < rate_a) for _ in range(trials)] for _ in range(tasks)])
     b = scored("b", [[float(rng.random() < rate_b) for _ in range(trials)] for _ in range(tasks)])
     return a, b
