@@ -42,7 +42,8 @@ def _stacks(threads: list[threading.Thread]) -> str:
             candidates = [holder] if isinstance(holder, asyncio.AbstractEventLoop) else gc.get_referrers(holder)
             for loop in (r for r in candidates if isinstance(r, asyncio.AbstractEventLoop)):
                 running = next((t for t in threading.enumerate() if t.ident == getattr(loop, "_thread_id", None)), None)
-                return f"{getattr(loop, '_probe_stack', '')}  its loop {loop!r} runs on {running.name if running else '(no thread)'}:\n{where(running)}"
+                runner = running.name if running else "(no thread)"
+                return f"{getattr(loop, '_probe_stack', '')}  its loop {loop!r} runs on {runner}:\n{where(running)}"
         return ""
 
     return "\n".join(f"{t.name}:\n{where(t)}{owner(t)}" for t in threads)
