@@ -174,7 +174,9 @@ class WorkbenchApp(App[int]):
         self.set_interval(0.5, self.refresh_info)
         self.set_interval(1.0, self._tick)
         self.refresh_info()
-        self._boot()
+        # after the first frame: the boot worker's imports (SQLAlchemy, FastAPI, uvicorn) hold the GIL,
+        # and started at mount they slowed composing and painting the first screen
+        self.call_after_refresh(self._boot)
 
     async def action_quit(self) -> None:
         """Quit; during a run, ask first (the run is stopped and recorded interrupted)."""
@@ -263,6 +265,7 @@ class WorkbenchApp(App[int]):
         self.urls = message.urls
         self.workbench_screen.say("Ready. Pick a suite or task, fill in the run form, press r to run.")
         self.refresh_info()
+        self.call_after_refresh(self.services.warm_up)  # litellm's import, once "Ready." is painted
 
     @on(TaskTextLoaded)
     def _task_text(self, message: TaskTextLoaded) -> None:

@@ -71,16 +71,20 @@ class WorkbenchServices:
 
     def start(self) -> dict[str, str]:
         """Blocking: open the store (unless open_store did), start the servers and the approvals inbox;
-        suite -> server URL."""
+        suite -> server URL. (`warm_up` loads litellm afterwards.)"""
         gate = self.approvals if isinstance(self.approvals, LocalApprovals) else None
         if gate is not None:
             gate.start()
         urls = self.lifecycle.start(self.catalogue.suites, gate)
         if gate is None:
             self.approvals.start()
+        return urls
+
+    def warm_up(self) -> None:
+        """Load litellm in the background (not while closing): after "Ready." is on screen, since the
+        import holds the GIL for seconds and the UI thread needs it to paint."""
         if not self.session.closing:
             warm_up()
-        return urls
 
     def begin_close(self) -> None:
         """Start stopping without waiting: the run is cancelled, pending approvals decided `cancelled`."""

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from corral_core.env.approval import CANCELLED, ApprovalDecision, ApprovalRequest
+from corral_core.env.approval import APPROVAL_POLICIES, CANCELLED, ApprovalDecision, ApprovalRequest
 from corral_core.events import EventKind, EventSink, emit_event
-from corral_core.spec import APPROVAL_POLICIES
 
 if TYPE_CHECKING:
     from corral_core.server.approvals import QueueGate

@@ -37,3 +37,59 @@ def test_the_command_line_path_to_the_first_frame_imports_no_heavy_module(tmp_pa
                          env={**os.environ, "XDG_DATA_HOME": str(tmp_path)})
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == []
+
+
+SEQUENCE = """
+import asyncio, json, sys, threading
+from textual.app import App
+import corral_tui.services as services
+from corral_tui.app import create_app
+from tests.tui.helpers import wait_for
+from tests.tui.stable import test_config
+
+seen = {}
+original = App._display
+
+
+def display(self, screen, renderable):
+    if renderable is not None:
+        if "first" not in seen:
+            seen["first"] = {"boot started": any(worker.group == "boot" for worker in self.workers),
+                             "modules": [m for m in MODULES if m in sys.modules]}
+        if self.ready and "ready painted" not in seen:
+            seen["ready painted"] = True
+    return original(self, screen, renderable)
+
+
+warmed = threading.Event()
+
+
+def warm_up():
+    seen["warm-up after ready painted"] = "ready painted" in seen
+    warmed.set()
+
+
+App._display = display
+services.warm_up = warm_up
+
+
+async def main():
+    async with create_app(test_config(db_url=DB)).run_test() as pilot:
+        await wait_for(pilot, warmed.is_set, "the litellm warm-up")
+
+
+asyncio.run(main())
+print(json.dumps(seen))
+"""
+
+
+def test_the_boot_starts_after_the_first_frame_and_litellm_loads_after_ready_is_painted(tmp_path) -> None:
+    """The first screen is composed and painted before the boot worker imports the store and the
+    servers (started at mount, its imports took the GIL from the painting), and litellm's multi-second
+    import starts only once "Ready." is on screen (it started before, and "Ready." waited for the GIL)."""
+    code = f"MODULES = {AFTER_FIRST_FRAME!r}\nDB = {str(tmp_path / 'c.db')!r}\n{SEQUENCE}"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["first"] == {"boot started": False, "modules": []}
+    assert seen["warm-up after ready painted"] is True
