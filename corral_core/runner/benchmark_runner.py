@@ -53,7 +53,7 @@ from corral_core.metrics import (
     success,
 )
 from corral_core.metrics.records import RETIRED_STATUS
-from corral_core.runner.executors import ClusterLost, StartingCluster, check_executor, start_forkserver
+from corral_core.runner.executors import ClusterLost, StartingCluster, check_executor
 from corral_core.runner.jobs import client_timeout, run_job
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
 from corral_core.runner.live_trials import ControlRegistry
@@ -129,8 +129,6 @@ class BenchmarkRunner:
         self.workers = workers
         self.cluster = cluster
         self._starting: StartingCluster | None = None  # the run's own Dask executor, while run() goes on
-        if self.executor == "processes" and cluster is None:
-            start_forkserver()  # its workers' imports go on in the background while this run is set up
         self.benchmark_id: str | None = None
         self.owner = Owner.current()
         self._no_person = NoPersonGate() if gate is None and spec.approval == "ask" else None
@@ -196,7 +194,8 @@ class BenchmarkRunner:
         heartbeat: Heartbeat | None = None
         unfence: Any = None
         unwatch = self._watch_store()
-        # a Dask run's own cluster starts now, while this run is set up (runner/executors.py)
+        # a Dask run's own cluster starts now, while this run is set up (runner/executors.py); for `processes`
+        # that starts the forkserver too, whose imports go on in the background meanwhile
         self._starting = StartingCluster(self.executor, self.workers) \
             if self.executor != "local" and self.cluster is None else None
         try:
