@@ -27,6 +27,7 @@ goes out on the sinks, and `run()` returns with status `lost_ownership`.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import json
 import logging
@@ -181,9 +182,12 @@ class BenchmarkRunner:
         if self._used:
             raise RuntimeError("a BenchmarkRunner runs once; create a new one for another run")
         self._used = True
+        with self._replay_scope():
+            return self._run(resume_id, cancel_event, retry_errors)
+
+    def _run(self, resume_id: str | None, cancel_event: threading.Event | None, retry_errors: bool) -> BenchmarkResult:
         started = time.perf_counter()
         spec = self.spec
-        self._install_replay()
         self._check_api_keys()
         assists = AssistTracker()
         bus = self._bus = EventBus(*self._sinks, assists)
@@ -334,22 +338,25 @@ class BenchmarkRunner:
         failure.benchmark_id = benchmark_id
         raise failure
 
-    def _install_replay(self) -> None:
-        replayed = {arm.model.id.split("/", 1)[1] for arm in self.spec.arms if arm.model.id.startswith("replay/")}
-        if not replayed:
-            return
-        from corral_core.llm import set_replay_source
+    def _replayed(self) -> set[str]:
+        """The benchmarks whose recorded LLM responses this run's `replay/<id>` arms replay."""
+        return {arm.model.id.split("/", 1)[1] for arm in self.spec.arms if arm.model.id.startswith("replay/")}
 
+    def _replay_scope(self) -> contextlib.AbstractContextManager[None]:
+        """While the run goes on, its `replay/<id>` models read the store it records into (the previous
+        source comes back when it ends, even by an exception). UserError for a benchmark not in the store."""
+        replayed = self._replayed()
         for benchmark_id in sorted(replayed):
             if self.repository is not None and self.repository.get_benchmark(benchmark_id) is None:
                 raise UserError(f"model replay/{benchmark_id} replays a benchmark that is not in the store.",
                                 file=self.spec.source, where="model",
                                 fix="pick a benchmark id from `corral-tui history` (with the same --db).")
+        if not replayed or self.repository is None:
+            return contextlib.nullcontext()
+        from corral_core.llm import replay_scope
+        from corral_core.store import StoreReplaySource
 
-        if self.repository is not None:  # replay reads the store this run records into
-            from corral_core.store import StoreReplaySource
-
-            set_replay_source(StoreReplaySource(self.repository.engine))
+        return replay_scope(replayed, StoreReplaySource(self.repository.engine))
 
     def _check_api_keys(self) -> None:
         """An arm whose API key variable is unset would fail every trial: refuse before anything runs."""

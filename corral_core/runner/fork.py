@@ -53,12 +53,10 @@ class ForkRunner(BenchmarkRunner):
     def _plan(self, benchmark_id: str, done: dict[TrialKey, Any]) -> list[Job]:
         return [Job("single", self.arm, [(self.spec.task_ids[0], self.parent_index)])]
 
-    def _install_replay(self) -> None:
-        from corral_core.llm import set_replay_source
-        from corral_core.store import StoreReplaySource
-
-        super()._install_replay()
-        set_replay_source(StoreReplaySource(self.repository.engine))
+    def _replayed(self) -> set[str]:
+        """The fork replays its parent's recorded responses up to the fork point."""
+        assert self.fork is not None
+        return super()._replayed() | {self.fork.parent_benchmark_id}
 
 
 def plan_fork(repository: Any, trial_id: str, iteration: int, intervention: str | None
