@@ -36,7 +36,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from corral_core.agents.breakpoints import Breakpoint, BreakpointSet
@@ -54,6 +54,7 @@ from corral_core.metrics import (
     success,
 )
 from corral_core.metrics.records import RETIRED_STATUS
+from corral_core.runner.collaborators import ApprovalGate, Cluster, StoreSink
 from corral_core.runner.executors import ClusterLost, StartingCluster, check_executor
 from corral_core.runner.jobs import client_timeout, run_job
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
@@ -99,11 +100,11 @@ class BenchmarkRunner:
     kept by the caller across runs (the workbench); without one a Dask run starts and closes its own.
     """
 
-    def __init__(self, spec: BenchmarkSpec, *, repository: Any = None, writer_sink: EventSink | None = None,
+    def __init__(self, spec: BenchmarkSpec, *, repository: Any = None, writer_sink: StoreSink | None = None,
                  sink: EventSink | Iterable[EventSink] | None = None, server_url: str | None = None,
-                 gate: Any = None, token: str | None = None, controls: ControlRegistry | None = None,
+                 gate: ApprovalGate | None = None, token: str | None = None, controls: ControlRegistry | None = None,
                  auto_resume: bool = True, server_telemetry: bool = False, executor: str | None = None,
-                 workers: int | None = None, cluster: Any = None) -> None:
+                 workers: int | None = None, cluster: Cluster | None = None) -> None:
         if (repository is None) != (writer_sink is None):
             raise ValueError("pass both repository and writer_sink (a started StoreWriter on the same engine), "
                              "or neither")
@@ -196,7 +197,7 @@ class BenchmarkRunner:
         routers: list[Any] = []
         benchmark_id: str | None = None
         heartbeat: Heartbeat | None = None
-        unfence: Any = None
+        unfence: Callable[[], None] | None = None
         unwatch = self._watch_store()
         # a Dask run's own cluster starts now, while this run is set up (runner/executors.py); for `processes`
         # that starts the forkserver too, whose imports go on in the background meanwhile
@@ -265,13 +266,12 @@ class BenchmarkRunner:
         """The jobs this run still owes (ForkRunner plans its one trial itself)."""
         return plan_jobs(self.spec, benchmark_id, done)
 
-    def _fence(self, benchmark_id: str, token: str) -> Any:
+    def _fence(self, benchmark_id: str, token: str) -> Callable[[], None] | None:
         """Have the store writer check the token on every trial write; returns the function undoing that."""
-        fence, on_lost = getattr(self.writer, "fence", None), getattr(self.writer, "on_lost", None)
-        if fence is None or on_lost is None:
+        if self.writer is None:
             return None
-        lift = fence(benchmark_id, token)
-        remove = on_lost(lambda lost_id: self._lost_ownership() if lost_id == benchmark_id else None)
+        lift = self.writer.fence(benchmark_id, token)
+        remove = self.writer.on_lost(lambda lost_id: self._lost_ownership() if lost_id == benchmark_id else None)
 
         def undo() -> None:
             remove()
@@ -303,15 +303,14 @@ class BenchmarkRunner:
             self._lost_ownership()
         return cast("bool", owned)
 
-    def _watch_store(self) -> Any:
+    def _watch_store(self) -> Callable[[], None] | None:
         """Stop the run the moment the store writer fails; returns the unsubscribe function."""
-        on_failure = getattr(self.writer, "on_failure", None)
-        if on_failure is None:
+        if self.writer is None:
             return None
-        earlier = getattr(self.writer, "failure", None)
+        earlier = self.writer.failure
         if earlier is not None:  # a workbench whose store failed during an earlier run
             raise earlier
-        return on_failure(self._store_failed)
+        return self.writer.on_failure(self._store_failed)
 
     def _store_failed(self, error: StoreError) -> None:
         """The store refuses writes (any thread): start no more trials, cancel the running ones. The first
@@ -635,12 +634,12 @@ class BenchmarkRunner:
     def _results(self, benchmark_id: str, status: str, resumed: bool, duration: float) -> BenchmarkResult:
         spec, repo = self.spec, self.repository
         if repo is not None:
-            flush = getattr(self.writer, "flush", None)
-            if flush is not None and not flush(30.0):
+            assert self.writer is not None  # both or neither (__init__)
+            if not self.writer.flush(30.0):
                 log.warning("the store writer did not flush within 30 s; metrics may miss trials")
             # a writer that lagged behind the trials meets a refusal only in that flush, after the run
             # stopped listening (the listener is removed in run()'s finally): ask the writer itself
-            late = getattr(self.writer, "failure", None)
+            late = self.writer.failure
             if late is not None and self._store_failure is None:
                 self._store_failed(late)
             if self._store_failure is not None:

@@ -27,6 +27,7 @@ from corral_core.agents.interventions import INBOX_SOURCE
 from corral_core.errors import UserError
 from corral_core.events import EventKind
 from corral_core.runner.benchmark_runner import BenchmarkRunner
+from corral_core.runner.collaborators import StoreSink
 from corral_core.runner.plan import ForkPoint, Job, TrialKey
 from corral_core.spec import ArmSpec, BenchmarkSpec, spec_from_dict
 
@@ -38,7 +39,7 @@ class ForkRunner(BenchmarkRunner):
 
     Other keyword arguments are BenchmarkRunner's (sink, server_url, token, controls, gate)."""
 
-    def __init__(self, repository: Any, writer_sink: Any, trial_id: str, iteration: int,
+    def __init__(self, repository: Any, writer_sink: StoreSink | None, trial_id: str, iteration: int,
                  intervention: str | None = None, **kwargs: Any) -> None:
         spec, self.arm, self.parent_index, fork = plan_fork(repository, trial_id, iteration, intervention)
         super().__init__(spec, repository=repository, writer_sink=writer_sink, auto_resume=False, **kwargs)
