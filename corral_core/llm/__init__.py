@@ -10,6 +10,7 @@ from corral_core.llm.replay import (
     RecordedResponse,
     ReplaySource,
     get_replay_source,
+    replay_scope,
     set_replay_source,
     write_replay_jsonl,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "missing_credentials",
     "model_problem",
     "preload",
+    "replay_scope",
     "request_digest",
     "script_dirs",
     "set_replay_source",

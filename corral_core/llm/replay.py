@@ -1,16 +1,18 @@
 """The `replay/<benchmark_id>` model: answers with the LLM responses a past benchmark recorded.
 
-Recordings come from a pluggable `ReplaySource` (`set_replay_source`). `JsonlReplaySource` reads
-LLM_RESPONSE (and LLM_REQUEST) event dicts, one JSON object per line; `write_replay_jsonl` writes
-them from events. The store offers its own source. A request whose digest differs from the recorded
-one fails with LLMError kind "replay_divergence": the agent no longer asks what it asked then.
+Recordings come from a pluggable `ReplaySource`: one installed for the process (`set_replay_source`),
+or one scoped to a run (`replay_scope`, which the runner uses: its sources go when the run ends).
+`JsonlReplaySource` reads LLM_RESPONSE (and LLM_REQUEST) event dicts, one JSON object per line;
+`write_replay_jsonl` writes them from events. The store offers its own source. A request whose digest
+differs from the recorded one fails with LLMError kind "replay_divergence": the agent no longer asks what it asked then.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -65,9 +67,34 @@ def set_replay_source(source: ReplaySource | None) -> ReplaySource | None:
     return previous
 
 
-def get_replay_source() -> ReplaySource | None:
-    """The installed replay source, if any."""
-    return _source
+def get_replay_source(benchmark_id: str | None = None) -> ReplaySource | None:
+    """The source `replay/<benchmark_id>` reads: the innermost run's scope for that benchmark, else the
+    process-wide one, if any."""
+    with _source_lock:
+        scoped = _scoped.get(benchmark_id or "")
+        return scoped[-1] if scoped else _source
+
+
+_scoped: dict[str, list[ReplaySource]] = {}  # benchmark id -> the sources of the runs replaying it, newest last
+
+
+@contextlib.contextmanager
+def replay_scope(benchmark_ids: Iterable[str], source: ReplaySource) -> Iterator[None]:
+    """`replay/<id>` models of these benchmarks read `source` while the block runs; after it (even when it
+    raises) they read what they read before. Runs that overlap (a workbench's run and a fork) each keep theirs."""
+    ids = sorted(set(benchmark_ids))
+    with _source_lock:
+        for benchmark_id in ids:
+            _scoped.setdefault(benchmark_id, []).append(source)
+    try:
+        yield
+    finally:
+        with _source_lock:
+            for benchmark_id in ids:
+                stack = _scoped[benchmark_id]
+                del stack[max(i for i, s in enumerate(stack) if s is source)]
+                if not stack:
+                    del _scoped[benchmark_id]
 
 
 ReplayKey = tuple[str, str, str, int, str, int]
@@ -140,7 +167,7 @@ def write_replay_jsonl(events: Iterable[Any], path: str | Path) -> int:
 def replay_turn(benchmark_id: str, context: CallContext, digest: str | None,
                 n_messages: int | None) -> RecordedResponse:
     """The recorded answer for this call, or LLMError("replay_divergence") saying what differs."""
-    source = get_replay_source()
+    source = get_replay_source(benchmark_id)
     where = (f"task '{context.task_id}', arm '{context.arm}', trial {context.trial_index}, "
              f"{context.role} turn {shown_turn(context.turn)}")
     if source is None:

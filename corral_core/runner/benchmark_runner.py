@@ -27,6 +27,7 @@ goes out on the sinks, and `run()` returns with status `lost_ownership`.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import json
 import logging
@@ -35,7 +36,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from corral_core.agents.breakpoints import Breakpoint, BreakpointSet
@@ -53,7 +54,8 @@ from corral_core.metrics import (
     success,
 )
 from corral_core.metrics.records import RETIRED_STATUS
-from corral_core.runner.executors import ClusterLost, StartingCluster, check_executor, start_forkserver
+from corral_core.runner.collaborators import ApprovalGate, Cluster, StoreSink
+from corral_core.runner.executors import ClusterLost, StartingCluster, check_executor
 from corral_core.runner.jobs import client_timeout, run_job
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
 from corral_core.runner.live_trials import ControlRegistry
@@ -98,11 +100,11 @@ class BenchmarkRunner:
     kept by the caller across runs (the workbench); without one a Dask run starts and closes its own.
     """
 
-    def __init__(self, spec: BenchmarkSpec, *, repository: Any = None, writer_sink: EventSink | None = None,
+    def __init__(self, spec: BenchmarkSpec, *, repository: Any = None, writer_sink: StoreSink | None = None,
                  sink: EventSink | Iterable[EventSink] | None = None, server_url: str | None = None,
-                 gate: Any = None, token: str | None = None, controls: ControlRegistry | None = None,
+                 gate: ApprovalGate | None = None, token: str | None = None, controls: ControlRegistry | None = None,
                  auto_resume: bool = True, server_telemetry: bool = False, executor: str | None = None,
-                 workers: int | None = None, cluster: Any = None) -> None:
+                 workers: int | None = None, cluster: Cluster | None = None) -> None:
         if (repository is None) != (writer_sink is None):
             raise ValueError("pass both repository and writer_sink (a started StoreWriter on the same engine), "
                              "or neither")
@@ -129,8 +131,6 @@ class BenchmarkRunner:
         self.workers = workers
         self.cluster = cluster
         self._starting: StartingCluster | None = None  # the run's own Dask executor, while run() goes on
-        if self.executor == "processes" and cluster is None:
-            start_forkserver()  # its workers' imports go on in the background while this run is set up
         self.benchmark_id: str | None = None
         self.owner = Owner.current()
         self._no_person = NoPersonGate() if gate is None and spec.approval == "ask" else None
@@ -183,9 +183,12 @@ class BenchmarkRunner:
         if self._used:
             raise RuntimeError("a BenchmarkRunner runs once; create a new one for another run")
         self._used = True
+        with self._replay_scope():
+            return self._run(resume_id, cancel_event, retry_errors)
+
+    def _run(self, resume_id: str | None, cancel_event: threading.Event | None, retry_errors: bool) -> BenchmarkResult:
         started = time.perf_counter()
         spec = self.spec
-        self._install_replay()
         self._check_api_keys()
         assists = AssistTracker()
         bus = self._bus = EventBus(*self._sinks, assists)
@@ -194,9 +197,10 @@ class BenchmarkRunner:
         routers: list[Any] = []
         benchmark_id: str | None = None
         heartbeat: Heartbeat | None = None
-        unfence: Any = None
+        unfence: Callable[[], None] | None = None
         unwatch = self._watch_store()
-        # a Dask run's own cluster starts now, while this run is set up (runner/executors.py)
+        # a Dask run's own cluster starts now, while this run is set up (runner/executors.py); for `processes`
+        # that starts the forkserver too, whose imports go on in the background meanwhile
         self._starting = StartingCluster(self.executor, self.workers) \
             if self.executor != "local" and self.cluster is None else None
         try:
@@ -262,13 +266,12 @@ class BenchmarkRunner:
         """The jobs this run still owes (ForkRunner plans its one trial itself)."""
         return plan_jobs(self.spec, benchmark_id, done)
 
-    def _fence(self, benchmark_id: str, token: str) -> Any:
+    def _fence(self, benchmark_id: str, token: str) -> Callable[[], None] | None:
         """Have the store writer check the token on every trial write; returns the function undoing that."""
-        fence, on_lost = getattr(self.writer, "fence", None), getattr(self.writer, "on_lost", None)
-        if fence is None or on_lost is None:
+        if self.writer is None:
             return None
-        lift = fence(benchmark_id, token)
-        remove = on_lost(lambda lost_id: self._lost_ownership() if lost_id == benchmark_id else None)
+        lift = self.writer.fence(benchmark_id, token)
+        remove = self.writer.on_lost(lambda lost_id: self._lost_ownership() if lost_id == benchmark_id else None)
 
         def undo() -> None:
             remove()
@@ -300,15 +303,14 @@ class BenchmarkRunner:
             self._lost_ownership()
         return cast("bool", owned)
 
-    def _watch_store(self) -> Any:
+    def _watch_store(self) -> Callable[[], None] | None:
         """Stop the run the moment the store writer fails; returns the unsubscribe function."""
-        on_failure = getattr(self.writer, "on_failure", None)
-        if on_failure is None:
+        if self.writer is None:
             return None
-        earlier = getattr(self.writer, "failure", None)
+        earlier = self.writer.failure
         if earlier is not None:  # a workbench whose store failed during an earlier run
             raise earlier
-        return on_failure(self._store_failed)
+        return self.writer.on_failure(self._store_failed)
 
     def _store_failed(self, error: StoreError) -> None:
         """The store refuses writes (any thread): start no more trials, cancel the running ones. The first
@@ -335,22 +337,25 @@ class BenchmarkRunner:
         failure.benchmark_id = benchmark_id
         raise failure
 
-    def _install_replay(self) -> None:
-        replayed = {arm.model.id.split("/", 1)[1] for arm in self.spec.arms if arm.model.id.startswith("replay/")}
-        if not replayed:
-            return
-        from corral_core.llm import set_replay_source
+    def _replayed(self) -> set[str]:
+        """The benchmarks whose recorded LLM responses this run's `replay/<id>` arms replay."""
+        return {arm.model.id.split("/", 1)[1] for arm in self.spec.arms if arm.model.id.startswith("replay/")}
 
+    def _replay_scope(self) -> contextlib.AbstractContextManager[None]:
+        """While the run goes on, its `replay/<id>` models read the store it records into (the previous
+        source comes back when it ends, even by an exception). UserError for a benchmark not in the store."""
+        replayed = self._replayed()
         for benchmark_id in sorted(replayed):
             if self.repository is not None and self.repository.get_benchmark(benchmark_id) is None:
                 raise UserError(f"model replay/{benchmark_id} replays a benchmark that is not in the store.",
                                 file=self.spec.source, where="model",
                                 fix="pick a benchmark id from `corral-tui history` (with the same --db).")
+        if not replayed or self.repository is None:
+            return contextlib.nullcontext()
+        from corral_core.llm import replay_scope
+        from corral_core.store import StoreReplaySource
 
-        if self.repository is not None:  # replay reads the store this run records into
-            from corral_core.store import StoreReplaySource
-
-            set_replay_source(StoreReplaySource(self.repository.engine))
+        return replay_scope(replayed, StoreReplaySource(self.repository.engine))
 
     def _check_api_keys(self) -> None:
         """An arm whose API key variable is unset would fail every trial: refuse before anything runs."""
@@ -629,12 +634,12 @@ class BenchmarkRunner:
     def _results(self, benchmark_id: str, status: str, resumed: bool, duration: float) -> BenchmarkResult:
         spec, repo = self.spec, self.repository
         if repo is not None:
-            flush = getattr(self.writer, "flush", None)
-            if flush is not None and not flush(30.0):
+            assert self.writer is not None  # both or neither (__init__)
+            if not self.writer.flush(30.0):
                 log.warning("the store writer did not flush within 30 s; metrics may miss trials")
             # a writer that lagged behind the trials meets a refusal only in that flush, after the run
             # stopped listening (the listener is removed in run()'s finally): ask the writer itself
-            late = getattr(self.writer, "failure", None)
+            late = self.writer.failure
             if late is not None and self._store_failure is None:
                 self._store_failed(late)
             if self._store_failure is not None:

@@ -27,6 +27,7 @@ from corral_core.agents.interventions import INBOX_SOURCE
 from corral_core.errors import UserError
 from corral_core.events import EventKind
 from corral_core.runner.benchmark_runner import BenchmarkRunner
+from corral_core.runner.collaborators import StoreSink
 from corral_core.runner.plan import ForkPoint, Job, TrialKey
 from corral_core.spec import ArmSpec, BenchmarkSpec, spec_from_dict
 
@@ -38,7 +39,7 @@ class ForkRunner(BenchmarkRunner):
 
     Other keyword arguments are BenchmarkRunner's (sink, server_url, token, controls, gate)."""
 
-    def __init__(self, repository: Any, writer_sink: Any, trial_id: str, iteration: int,
+    def __init__(self, repository: Any, writer_sink: StoreSink | None, trial_id: str, iteration: int,
                  intervention: str | None = None, **kwargs: Any) -> None:
         spec, self.arm, self.parent_index, fork = plan_fork(repository, trial_id, iteration, intervention)
         super().__init__(spec, repository=repository, writer_sink=writer_sink, auto_resume=False, **kwargs)
@@ -53,12 +54,10 @@ class ForkRunner(BenchmarkRunner):
     def _plan(self, benchmark_id: str, done: dict[TrialKey, Any]) -> list[Job]:
         return [Job("single", self.arm, [(self.spec.task_ids[0], self.parent_index)])]
 
-    def _install_replay(self) -> None:
-        from corral_core.llm import set_replay_source
-        from corral_core.store import StoreReplaySource
-
-        super()._install_replay()
-        set_replay_source(StoreReplaySource(self.repository.engine))
+    def _replayed(self) -> set[str]:
+        """The fork replays its parent's recorded responses up to the fork point."""
+        assert self.fork is not None
+        return super()._replayed() | {self.fork.parent_benchmark_id}
 
 
 def plan_fork(repository: Any, trial_id: str, iteration: int, intervention: str | None

@@ -11,7 +11,8 @@ from corral_core.store.repository import Repository
 class StoreReplaySource:
     """A `ReplaySource` reading the `llm_call` rows a past benchmark wrote.
 
-    Install it with ``corral_core.llm.set_replay_source(StoreReplaySource(engine))``.
+    Install it for the process with ``corral_core.llm.set_replay_source(StoreReplaySource(engine))``, or
+    for one run with ``corral_core.llm.replay_scope(benchmark_ids, StoreReplaySource(engine))``.
     """
 
     def __init__(self, engine: Engine) -> None:

@@ -258,6 +258,29 @@ def test_replay_model_answers_with_a_recorded_benchmark(store: Store) -> None:
     assert second == first and first[("brief", "power", 0)] == ("completed", "20")
 
 
+def test_a_replay_source_lasts_as_long_as_its_run_even_one_that_raises(store: Store) -> None:
+    """A replay run reads its store only while it runs: after it, and after a replay run that fails while it
+    is set up, no `replay/` model of the process reads that store (it may be closed; another run may be
+    replaying another store)."""
+    from corral_core.errors import UserError
+    from corral_core.llm import get_replay_source, set_replay_source
+
+    before = set_replay_source(None)
+    try:
+        samplemath = DATA.parent.parent.parent / "sample_tasks" / "samplemath.yaml"
+        base = {"suite": str(samplemath), "tasks": ["add"], "arms": [{"name": "brief", "verbosity": "brief"}]}
+        recorded, _ = run(spec_from_dict({**base, "name": "rec", "model": "scripted/samplemath"}, DATA), store)
+        replay = spec_from_dict({**base, "name": "rep", "model": f"replay/{recorded.benchmark_id}"}, DATA)
+        replayed, _ = run(replay, store)
+        assert [row["status"] for row in replayed.rows] == ["completed"]
+        assert get_replay_source() is None and get_replay_source(recorded.benchmark_id) is None
+        with pytest.raises(UserError, match="cannot use the environment server"):  # raises once replay is set up
+            run(replay, store, server_url="http://127.0.0.1:9")
+        assert get_replay_source() is None and get_replay_source(recorded.benchmark_id) is None
+    finally:
+        set_replay_source(before)
+
+
 def test_a_cancel_that_lands_as_the_last_trial_ends_still_interrupts_the_run(store: Store) -> None:
     """The UI's cancel event may be set while the last trial is finishing: the run must end
     `interrupted` (never finished/improved), however the worker pool's wake-ups fall."""

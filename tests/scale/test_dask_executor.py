@@ -75,6 +75,19 @@ def test_the_spec_chooses_the_executor_unless_the_caller_does() -> None:
     assert BenchmarkRunner(spec()).executor == "local"
 
 
+def test_constructing_a_processes_runner_starts_no_forkserver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The forkserver is the executor's: it starts when a run on `processes` starts its cluster, so a runner
+    built and never run (a refused spec, a workbench that only shows it) leaves no process behind."""
+    import multiprocessing.forkserver
+
+    started: list[str] = []
+    monkeypatch.setattr(multiprocessing.forkserver, "ensure_running", lambda: started.append("forkserver"))
+    runner = BenchmarkRunner(spec(), executor="processes", workers=2)
+    assert runner.executor == "processes"
+    assert started == []
+    assert multiprocessing.active_children() == []
+
+
 def test_a_run_that_asks_a_person_is_refused_on_dask_before_any_cluster_starts() -> None:
     """Each worker's own embedded server has nobody to ask; a shared server (the workbench's, or one served with
     --approve ask) holds the gate, so a run whose workers use it may ask (tests/tui/test_distributed.py)."""
