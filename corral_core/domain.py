@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["AgentStatus", "BenchmarkStatus", "ControlState", "EpisodeStatus", "RunStatus", "TrialStatus",
+__all__ = ["AgentStatus", "BenchmarkStatus", "ControlState", "Decider", "EpisodeStatus", "RunStatus", "TrialStatus",
            "WorkbenchState"]
 
 
@@ -76,6 +76,16 @@ class EpisodeStatus(StrEnum):
     SCORED = "scored"
     SURRENDERED = "surrendered"
     TIMEOUT = "timeout"
+
+
+class Decider(StrEnum):
+    """Who answered an approval request (`ApprovalDecision.decided_by`, APPROVAL_DECIDED's `decided_by`)."""
+
+    POLICY = "policy"  # the spec's approval policy, without asking
+    USER = "user"  # a person in the workbench
+    REMOTE = "remote"  # a person through the server's API
+    TIMEOUT = "timeout"  # nobody answered in time
+    CANCELLED = "cancelled"  # a stopped run (or a quit) rejected it with every other waiting request
 
 
 class WorkbenchState(StrEnum):

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from corral_core import safetext
-from corral_core.domain import ControlState, TrialStatus
+from corral_core.domain import ControlState, Decider, TrialStatus
 from corral_core.events import Event, EventKind
 from corral_core.llm.types import shown_turn
 from corral_core.report import money_text
@@ -208,7 +208,7 @@ def hook_line(event: Event) -> Text | None:
         return Text(f"approval asked for {data.get('tool_name')} (risk {data.get('risk')})", style="yellow")
     if kind == EventKind.APPROVAL_DECIDED:
         reason = (f" ({data.get('reason')})" if data.get("reason") else "", "dim")
-        if data.get("decided_by") == "cancelled":
+        if data.get("decided_by") == Decider.CANCELLED:
             return Text.assemble("approval: ", status_text("cancelled"), f" {data.get('tool_name')}", reason)
         verdict = "approved" if data.get("approved") else "rejected"
         return Text.assemble("approval: ", status_text(verdict),

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from corral_core.deadline import call_with_timeout
-from corral_core.domain import EpisodeStatus
+from corral_core.domain import Decider, EpisodeStatus
 from corral_core.env.approval import CANCELLED, ApprovalGate, ApprovalRequest, RejectAll
 from corral_core.env.records import ToolCall, ToolStatus, tool_statistics, utc_now
 from corral_core.tools.base import RichResult, result_text
@@ -271,7 +271,7 @@ class Environment(ABC):
         if decision.approved:
             call.approval = "approved"
             return True
-        call.approval = decision.decided_by if decision.decided_by in ("timeout", CANCELLED) else "rejected"
+        call.approval = decision.decided_by if decision.decided_by in (Decider.TIMEOUT, CANCELLED) else "rejected"
         call.status = ToolStatus.REJECTED
         reason = f": {decision.reason}" if decision.reason else ""
         call.error_message = f"Tool {tool.name} needs approval and was rejected ({decision.decided_by}){reason}."

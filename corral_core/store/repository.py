@@ -248,7 +248,7 @@ class Repository:
     def finish_benchmark(
         self,
         benchmark_id: str,
-        status: str = "finished",
+        status: str = BenchmarkStatus.FINISHED,
         headline_score: float | None = None,
         attempt_status: str | None = None,
         metrics_json: Mapping[str, Any] | str | None = None,

@@ -37,15 +37,15 @@ def _name(node: ast.AST) -> str | None:
         return node.attr
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
         return node.slice.value
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
-        if node.func.attr == "get" and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-            return node.args[0].value
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        return node.args[0].value
     return None
 
 
 def _is_status_name(name: str | None) -> bool:
     name = (name or "").lower()
-    return "status" in name or name.endswith("state")
+    return "status" in name or name.endswith(("state", "decided_by"))
 
 
 def _statusy(node: ast.AST) -> bool:
@@ -59,7 +59,7 @@ def _literals(node: ast.AST) -> list[ast.Constant]:
             and n.value in STATUS_VALUES]
 
 
-def _hits(node: ast.AST) -> list[ast.Constant]:  # noqa: C901 - one case per way a status is written
+def _hits(node: ast.AST) -> list[ast.Constant]:
     """The status literals one node writes in a status context."""
     if isinstance(node, ast.Compare):  # status == "x", x.status in ("a", "b"), "x" != row["status"]
         sides = [node.left, *node.comparators]
@@ -85,9 +85,15 @@ def _hits(node: ast.AST) -> list[ast.Constant]:  # noqa: C901 - one case per way
         return hits
     elif isinstance(node, ast.Match) and _statusy(node.subject):
         return [hit for case in node.cases for hit in _literals(case.pattern)]
-    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _is_status_name(node.name):
-        return [hit for ret in ast.walk(node) if isinstance(ret, ast.Return) and ret.value is not None
-                for hit in _literals(ret.value)]
+    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        args = [*node.args.posonlyargs, *node.args.args]  # def f(decided_by: str = "user")
+        defaults = [*zip(args[len(args) - len(node.args.defaults):], node.args.defaults, strict=True),
+                    *((a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True) if d)]
+        hits = [hit for arg, default in defaults if _is_status_name(arg.arg) for hit in _literals(default)]
+        if _is_status_name(node.name):
+            hits += [hit for ret in ast.walk(node) if isinstance(ret, ast.Return) and ret.value is not None
+                     for hit in _literals(ret.value)]
+        return hits
     return []
 
 
@@ -120,6 +126,9 @@ def test_no_status_literal_outside_the_domain_module() -> None:
     ('q = t.c.status.not_in(("running", "retried"))', [(1, "retried"), (1, "running")]),
     ('match status:\n    case "paused": pass', [(2, "paused")]),
     ('def _status(): return "error"', [(1, "error")]),
+    ('def decide(self, approved, decided_by="user"): pass', [(1, "user")]),
+    ('def f(*, state="paused"): pass', [(1, "paused")]),
+    ('ok = data.get("decided_by") == "cancelled"', [(1, "cancelled")]),
 ])
 def test_the_guard_catches_each_way_of_writing_a_status(source: str, expected: list[tuple[int, str]]) -> None:
     assert status_literals(source) == expected
@@ -164,5 +173,27 @@ def test_each_vocabulary_keeps_its_values() -> None:
     assert [s.value for s in domain.RunStatus] == ["finished", "interrupted", "lost_ownership"]
     assert [s.value for s in domain.ControlState] == ["running", "paused", "stepping", "cancelled"]
     assert [s.value for s in domain.EpisodeStatus] == ["running", "scored", "surrendered", "timeout"]
+    assert [s.value for s in domain.Decider] == ["policy", "user", "remote", "timeout", "cancelled"]
     assert [s.value for s in domain.WorkbenchState] == [
         "idle", "starting", "running", "paused", "finished", "interrupted", "failed"]
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    return {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+
+
+def test_the_inbox_source_is_named_once() -> None:
+    """`INBOX_SOURCE` (corral_core/events.py) is the one home of "inbox": who reads or writes it names the constant."""
+    from corral_core.events import INBOX_SOURCE
+
+    found = []
+    for path in _sources():
+        if path.name == "events.py" and path.parent.name == "corral_core":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _docstrings(tree)
+        found += [f"{path.relative_to(ROOT)}:{node.lineno}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and node.value == INBOX_SOURCE and id(node) not in skip]
+    assert not found, f"{INBOX_SOURCE!r} written outside corral_core/events.py (use INBOX_SOURCE): {found}"
