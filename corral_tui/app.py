@@ -86,7 +86,7 @@ from corral_tui.widgets.status import Info
 
 DRAIN_BACKOFF = 2.0  # after a drain that took t seconds, the next waits at least this many t
 
-LIVE_STATES = ("starting", "running", "paused")
+LIVE_STATES = (WorkbenchState.STARTING, WorkbenchState.RUNNING, WorkbenchState.PAUSED)
 
 
 class WorkbenchApp(App[int]):

@@ -45,7 +45,7 @@ def _name(node: ast.AST) -> str | None:
 
 def _is_status_name(name: str | None) -> bool:
     name = (name or "").lower()
-    return "status" in name or name.endswith(("state", "decided_by"))
+    return "status" in name or name.endswith(("state", "states", "decided_by"))
 
 
 def _statusy(node: ast.AST) -> bool:
@@ -122,6 +122,7 @@ def test_no_status_literal_outside_the_domain_module() -> None:
     ('ok = row["status"] != "timeout"', [(1, "timeout")]),
     ('ok = data.get("status") == "completed"', [(1, "completed")]),
     ('self.run_state = "idle"', [(1, "idle")]),
+    ('LIVE_STATES = ("starting", "running")', [(1, "running"), (1, "starting")]),
     ('status, error = "error", message', [(1, "error")]),
     ('q = t.c.status.not_in(("running", "retried"))', [(1, "retried"), (1, "running")]),
     ('match status:\n    case "paused": pass', [(2, "paused")]),
