@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol, TypedDict, TypeVar, cast, runtime_checkable
 
+from corral_core.domain import Decider
+
 log = logging.getLogger(__name__)
 
 
@@ -350,7 +352,7 @@ TELEMETRY_KINDS = frozenset({EventKind.TRIAL_OPENED, EventKind.TRIAL_CLOSED, Eve
 # Who touched a trial, as the events say: the one rule for "assisted" that the store, the runner and the
 # workbench's live line all apply (a person's approval, or an intervention a person sent that reached it).
 INBOX_SOURCE = "inbox"  # INTERVENTION_APPLIED/UNDELIVERED `source` of what a person sent
-ASSISTING_DECIDERS = frozenset({"user", "remote"})  # APPROVAL_DECIDED `decided_by` of a person
+ASSISTING_DECIDERS = frozenset({Decider.USER, Decider.REMOTE})  # APPROVAL_DECIDED `decided_by` of a person
 
 
 def marks_assisted(event: Event) -> bool:

@@ -12,12 +12,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from corral_core.domain import TrialStatus
+
 
 def passes(status: str, score: float | None, error: str | None, surrendered: bool, threshold: float = 0.0) -> bool:
     """The success rule: completed, a score above `threshold`, no error (an empty one is none), no surrender.
 
     The default threshold 0 keeps Corral's rule (any positive partial score passes)."""
-    return status == "completed" and score is not None and score > threshold and not error and not surrendered
+    return status == TrialStatus.COMPLETED and score is not None and score > threshold and not error and not surrendered
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class TrialResult:
     task_id: str
     arm: str = ""
     trial_index: int = 0
-    status: str = "completed"
+    status: str = TrialStatus.COMPLETED
     score: float | None = None
     surrendered: bool = False
     error: str | None = None

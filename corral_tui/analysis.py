@@ -9,13 +9,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from corral_core.domain import BenchmarkStatus, TrialStatus
 from corral_core.metrics import TRIAL_STATUSES
 
 if TYPE_CHECKING:
     from corral_core.metrics import TrialResult
     from corral_core.store import BenchmarkInfo, Repository, TimelineEntry, TrialInfo
 
-TRIAL_FILTER_STATUSES = ("running", *TRIAL_STATUSES)
+TRIAL_FILTER_STATUSES = (TrialStatus.RUNNING, *TRIAL_STATUSES)
 Item = TypeVar("Item")
 
 
@@ -188,7 +189,7 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
     spec = metrics.get("spec") or {}
     k_values = sorted({int(k) for k in spec.get("k_values") or []}) or \
         sorted({1, max(1, int(benchmark.trials_per_task or 1))})
-    if benchmark.status == "finished" and metrics.get("arms"):
+    if benchmark.status == BenchmarkStatus.FINISHED and metrics.get("arms"):
         arms = [ArmColumn.from_json(d) for d in metrics["arms"].values()]
         stored_pairs = metrics.get("comparisons") or []
         comparisons = [(str(c.get("arm_a")), str(c.get("arm_b")), str(c.get("summary"))) for c in stored_pairs]

@@ -40,6 +40,7 @@ from corral_tui.live import LiveRun
 
 if TYPE_CHECKING:
     from corral_tui.options import CliOptions
+from corral_core.domain import RunStatus, WorkbenchState
 from corral_tui.messages import (
     ApprovalsChanged,
     ApprovalsRequested,
@@ -85,7 +86,7 @@ from corral_tui.widgets.status import Info
 
 DRAIN_BACKOFF = 2.0  # after a drain that took t seconds, the next waits at least this many t
 
-LIVE_STATES = ("starting", "running", "paused")
+LIVE_STATES = (WorkbenchState.STARTING, WorkbenchState.RUNNING, WorkbenchState.PAUSED)
 
 
 class WorkbenchApp(App[int]):
@@ -117,7 +118,7 @@ class WorkbenchApp(App[int]):
         self.live = LiveRun(buffer=config.trial_buffer)
         self.ready = False  # the servers answer and the store is open
         self._spec_path = ""  # the last spec file opened or saved (the dialogs start with it)
-        self.run_state = "idle"  # idle | starting | running | paused | finished | interrupted | failed
+        self.run_state: str = WorkbenchState.IDLE  # a WorkbenchState (corral_core.domain)
         self.run_model: str | None = None
         self.last_benchmark_id: str | None = None
         self.urls: dict[str, str] = {}
@@ -278,7 +279,7 @@ class WorkbenchApp(App[int]):
     def _run_started(self, message: RunStarted) -> None:
         self.live.total = message.total
         self.run_model = message.model
-        self.run_state = "paused" if message.start_paused else "running"
+        self.run_state = WorkbenchState.PAUSED if message.start_paused else WorkbenchState.RUNNING
         self.refresh_info()
 
     @on(RunFinished)
@@ -318,7 +319,7 @@ class WorkbenchApp(App[int]):
                 return "no headline score (only assisted trials were scored, and assisted trials are reported apart)"
             return "no headline score (no trial was scored)"
         score = f"headline score {summary.headline_score:.2f}"
-        if summary.status != "finished":
+        if summary.status != RunStatus.FINISHED:
             return f"{score} (interrupted: not compared with earlier runs)"
         if summary.previous_best is None:
             return f"{score} (the first finished run of this spec)"
@@ -337,7 +338,7 @@ class WorkbenchApp(App[int]):
             self.call_after_refresh(self.exit, return_code=2, message=Text(f"corral-tui: {event.worker.error}"))
             return
         if event.worker.group == "run":
-            self.run_state = "failed"
+            self.run_state = WorkbenchState.FAILED
             if self.workbench_screen.live:  # the form, locked for the run, can be corrected and run again
                 self.workbench_screen.lock_form(False)
                 error = event.worker.error
@@ -498,7 +499,7 @@ class WorkbenchApp(App[int]):
         self.live.requested = self.config.clock()  # the run's elapsed time counts from here
         self.workbench_screen.reset_run()
         self.workbench_screen.lock_form(True)
-        self.run_state = "starting"
+        self.run_state = WorkbenchState.STARTING
 
     def _back_to_workbench(self) -> None:
         while len(self.screen_stack) > 1:
@@ -602,7 +603,8 @@ class WorkbenchApp(App[int]):
             self.notify("That trial is not running (any more).", severity="warning")
             return
         if trial_id is None:
-            self.run_state = {"pause": "paused", "resume": "running"}.get(command, self.run_state)
+            paused = {"pause": WorkbenchState.PAUSED, "resume": WorkbenchState.RUNNING}
+            self.run_state = paused.get(command, self.run_state)
             self.refresh_info()
         who = "every trial" if trial_id is None else f"trial {self.config.redact.ident(trial_id)}"
         verb = {"pause": "Pausing", "step": "Stepping one iteration of", "resume": "Continuing"}[command]

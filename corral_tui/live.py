@@ -14,6 +14,7 @@ import re
 from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field
 
+from corral_core.domain import AgentStatus
 from corral_core.events import (
     AgentFinishedData,
     ApprovalAskedData,
@@ -333,7 +334,7 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
         return True
     if kind == EventKind.AGENT_FINISHED:
         state = payload(event, AgentFinishedData).get("status")
-        trial.last_action = "answered" if state == "answered" else str(state or "")
+        trial.last_action = "answered" if state == AgentStatus.ANSWERED else str(state or "")
         return True
     if kind == EventKind.TRIAL_FINISHED:
         _finish_row(trial, payload(event, TrialFinishedData))

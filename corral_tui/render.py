@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from corral_core import safetext
+from corral_core.domain import ControlState, Decider, TrialStatus
 from corral_core.events import Event, EventKind
 from corral_core.llm.types import shown_turn
 from corral_core.report import money_text
@@ -31,10 +32,13 @@ _TAGS = re.compile(r"<(thought|action|action_input|final_answer|surrender)>(.*?)
 _TAG_LABELS = {"thought": ("Thought", "italic"), "action": ("Action", "bold yellow"),
                "action_input": ("Input", ""), "final_answer": ("Answer", "bold green"),
                "surrender": ("Surrender", "bold red")}
-STATUS_STYLES = {"success": "green", "completed": "green", "approved": "green", "rejected": "red",
-                 "error": "red", "execution_error": "red", "invalid_args": "red", "invalid_tool": "red",
-                 "blocked": "red", "timeout": "red", "surrendered": "yellow", "paused": "yellow",
-                 "stepping": "yellow", "cancelled": "red", "running": "cyan", "iteration_limit": "yellow"}
+# trial, tool-call and control statuses and approval verdicts (a StrEnum member is its string: the keys
+# match what the events and the store hold)
+STATUS_STYLES = {"success": "green", TrialStatus.COMPLETED: "green", "approved": "green", "rejected": "red",
+                 TrialStatus.ERROR: "red", "execution_error": "red", "invalid_args": "red", "invalid_tool": "red",
+                 "blocked": "red", TrialStatus.TIMEOUT: "red", TrialStatus.SURRENDERED: "yellow",
+                 ControlState.PAUSED: "yellow", ControlState.STEPPING: "yellow", TrialStatus.CANCELLED: "red",
+                 TrialStatus.RUNNING: "cyan", TrialStatus.ITERATION_LIMIT: "yellow"}
 
 
 def clip(text: Any, limit: int = MAX_TEXT) -> str:
@@ -204,7 +208,7 @@ def hook_line(event: Event) -> Text | None:
         return Text(f"approval asked for {data.get('tool_name')} (risk {data.get('risk')})", style="yellow")
     if kind == EventKind.APPROVAL_DECIDED:
         reason = (f" ({data.get('reason')})" if data.get("reason") else "", "dim")
-        if data.get("decided_by") == "cancelled":
+        if data.get("decided_by") == Decider.CANCELLED:
             return Text.assemble("approval: ", status_text("cancelled"), f" {data.get('tool_name')}", reason)
         verdict = "approved" if data.get("approved") else "rejected"
         return Text.assemble("approval: ", status_text(verdict),

@@ -152,7 +152,7 @@ class BaseAgent(ABC):
         CallContext (`trial_id`, `trial_index`, `arm`, `benchmark_id`, defaulting from the interface).
         """
         self._begin(interface, task_id, kwargs)
-        status: AgentStatus = "error"
+        status: AgentStatus = AgentStatus.ERROR
         answer: str | None = None
         error: str | None = None
         fault: str | None = None  # whose fault an error was: provider, environment or agent
@@ -164,37 +164,37 @@ class BaseAgent(ABC):
             self.messages.extend(self._extra_messages)
             self._flush_messages()
             if not self._fire(HookPoint.BEFORE_TASK).should_continue:
-                status = "stopped"
+                status = AgentStatus.STOPPED
             else:
                 result = self._run_body()
-                status, answer, error = result.status or "error", result.answer, result.error
+                status, answer, error = result.status or AgentStatus.ERROR, result.answer, result.error
                 fault = result.fault or "agent"
-                if status == "answered" and self.extract_answer:
+                if status == AgentStatus.ANSWERED and self.extract_answer:
                     answer = self._extract(answer or "")
         except TrialCancelled:
-            status = "cancelled"
+            status = AgentStatus.CANCELLED
         except CriticalHookError as exc:
-            status, error, fault = "error", f"a hook stopped the trial: {exc}", "agent"
+            status, error, fault = AgentStatus.ERROR, f"a hook stopped the trial: {exc}", "agent"
         except LLMError as exc:  # a replay divergence is the agent asking something else than it did
-            status, error = "error", exc.message
+            status, error = AgentStatus.ERROR, exc.message
             fault = "agent" if exc.kind == "replay_divergence" else "provider"
         except LimitReached as exc:
             if self._nested:  # the trial's limit: the outer agent ends the trial
                 raise
-            status, error, answer = "limit", str(exc), exc.reply or self._last_reply()
+            status, error, answer = AgentStatus.LIMIT, str(exc), exc.reply or self._last_reply()
         except Exception as exc:  # the trial ends as an error; the runner moves on to the next one
             # An environment server's refusal is reported in words; anything else is our bug: keep the traceback.
             from_server = type(exc).__module__ == "corral_core.client"
             log.warning("agent %s failed on task %s: %s", type(self).__name__, task_id, exc, exc_info=not from_server)
-            status, error = "error", str(exc) if from_server else f"{type(exc).__name__}: {exc}"
+            status, error = AgentStatus.ERROR, str(exc) if from_server else f"{type(exc).__name__}: {exc}"
             fault = "environment" if from_server else "agent"
         finally:
             status, error = self._after_task(status, answer, error)
-        if status != "error":
+        if status != AgentStatus.ERROR:
             fault = None
         elif fault is None:  # an AFTER_TASK hook ended it
             fault = "agent"
-        if status not in ("answered", "limit"):  # a trial over its limit is scored on its last reply
+        if status not in (AgentStatus.ANSWERED, AgentStatus.LIMIT):  # over its limit: scored on its last reply
             answer = None
         self.outcome = AgentOutcome(status=status, answer=answer, error=error, iterations=self._iterations,
                                     usage=self._ledger.usage, cost=self._ledger.cost,
@@ -202,9 +202,9 @@ class BaseAgent(ABC):
         if not self._nested:  # a nested agent's end is not the trial's end
             self.emit(EventKind.AGENT_FINISHED, status=status, answer=answer, error=error,
                       iterations=self._iterations, usage=self._ledger.usage.to_dict(), cost=self._ledger.cost)
-        if status == "answered":
+        if status == AgentStatus.ANSWERED:
             return answer or ""
-        return SURRENDER_SENTINEL if status == "surrendered" else ""
+        return SURRENDER_SENTINEL if status == AgentStatus.SURRENDERED else ""
 
     def on_trial_result(self, task_id: str, outcome: Any) -> None:  # noqa: B027 - optional hook, no-op by default
         """How the trial this agent just ran ended (a `TrialOutcome`: status, score, answer,
@@ -227,16 +227,16 @@ class BaseAgent(ABC):
             self._iteration = i
             before = self._fire(HookPoint.BEFORE_ITERATION)
             if not before.should_continue:
-                return StepResult(status="stopped")
+                return StepResult(status=AgentStatus.STOPPED)
             self._iterations = i + 1
             self.emit(EventKind.ITERATION_STARTED, iteration=i, **({"agent": self.label} if self.label else {}))
             step = StepResult(data={"skipped": True}) if before.skip_current_step else self._step(i)
             after = self._fire(HookPoint.AFTER_ITERATION, **step.data)
             if not after.should_continue:
-                return StepResult(status="stopped")
+                return StepResult(status=AgentStatus.STOPPED)
             if step.status is not None:
                 return step
-        return StepResult(status="iteration_limit")
+        return StepResult(status=AgentStatus.ITERATION_LIMIT)
 
     def system_message(self) -> dict[str, Any]:
         return {"role": "system", "content": self.system_prompt or SYSTEM_PROMPT}
@@ -250,13 +250,13 @@ class BaseAgent(ABC):
         if is_surrender_reply(reply):
             if self.enable_surrender:
                 data["surrender_reason"] = reply.strip()
-                return StepResult(status="surrendered", data=data)
+                return StepResult(status=AgentStatus.SURRENDERED, data=data)
             self.add_message({"role": "user", "content": SURRENDER_REFUSED})
             return StepResult(data=data)
         answer = final_answer(reply)
         if answer is not None:
             data["final_answer"] = answer
-            return StepResult(status="answered", answer=answer, data=data)
+            return StepResult(status=AgentStatus.ANSWERED, answer=answer, data=data)
         return None
 
     def add_message(self, message: dict[str, Any]) -> None:
@@ -471,12 +471,12 @@ class BaseAgent(ABC):
         """Fire AFTER_TASK (every exit path); a hook there may still veto a submission or cancel."""
         try:
             context = self._fire(HookPoint.AFTER_TASK, status=status, answer=answer, error=error)
-            if not context.should_continue and status in ("answered", "surrendered"):
-                return "stopped", error
+            if not context.should_continue and status in (AgentStatus.ANSWERED, AgentStatus.SURRENDERED):
+                return AgentStatus.STOPPED, error
         except TrialCancelled:
-            return "cancelled", error
+            return AgentStatus.CANCELLED, error
         except CriticalHookError as exc:
-            return "error", error or f"a hook stopped the trial: {exc}"
+            return AgentStatus.ERROR, error or f"a hook stopped the trial: {exc}"
         return status, error
 
     def _extract(self, answer: str) -> str:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from corral_core.domain import AgentStatus as AgentStatus  # re-exported: its home is corral_core.domain
 from corral_core.llm.types import Usage
 
-AgentStatus = Literal["answered", "surrendered", "iteration_limit", "limit", "stopped", "cancelled", "error"]
-AGENT_STATUSES: tuple[str, ...] = ("answered", "surrendered", "iteration_limit", "limit", "stopped", "cancelled",
-                                   "error")
+AGENT_STATUSES: tuple[str, ...] = tuple(AgentStatus)
 
 SURRENDER_SENTINEL = "GIVE UP"
 """What `run()` returns when the agent surrendered deliberately (Corral's sentinel)."""

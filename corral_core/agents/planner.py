@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from corral_core.domain import AgentStatus
+
 from .base import BaseAgent
 from .hooks import AgentHooks
 from .options import positive_int
@@ -93,9 +95,9 @@ class LLMPlanner(BaseAgent):
         outcome = executor.outcome
         assert outcome is not None
         data["executor"] = outcome.to_dict()
-        if outcome.status in ("stopped", "cancelled", "error"):
+        if outcome.status in (AgentStatus.STOPPED, AgentStatus.CANCELLED, AgentStatus.ERROR):
             return StepResult(status=outcome.status, error=outcome.error, data=data, fault=outcome.fault)
-        if outcome.status == "answered":
+        if outcome.status == AgentStatus.ANSWERED:
             report = f"Answer submitted by the executor: {outcome.answer}"
         else:
             report = (f"The executor did not reach an answer ({outcome.status.replace('_', ' ')} after "

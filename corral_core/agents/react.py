@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from corral_core.domain import AgentStatus
+
 from .base import BaseAgent, ToolOutcome
 from .outcome import StepResult
 from .prompts import REACT_SURRENDER, REACT_USER_PROMPT, clean_guide, format_examples, render
@@ -49,13 +51,13 @@ class ReActAgent(BaseAgent):
         if reply.surrender is not None:
             if self.enable_surrender:
                 data["surrender_reason"] = reply.surrender
-                return StepResult(status="surrendered", data=data)
+                return StepResult(status=AgentStatus.SURRENDERED, data=data)
             reply.problems.append("surrender is not available in this run; keep working or give your best answer")
         outcomes = self.run_actions(reply.runnable)
         data["tool_results"] = [o.record for o in outcomes]
         if reply.final_answer is not None:
             data["final_answer"] = reply.final_answer
-            return StepResult(status="answered", answer=reply.final_answer, data=data)
+            return StepResult(status=AgentStatus.ANSWERED, answer=reply.final_answer, data=data)
         self._report_problems(reply)
         return StepResult(data=data)
 

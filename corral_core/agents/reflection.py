@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from corral_core.domain import AgentStatus
 from corral_core.events import EventKind
 from corral_core.llm.types import LLMError
 
@@ -172,7 +173,7 @@ def _server_score(interface: Any, task_id: str, attempt: _Attempt) -> tuple[str 
     if last is None:
         return None
     trial_id, score = last
-    scored = attempt.status in ("answered", "surrendered")
+    scored = attempt.status in (AgentStatus.ANSWERED, AgentStatus.SURRENDERED)
     return trial_id, score if scored else None, attempt.status
 
 

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from corral_core.domain import AgentStatus, TrialStatus
 from corral_core.llm.types import Usage
 
 from .base import BaseAgent
@@ -49,7 +50,7 @@ def run_trial(agent: BaseAgent, interface: Any, task_id: str, **run_kwargs: Any)
     answer: str | None
     error: str | None
     if outcome is None:  # a custom agent that overrode run() without setting it
-        outcome_status, answer, error = "error", None, "the agent did not record an outcome"
+        outcome_status, answer, error = AgentStatus.ERROR, None, "the agent did not record an outcome"
         fault: str | None = "agent"
         iterations, usage, cost, assisted = 0, Usage(), None, False
     else:
@@ -59,23 +60,23 @@ def run_trial(agent: BaseAgent, interface: Any, task_id: str, **run_kwargs: Any)
     trial = TrialOutcome(status=outcome_status, answer=answer, error=error, iterations=iterations,
                          usage=usage, cost=cost, assisted=assisted, fault=fault)
     try:
-        if outcome_status == "answered":
+        if outcome_status == AgentStatus.ANSWERED:
             result = interface.submit_answer(task_id, answer or "")
-            trial.status = "completed"
+            trial.status = TrialStatus.COMPLETED
             _copy_result(trial, result)
-        elif outcome_status == "limit":  # over its cost/token limit: scored on its last reply, if any
-            trial.status = "limit"
+        elif outcome_status == AgentStatus.LIMIT:  # over its cost/token limit: scored on its last reply, if any
+            trial.status = TrialStatus.LIMIT
             if answer:
                 _copy_result(trial, interface.submit_answer(task_id, answer))
-        elif outcome_status == "surrendered":
+        elif outcome_status == AgentStatus.SURRENDERED:
             result = interface.surrender_task(task_id)
-            trial.status = "surrendered"
+            trial.status = TrialStatus.SURRENDERED
             _copy_result(trial, result)
             trial.surrendered = True
     except Exception as exc:  # the server refused or vanished: report it, do not crash the runner
         log.warning("could not finish trial of %s: %s", task_id, exc)
-        verb = "submitting the answer" if outcome_status == "answered" else "surrendering"
-        trial.status, trial.error, trial.fault = "error", f"{verb} failed: {exc}", "environment"
+        verb = "submitting the answer" if outcome_status == AgentStatus.ANSWERED else "surrendering"
+        trial.status, trial.error, trial.fault = TrialStatus.ERROR, f"{verb} failed: {exc}", "environment"
     wait = getattr(agent, "wait_seconds", 0.0) or 0.0
     trial.duration = max(0.0, time.perf_counter() - started - wait)
     _report_result(agent, task_id, trial)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from corral_core.domain import AgentStatus
 from corral_core.tools import ToolVerbosity
 from corral_core.tools.arguments import type_name_schema
 from corral_core.tools.documentation import ArgumentDoc, ToolDoc
@@ -56,7 +57,7 @@ class ToolCallingAgent(BaseAgent):
             surrender = next((c for c in result.tool_calls if c.name == self.surrender_tool), None)
             if surrender is not None:
                 data["surrender_reason"] = _reason(surrender.arguments)
-                return StepResult(status="surrendered", data=data)
+                return StepResult(status=AgentStatus.SURRENDERED, data=data)
             data["tool_results"] = []
             for call in result.tool_calls:
                 try:

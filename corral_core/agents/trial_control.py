@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Literal
+from typing import Any
 
+from corral_core.domain import ControlState as ControlState  # re-exported: its home is corral_core.domain
 from corral_core.events import EventKind
 
 from .hooks import AgentHooks, HookContext, HookPoint, TrialCancelled
 
-ControlState = Literal["running", "paused", "stepping", "cancelled"]
 GATE_PRIORITY = 1000
 _SLICE = 0.05  # seconds per wait slice; bounds how late a cancel is noticed
 
@@ -32,7 +32,7 @@ class TrialController:
     def __init__(self, *, start_paused: bool = False) -> None:
         self._cond = threading.Condition()
         self._cancel = threading.Event()
-        self._state: ControlState = "paused" if start_paused else "running"
+        self._state: ControlState = ControlState.PAUSED if start_paused else ControlState.RUNNING
         self._permits = 0
         self._blocked = False
         self._finished = False
@@ -54,21 +54,21 @@ class TrialController:
 
     def pause(self) -> None:
         """Pause before the agent's next iteration (the current one finishes first)."""
-        self._set("paused", permits=0)
+        self._set(ControlState.PAUSED, permits=0)
 
     def resume(self) -> None:
-        self._set("running", permits=0)
+        self._set(ControlState.RUNNING, permits=0)
 
     continue_ = resume
 
     def step(self) -> None:
         """Allow exactly one more iteration, then pause again."""
-        self._set("stepping", permits=1)
+        self._set(ControlState.STEPPING, permits=1)
 
     def cancel(self) -> None:
         """End the run at the next iteration boundary, or at once if it is paused."""
         self._cancel.set()
-        self._set("cancelled", permits=0)
+        self._set(ControlState.CANCELLED, permits=0)
 
     def wait_blocked(self, timeout: float = 5.0) -> bool:
         """Block until the agent waits at the gate after the last command (or has finished).
@@ -107,7 +107,7 @@ class TrialController:
         with self._cond:
             if self._cancel.is_set():
                 raise TrialCancelled("cancelled by the operator")
-            self._state, self._permits = "paused", 0
+            self._state, self._permits = ControlState.PAUSED, 0
         self._emit_state(reason=reason)
         self._wait(agent)
 
@@ -119,14 +119,14 @@ class TrialController:
                 while True:
                     if self._cancel.is_set():
                         raise TrialCancelled("cancelled by the operator")
-                    if self._state == "running":
+                    if self._state == ControlState.RUNNING:
                         return
                     if self._permits > 0:
                         self._permits -= 1
-                        self._state = "stepping"
+                        self._state = ControlState.STEPPING
                         return
-                    if self._state == "stepping":  # the stepped iteration is done: pause here
-                        self._state = "paused"
+                    if self._state == ControlState.STEPPING:  # the stepped iteration is done: pause here
+                        self._state = ControlState.PAUSED
                         self._emit_state()
                     if not self._blocked:
                         self._blocked = True
@@ -162,7 +162,7 @@ class TrialController:
     # ----------------------------------------------------------------- internals
     def _set(self, state: ControlState, *, permits: int) -> None:
         with self._cond:
-            if self._state == "cancelled" and state != "cancelled":
+            if self._state == ControlState.CANCELLED and state != ControlState.CANCELLED:
                 return  # cancel is final
             changed = state != self._state
             self._state = state

@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from corral_core.domain import Decider
+
 
 @dataclass(slots=True)
 class ApprovalRequest:
@@ -44,7 +46,7 @@ class ApprovalRequest:
         }
 
 
-CANCELLED = "cancelled"  # decided_by for requests a stopped run (or a quit) rejected all at once
+CANCELLED = Decider.CANCELLED  # decided_by for requests a stopped run (or a quit) rejected all at once
 
 
 @dataclass(slots=True)
@@ -52,7 +54,7 @@ class ApprovalDecision:
     """The answer to an `ApprovalRequest`. `decided_by` is policy, user, remote, timeout or cancelled."""
 
     approved: bool
-    decided_by: str = "policy"
+    decided_by: str = Decider.POLICY
     reason: str = ""
 
 

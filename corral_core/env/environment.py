@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from corral_core.deadline import call_with_timeout
+from corral_core.domain import Decider, EpisodeStatus
 from corral_core.env.approval import CANCELLED, ApprovalGate, ApprovalRequest, RejectAll
 from corral_core.env.records import ToolCall, ToolStatus, tool_statistics, utc_now
 from corral_core.tools.base import RichResult, result_text
@@ -46,7 +47,7 @@ class TaskState:
     task_id: str
     trial_id: str
     workspace: str | None = None
-    status: str = "running"  # running | scored | surrendered | timeout
+    status: str = EpisodeStatus.RUNNING  # running | scored | surrendered | timeout
     submitted_answer: Any = None  # as sent: a string, number, boolean or null (Corral scores them all)
     score: float | None = None
     explanation: str | None = None
@@ -70,7 +71,7 @@ class TaskState:
 
     @property
     def is_finished(self) -> bool:
-        return self.status != "running"
+        return self.status != EpisodeStatus.RUNNING
 
     @property
     def duration(self) -> float | None:
@@ -270,7 +271,7 @@ class Environment(ABC):
         if decision.approved:
             call.approval = "approved"
             return True
-        call.approval = decision.decided_by if decision.decided_by in ("timeout", CANCELLED) else "rejected"
+        call.approval = decision.decided_by if decision.decided_by in (Decider.TIMEOUT, CANCELLED) else "rejected"
         call.status = ToolStatus.REJECTED
         reason = f": {decision.reason}" if decision.reason else ""
         call.error_message = f"Tool {tool.name} needs approval and was rejected ({decision.decided_by}){reason}."
@@ -358,12 +359,12 @@ class Environment(ABC):
         score, explanation, timed_out = self._run_scorer()
         self.state.ended_at = utc_now()
         if timed_out:
-            self.state.status = "timeout"
+            self.state.status = EpisodeStatus.TIMEOUT
             self.state.score = None
             self.state.explanation = explanation
             self.on_unscored()
             return 0.0
-        self.state.status = "scored"
+        self.state.status = EpisodeStatus.SCORED
         self.state.score = score
         if explanation is not None:  # else keep feedback the scorer set on the state itself (Corral style)
             self.state.explanation = explanation
@@ -382,7 +383,7 @@ class Environment(ABC):
         self._ensure_running()
         self.state.surrendered = True
         self.state.is_attempted = True
-        self.state.status = "surrendered"
+        self.state.status = EpisodeStatus.SURRENDERED
         self.state.ended_at = utc_now()
         self.on_unscored()
         return self.state.score if self.state.score is not None else 0.0

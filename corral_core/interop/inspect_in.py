@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from corral_core.domain import TrialStatus
 from corral_core.errors import UserError
 from corral_core.interop import off_the_loop, require
 from corral_core.metrics import Analysis, TrialResult, analyse, levels_in_order, metrics_to_dict
@@ -100,7 +101,8 @@ def read_run(path: Path, scorer: str | None = None, taken: Sequence[str] = ()) -
                                 "the paired analysis, its intervals and the plots are for scores in [0, 1].",
                                 file=path, fix="rescale the scorer to [0, 1] (divide by its scale's maximum), "
                                                "or pick another scorer with --scorer.")
-        status = str(ours.get("status") or ("error" if sample.error else "limit" if sample.limit else "completed"))
+        status = str(ours.get("status") or (TrialStatus.ERROR if sample.error else TrialStatus.LIMIT if sample.limit
+                                             else TrialStatus.COMPLETED))
         run.records[key] = TrialResult(
             task_id=key[0], arm=run.arm, trial_index=key[1] - 1, status=status,
             score=None if value is None or math.isnan(value) else value,

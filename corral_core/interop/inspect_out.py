@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from corral_core.domain import BenchmarkStatus
 from corral_core.env import TaskSpec, load_suite
 from corral_core.errors import UserError
 from corral_core.interop import off_the_loop, require
@@ -80,7 +81,7 @@ def _eval_log(info: BenchmarkInfo, arm_name: str, samples: list[Any], tasks: dic
         metadata={"corral_tui": {"benchmark_id": info.id, "spec_digest": info.spec_digest, "arm": arm_name,
                                  "status": info.status, "attempt_status": info.attempt_status}},
     )
-    return EvalLog(status="success" if info.status == "finished" else "cancelled", eval=spec,
+    return EvalLog(status="success" if info.status == BenchmarkStatus.FINISHED else "cancelled", eval=spec,
                    plan=EvalPlan(name=info.agent or "corral"),
                    results=_results(arm_metrics, samples), samples=samples,
                    stats=EvalStats(started_at=info.created_at.isoformat(), completed_at=finished.isoformat()))

@@ -19,6 +19,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from corral_core.domain import TrialStatus
+
 from .chain import ChainDef, ChainMetrics, chain_metrics
 from .intervals import Cluster, clustered_mean, clustered_proportion, task_mean_interval
 from .records import ATTEMPTED_STATUSES, TrialResult, has_error, is_errored, passes
@@ -206,7 +208,7 @@ def fault_of(record: TrialResult) -> str | None:
     """Whose fault an errored or timed-out trial was (None for a trial that did not error)."""
     if not is_errored(record):
         return None
-    return record.fault or ("timeout" if record.status == "timeout" else "unknown")
+    return record.fault or ("timeout" if record.status == TrialStatus.TIMEOUT else "unknown")
 
 
 class _CalibrationTally:
@@ -218,7 +220,7 @@ class _CalibrationTally:
         if record.solvable is None:
             return
         self.tasks.add(record.task_id)
-        if record.status == "timeout":
+        if record.status == TrialStatus.TIMEOUT:
             self.timeouts += 1
         elif has_error(record):
             self.errors += 1
@@ -374,9 +376,9 @@ class ArmTally:
             self._tools.add(record)
         if record.solvable is not None:
             self._calibration.add(record)
-        if status == "timeout" or status == "error" or error:
+        if status == TrialStatus.TIMEOUT or status == TrialStatus.ERROR or error:
             task.n_errors += 1
-            fault = record.fault or ("timeout" if status == "timeout" else "unknown")
+            fault = record.fault or ("timeout" if status == TrialStatus.TIMEOUT else "unknown")
             self._faults[fault] += 1
             if fault != AGENT_FAULT:  # outside the agent (a chain's link too): missing, not a failure
                 task.n_missing += 1

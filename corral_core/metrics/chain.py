@@ -16,6 +16,8 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from corral_core.domain import TrialStatus
+
 from .records import EXCLUDED_STATUSES, TrialResult, effective_score, is_missing, single_arm, success
 from .stats import UNIT, Estimate, mean_ci, proportion, wilson_interval
 
@@ -135,7 +137,7 @@ def _resolve_order(records: Sequence[TrialResult], chain_order: Sequence[str] | 
 def _link_outcome(record: TrialResult | None, pass_threshold: float) -> str:
     if record is None:
         return "missing"
-    if record.status == "skipped":
+    if record.status == TrialStatus.SKIPPED:
         return "skipped"
     return "success" if success(record, pass_threshold) else "failed"
 
@@ -183,7 +185,7 @@ def chain_metrics(
     faults: dict[str, int] = defaultdict(int)
     for episode_id in sorted(by_episode):
         links = by_episode[episode_id]
-        if any(r.status in EXCLUDED_STATUSES - {"skipped"} for r in links.values()) or (
+        if any(r.status in EXCLUDED_STATUSES - {TrialStatus.SKIPPED} for r in links.values()) or (
             not include_assisted and any(r.assisted for r in links.values())
         ):
             excluded += 1
@@ -192,7 +194,7 @@ def chain_metrics(
         if missing:
             errored += 1
             for r in missing:
-                faults[r.fault or ("timeout" if r.status == "timeout" else "unknown")] += 1
+                faults[r.fault or ("timeout" if r.status == TrialStatus.TIMEOUT else "unknown")] += 1
             continue
         outcomes = {task: _link_outcome(links.get(task), pass_threshold) for task in order}
         prefix = _completed_in_order(outcomes, order, depends_on)
@@ -247,7 +249,7 @@ def _workflow_score(links: Mapping[str, TrialResult], order: list[str], weights:
     return math.fsum(
         weights[task] * effective_score(links[task])
         for task in order
-        if task in links and links[task].status != "skipped"
+        if task in links and links[task].status != TrialStatus.SKIPPED
     )
 
 

@@ -5,30 +5,32 @@ from __future__ import annotations
 from typing import Protocol
 
 from corral_core.constants import TOOL_STATUSES as TOOL_STATUSES  # re-exported by corral_core.metrics
+from corral_core.domain import TrialStatus
 from corral_core.trial_result import TrialResult as TrialResult  # re-exported by corral_core.metrics
 from corral_core.trial_result import passes as passes  # re-exported for the metrics
 
 TRIAL_STATUSES = (
-    "completed",
-    "surrendered",
-    "iteration_limit",
-    "limit",
-    "error",
-    "timeout",
-    "skipped",
-    "cancelled",
-    "stopped",
+    TrialStatus.COMPLETED,
+    TrialStatus.SURRENDERED,
+    TrialStatus.ITERATION_LIMIT,
+    TrialStatus.LIMIT,
+    TrialStatus.ERROR,
+    TrialStatus.TIMEOUT,
+    TrialStatus.SKIPPED,
+    TrialStatus.CANCELLED,
+    TrialStatus.STOPPED,
 )
 # Statuses where the agent had its go at the task: they enter the quality metrics (a missing score
 # counts as 0). "stopped" (a hook ended the run) is the agent's own outcome, so it is an attempt;
 # "limit" (over its cost/token limit, scored on its last reply) too, like "iteration_limit".
 ATTEMPTED_STATUSES = frozenset(
-    {"completed", "surrendered", "iteration_limit", "limit", "error", "timeout", "stopped"}
+    {TrialStatus.COMPLETED, TrialStatus.SURRENDERED, TrialStatus.ITERATION_LIMIT, TrialStatus.LIMIT, TrialStatus.ERROR,
+     TrialStatus.TIMEOUT, TrialStatus.STOPPED}
 )
 # An earlier attempt that `--retry-errors` replaced: kept in the store as the trial's history, in no metric.
 # The store's (benchmark, arm, task, index) key is unique, so the old attempt keeps its arm and task and
 # gets a negative history index that encodes its original index and which retry replaced it.
-RETIRED_STATUS = "retried"
+RETIRED_STATUS = TrialStatus.RETRIED
 _RETIRED_STRIDE = 1_000_000
 
 
@@ -47,7 +49,7 @@ def retired_attempt(history_index: int) -> int:
     return (-history_index - 1) // _RETIRED_STRIDE
 # Never attempted (skipped chain link) or not a measurement (a person cancelled it, still running):
 # counted in status_counts, left out of scores, rates and pairings.
-EXCLUDED_STATUSES = frozenset({"skipped", "cancelled", "running"})
+EXCLUDED_STATUSES = frozenset({TrialStatus.SKIPPED, TrialStatus.CANCELLED, TrialStatus.RUNNING})
 
 # Whose fault an errored trial was: the model provider or the network to it, the environment
 # (tool server, trial routes, approvals), the agent (its own parsing, hooks or code), or the grader.
@@ -68,12 +70,12 @@ def effective_score(record: TrialResult) -> float:
 
 def has_error(record: TrialResult) -> bool:
     """True when the trial ended in an error: status "error" or a non-empty error message."""
-    return record.status == "error" or bool(record.error)
+    return record.status == TrialStatus.ERROR or bool(record.error)
 
 
 def is_errored(record: TrialResult) -> bool:
     """True when the trial errored or timed out: it measured the infrastructure, not the agent."""
-    return record.status == "timeout" or has_error(record)
+    return record.status == TrialStatus.TIMEOUT or has_error(record)
 
 
 def is_missing(record: TrialResult) -> bool:

@@ -40,6 +40,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, cast
 
 from corral_core.agents.breakpoints import Breakpoint, BreakpointSet
+from corral_core.domain import BenchmarkStatus, TrialStatus
 from corral_core.env.approval import is_stricter
 from corral_core.errors import StoreError, UserError
 from corral_core.events import EventBus, EventKind, EventSink, TrialFinishedData, emit_event
@@ -83,8 +84,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-RERUN_STATUSES = frozenset({"running", "cancelled", RETIRED_STATUS})  # resume runs these again (retired:
-# an earlier attempt --retry-errors keeps as history; its key runs again)
+# resume runs these again (retired: an earlier attempt --retry-errors keeps as history; its key runs again)
+RERUN_STATUSES = frozenset({TrialStatus.RUNNING, TrialStatus.CANCELLED, RETIRED_STATUS})
 WAIT_SLICE = 0.1
 
 
@@ -192,7 +193,7 @@ class BenchmarkRunner:
         self._check_api_keys()
         assists = AssistTracker()
         bus = self._bus = EventBus(*self._sinks, assists)
-        status = "interrupted"
+        status = BenchmarkStatus.INTERRUPTED
         servers: list[Any] = []
         routers: list[Any] = []
         benchmark_id: str | None = None
@@ -225,12 +226,13 @@ class BenchmarkRunner:
                 # the imports take seconds: keep them out of the first trials' durations
                 preload_llm(arm.model.id for arm in spec.arms)
             finished = self._execute(ctx, jobs, cancel_event)
-            status = "finished" if finished else "interrupted"
+            status = BenchmarkStatus.FINISHED if finished else BenchmarkStatus.INTERRUPTED
         except BaseException:
             if self.repository is not None and benchmark_id is not None and self._store_failure is None \
                     and not self._ownership_lost.is_set():
                 try:
-                    self.repository.finish_benchmark(benchmark_id, status="interrupted", token=self.ownership_token)
+                    self.repository.finish_benchmark(benchmark_id, status=BenchmarkStatus.INTERRUPTED,
+                                                     token=self.ownership_token)
                 except OwnershipLost:
                     log.info("benchmark %s is run by another process now: left to it", benchmark_id)
                 except Exception:
@@ -327,7 +329,7 @@ class BenchmarkRunner:
         """Close the benchmark as store_failed (if the store still takes that) and raise the error."""
         stored = None
         try:
-            self.repository.finish_benchmark(benchmark_id, status="store_failed")
+            self.repository.finish_benchmark(benchmark_id, status=BenchmarkStatus.STORE_FAILED)
             stored = len(self.repository.finished_trial_keys(benchmark_id))
         except StoreError as exc:  # it may refuse this too: the benchmark then looks abandoned, resumable
             log.info("could not mark benchmark %s store_failed: %s", benchmark_id, exc)
@@ -383,11 +385,11 @@ class BenchmarkRunner:
         episodes: set[str] = set()
         skipped: list[tuple[str, str]] = []  # (trial id, episode) of skipped chain links
         for r in self.repository.iter_trial_records(benchmark_id):  # one streamed pass
-            if r.status == "error":
+            if r.status == TrialStatus.ERROR:
                 errored.append(r.trial_id)
                 if r.episode_id:
                     episodes.add(r.episode_id)
-            elif r.status == "skipped" and r.episode_id:
+            elif r.status == TrialStatus.SKIPPED and r.episode_id:
                 skipped.append((r.trial_id, r.episode_id))
         retired = errored + [trial_id for trial_id, episode in skipped if episode in episodes]
         count = self.repository.retire_trials(benchmark_id, retired)
@@ -671,7 +673,7 @@ class BenchmarkRunner:
                        for run in repo.earlier_runs(spec.digest, exclude_id=benchmark_id, finished_before=before)
                        if run.headline_score is not None]
         classified = None
-        if status == "finished":
+        if status == BenchmarkStatus.FINISHED:
             classified = classify_attempt(
                 headline, headline_units({name: metrics_to_dict(m) for name, m in arms.items()}), earlier,
                 spec.direction, n_unassisted=sum(m.assisted.n_unassisted for m in arms.values()),

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from corral_core.constants import EXECUTOR_FIX, is_executor
+from corral_core.domain import ControlState
 from corral_core.errors import UserError
 from corral_core.events import Event, EventKind, EventSink
 from corral_core.runner.dask_worker import (
@@ -107,24 +108,25 @@ class RemoteController:
     def __init__(self, send: Callable[..., None], trial_id: str, *, start_paused: bool) -> None:
         self._send = send
         self.trial_id = trial_id
-        self.state = "paused" if start_paused else "running"  # updated from the trial's CONTROL_STATE events
+        # updated from the trial's CONTROL_STATE events
+        self.state = ControlState.PAUSED if start_paused else ControlState.RUNNING
 
     def pause(self, cause: str | None = None) -> None:
-        self.state = "paused"
+        self.state = ControlState.PAUSED
         self._send("pause", trial_id=self.trial_id, cause=cause)
 
     def resume(self, cause: str | None = None) -> None:
-        self.state = "running"
+        self.state = ControlState.RUNNING
         self._send("resume", trial_id=self.trial_id, cause=cause)
 
     continue_ = resume
 
     def step(self) -> None:
-        self.state = "stepping"
+        self.state = ControlState.STEPPING
         self._send("step", trial_id=self.trial_id)
 
     def cancel(self, cause: str | None = None) -> None:
-        self.state = "cancelled"
+        self.state = ControlState.CANCELLED
         self._send("cancel", trial_id=self.trial_id, cause=cause)
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from corral_core.agents.interventions import INBOX_SOURCE
+from corral_core.domain import TrialStatus
 from corral_core.errors import UserError
 from corral_core.events import EventKind
 from corral_core.runner.benchmark_runner import BenchmarkRunner
@@ -71,7 +72,7 @@ def plan_fork(repository: Any, trial_id: str, iteration: int, intervention: str 
     if benchmark is None:
         raise UserError(f"trial {trial_id} belongs to no stored benchmark, so its spec is unknown.", where="fork",
                         fix="fork a trial of a benchmark run by corral-tui.")
-    if trial.status == "running":
+    if trial.status == TrialStatus.RUNNING:
         raise UserError(f"trial {trial_id} is still running.", where="fork", fix="fork it once it has finished.")
     if not 0 <= iteration < trial.iterations:
         raise UserError(f"trial {trial_id} ran {trial.iterations} iteration(s); it cannot be forked at iteration "

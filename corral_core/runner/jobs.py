@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from corral_core.domain import TrialStatus
 from corral_core.spec.model import Timeouts
 
 if TYPE_CHECKING:
@@ -86,7 +87,8 @@ def _run_episode(ctx: RunContext, arm: ArmSpec, links: Sequence[tuple[str, int]]
                 router = ctx.router_for(task_id)
                 trial_id, data = execute_trial(ctx, arm, task_id, index, episode_id=episode_id, inputs=inputs)
             passed[task_id] = success(record_of(task_id, data), ctx.spec.pass_threshold)
-            if not steps.finished(task_id, index, trial_id, data, not failed and data["status"] == "completed"):
+            completed = not failed and data["status"] == TrialStatus.COMPLETED
+            if not steps.finished(task_id, index, trial_id, data, completed):
                 return
     finally:
         if router is not None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from corral_core.agents import InterventionInbox, TrialController
+from corral_core.domain import ControlState
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +119,7 @@ class ControlRegistry:
                        time_limit)
         with self._lock:
             self._entries[trial_id] = entry
-            if self._paused_all and controller.state == "running":
+            if self._paused_all and controller.state == ControlState.RUNNING:
                 controller.pause()
         if time_limit is not None:
             self._ensure_watchdog()

@@ -19,6 +19,7 @@ from typing import Any, Generic, TypeVar
 
 import yaml
 
+from corral_core.domain import RunStatus, TrialStatus
 from corral_core.env import Suite, load_suite
 from corral_core.errors import UserError
 from corral_core.metrics import (
@@ -44,7 +45,7 @@ from corral_core.store.tables import iso_from_driver
 
 log = logging.getLogger(__name__)
 
-ERRORED_STATUSES = frozenset({"error", "timeout"})
+ERRORED_STATUSES = frozenset({TrialStatus.ERROR, TrialStatus.TIMEOUT})
 Item = TypeVar("Item")
 
 
@@ -103,7 +104,7 @@ class BenchmarkResult:
 
     @property
     def interrupted(self) -> bool:
-        return self.status != "finished"
+        return self.status != RunStatus.FINISHED
 
     @property
     def lost_ownership(self) -> bool:

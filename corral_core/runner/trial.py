@@ -29,6 +29,7 @@ from corral_core.agents import (
 )
 from corral_core.agents.breakpoints import BreakpointSet, BreakpointWatch
 from corral_core.agents.limits import BenchmarkBudget, UsageLimits
+from corral_core.domain import AgentStatus, TrialStatus
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
 from corral_core.events import EventKind, EventSink, TrialFinishedData, TrialStartedData, emit_event, marks_assisted
 from corral_core.llm.callbacks import use_callbacks
@@ -191,7 +192,7 @@ def started_data(arm: ArmSpec, index: int, episode_id: str | None) -> TrialStart
 
 def _finished_data(arm: ArmSpec, index: int, episode_id: str | None, **values: Any) -> TrialFinishedData:
     """The TRIAL_FINISHED payload of a TrialResult: `values` over an error's defaults (no time spent)."""
-    outcome = {"status": "error", "duration": 0.0, "tool_duration": 0.0, **values}
+    outcome = {"status": AgentStatus.ERROR, "duration": 0.0, "tool_duration": 0.0, **values}
     return cast(TrialFinishedData, TrialResult("", arm.name, index, episode_id=episode_id, **outcome).finished_data())
 
 
@@ -290,22 +291,22 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
         llm_retries=agent.llm_retries, llm_retry_wait=round(agent.llm_waits[0], 3),
         rate_limit_wait=round(agent.llm_waits[1], 3),
     )
-    if outcome.status == "limit":  # not an error: the limit ended it; the reason goes with the grader's words
+    if outcome.status == AgentStatus.LIMIT:  # not an error: the limit ended it; the reason goes with the grader's words
         values.update(error=None, explanation="; ".join(t for t in (outcome.error, outcome.explanation) if t))
     state = getattr(interface.result, "state", None) or {}
-    if timed_out and outcome.status == "cancelled":
+    if timed_out and outcome.status == AgentStatus.CANCELLED:
         limit = ctx.spec.timeouts.trial or 0
-        values.update(status="timeout", score=None, fault="timeout",
+        values.update(status=TrialStatus.TIMEOUT, score=None, fault="timeout",
                     error=f"the trial ran longer than its {limit:g} s limit (timeouts.trial) and was cancelled")
-    elif state.get("status") == "timeout":  # the grader overran timeouts.grader: no score
-        values.update(status="timeout", score=None, error=None, fault="grader")
-    elif interface.environment_failure is not None and outcome.status != "cancelled":
+    elif state.get("status") == TrialStatus.TIMEOUT:  # the grader overran timeouts.grader: no score
+        values.update(status=TrialStatus.TIMEOUT, score=None, error=None, fault="grader")
+    elif interface.environment_failure is not None and outcome.status != AgentStatus.CANCELLED:
         # the environment failed under a tool: whatever the agent did next measured the failure, not the agent
-        values.update(status="error", score=None, fault="environment",
+        values.update(status=TrialStatus.ERROR, score=None, fault="environment",
                     error=f"the environment failed during the trial: {interface.environment_failure}")
     needed = ctx.no_person.needed(trial_id) if ctx.no_person is not None else None
     if needed is not None:
-        values.update(status="error", fault="environment",
+        values.update(status=TrialStatus.ERROR, fault="environment",
                     error=f"needs approval: the agent called the confirm-level tool {needed!r}, and `approval: "
                           "ask` has no person to ask in a batch run (use `approval: approve` or `reject`, or run it "
                           "in the TUI)")
@@ -327,7 +328,7 @@ def report_limit(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episod
     """Report a trial that does not start because the benchmark is over its limit (`lm_...`)."""
     trial_id = "lm_" + secrets.token_hex(8)
     ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
-    data = _finished_data(arm, index, episode_id, status="limit", explanation=f"not started: {reason}")
+    data = _finished_data(arm, index, episode_id, status=TrialStatus.LIMIT, explanation=f"not started: {reason}")
     ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
     return trial_id, data
 
@@ -338,7 +339,7 @@ def skip_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_
     trial_id = "sk_" + secrets.token_hex(8)
     ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
     names = ", ".join(upstream)
-    data = _finished_data(arm, index, episode_id, status="skipped",
+    data = _finished_data(arm, index, episode_id, status=TrialStatus.SKIPPED,
                           explanation=f"skipped: upstream task {names} did not succeed in this round")
     ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
     return trial_id, data

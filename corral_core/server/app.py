@@ -21,6 +21,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import corral_core
+from corral_core.domain import Decider
 from corral_core.env import ServedSuite
 from corral_core.env.approval import ApprovalGate
 from corral_core.events import EventSink
@@ -140,12 +141,12 @@ def _add_service_routes(app: FastAPI, runtime: ServerRuntime, gate: ApprovalGate
                 "This server decides approvals by policy; start it with --approve ask to decide "
                 "them remotely."
             )
-        if not gate.decide(approval_id, decision.approved, "remote", decision.reason):
+        if not gate.decide(approval_id, decision.approved, Decider.REMOTE, decision.reason):
             raise NotFoundError(
                 f"Approval not found: {approval_id!r} (unknown, already decided, or timed out)."
             )
         return SafeJSONResponse({"approval_id": approval_id, "approved": decision.approved,
-                                 "decided_by": "remote"})
+                                 "decided_by": Decider.REMOTE})
 
 
 def _install_error_handlers(app: FastAPI) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from corral_core.domain import Decider
 from corral_core.env.approval import CANCELLED, ApprovalDecision, ApprovalGate, ApprovalRequest
 from corral_core.events import EventKind, EventSink, emit_event
 
@@ -136,7 +137,7 @@ class QueueGate:
         return sorted(waiting, key=lambda r: r.created_at)
 
     def decide(
-        self, approval_id: str, approved: bool, decided_by: str = "user", reason: str = ""
+        self, approval_id: str, approved: bool, decided_by: str = Decider.USER, reason: str = ""
     ) -> bool:
         """Answer one pending request. False if it is unknown or already decided (or timed out)."""
         with self._lock:
@@ -148,7 +149,7 @@ class QueueGate:
         self._changed("remove")
         return True
 
-    def approve_tool_for_run(self, tool_name: str, decided_by: str = "user") -> int:
+    def approve_tool_for_run(self, tool_name: str, decided_by: str = Decider.USER) -> int:
         """Approve `tool_name` from now on, and every request for it already waiting.
 
         Returns how many waiting requests this approved.
@@ -186,7 +187,7 @@ class QueueGate:
             self._closed = True
             waiting = [i for i, p in self._pending.items() if p.decision is None]
         for approval_id in waiting:
-            self.decide(approval_id, False, "policy", reason)
+            self.decide(approval_id, False, Decider.POLICY, reason)
 
 
 class EventingGate:

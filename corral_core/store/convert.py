@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import RowMapping
 
 from corral_core import safetext
+from corral_core.domain import Decider
 from corral_core.llm.types import shown_turn
 from corral_core.store.models import (
     ArmInfo,
@@ -237,7 +238,7 @@ def _hook_summary(kind: str, row: StoredRow, data: dict[str, Any]) -> str:
         return f"approval asked: {data.get('tool_name')} ({data.get('risk')})"
     if kind == "approval_decided":
         reason = f": {data['reason']}" if data.get("reason") else ""
-        if data.get("decided_by") == "cancelled":
+        if data.get("decided_by") == Decider.CANCELLED:
             return f"{data.get('tool_name')} cancelled{reason}"
         verdict = "approved" if data.get("approved") else "rejected"
         return f"{data.get('tool_name')} {verdict} by {data.get('decided_by')}{reason}"

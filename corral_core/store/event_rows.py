@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from corral_core.domain import TrialStatus
 from corral_core.events import (
     ApprovalAskedData,
     ApprovalDecidedData,
@@ -81,7 +82,7 @@ def trial_started_values(event: Event) -> dict[str, Any]:
         "agent": as_text(data.get("agent")),
         "model": as_text(data.get("model")),
         "verbosity": as_text(data.get("verbosity")),
-        "status": "running",
+        "status": TrialStatus.RUNNING,
         "score": None,
         "answer": None,
         "explanation": None,
@@ -109,7 +110,7 @@ def trial_finished_values(event: Event) -> dict[str, Any]:
     """Columns a TRIAL_FINISHED event sets (`assisted` is OR-ed in by the writer)."""
     data = payload(event, TrialFinishedData)
     return {
-        "status": as_text(data.get("status")) or "completed",
+        "status": as_text(data.get("status")) or TrialStatus.COMPLETED,
         "score": as_float(data.get("score")),
         "answer": as_text(data.get("answer")),
         "explanation": as_text(data.get("explanation")),

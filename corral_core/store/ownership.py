@@ -33,6 +33,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
+from corral_core.domain import BenchmarkStatus
 from corral_core.store.tables import UTCDateTime
 
 HEARTBEAT_INTERVAL = 5.0  # seconds between a runner's heartbeats
@@ -112,7 +113,7 @@ def owner_alive(info: Any, now: datetime, *, here: Owner | None = None, stale_af
     """True when the benchmark (a BenchmarkInfo) is `running` in a process that is still at it.
 
     `now` is the database's time (DatabaseNow), the clock its heartbeats were written with."""
-    if info.status != "running" or info.heartbeat_at is None or info.owner_pid is None:
+    if info.status != BenchmarkStatus.RUNNING or info.heartbeat_at is None or info.owner_pid is None:
         return False
     if (now - info.heartbeat_at).total_seconds() > stale_after:
         return False

@@ -18,6 +18,7 @@ from typing import Any, cast
 from sqlalchemy import Connection, Engine, Select, bindparam, case, delete, func, insert, or_, select, tuple_, update
 from sqlalchemy.exc import DBAPIError
 
+from corral_core.domain import BenchmarkStatus, TrialStatus
 from corral_core.metrics.attempt import ATTEMPT_STATUSES, DIRECTIONS, ERRORED_ATTEMPT
 from corral_core.metrics.records import EXCLUDED_STATUSES, RETIRED_STATUS, retired_attempt, retired_index
 from corral_core.safetext import clean_text
@@ -46,7 +47,7 @@ from corral_core.store.tables import (
 from corral_core.trial_result import TrialResult
 
 # store_failed: the database refused writes mid-run; what it kept is resumable like an interrupted run.
-BENCHMARK_STATUSES = ("running", "finished", "interrupted", "store_failed")
+BENCHMARK_STATUSES = tuple(BenchmarkStatus)
 UNFINISHED_BENCHMARK = ("running", "interrupted", "store_failed")
 # Rows per keyset page of the whole-benchmark reads (iter_trials, iter_trial_records): each page is one
 # short read that continues after the last key of the one before, so a whole benchmark costs linear time
@@ -229,7 +230,7 @@ class Repository:
             "model": model,
             "arms_json": convert.dumps(arm_dicts),
             "trials_per_task": trials_per_task,
-            "status": "running",
+            "status": BenchmarkStatus.RUNNING,
             "headline_score": None,
             "attempt_status": None,
             "created_at": self._clock(),
@@ -247,7 +248,7 @@ class Repository:
     def finish_benchmark(
         self,
         benchmark_id: str,
-        status: str = "finished",
+        status: str = BenchmarkStatus.FINISHED,
         headline_score: float | None = None,
         attempt_status: str | None = None,
         metrics_json: Mapping[str, Any] | str | None = None,
@@ -313,7 +314,7 @@ class Repository:
         if not benchmark_ids:
             return {}
         t = trial_table
-        finished = func.sum(case((t.c.status.not_in(("running", RETIRED_STATUS)), 1), else_=0))
+        finished = func.sum(case((t.c.status.not_in((TrialStatus.RUNNING, RETIRED_STATUS)), 1), else_=0))
         errored = func.sum(case((_errored(t), 1), else_=0))
         rows = conn.execute(
             select(t.c.benchmark_id, func.count(), finished, errored, func.sum(t.c.total_tokens), func.sum(t.c.cost))
@@ -327,7 +328,7 @@ class Repository:
         """Errored and timed-out trials of each arm by whose fault (metrics.records.FAULTS), read from the
         stored rows (attempts a retry replaced left out): what every screen shows beside an arm's score."""
         t = trial_table
-        fault = func.coalesce(t.c.fault, case((t.c.status == "timeout", "timeout"), else_="unknown"))
+        fault = func.coalesce(t.c.fault, case((t.c.status == TrialStatus.TIMEOUT, "timeout"), else_="unknown"))
         with self._read() as conn:
             rows = conn.execute(
                 select(t.c.arm, fault, func.count())
@@ -413,8 +414,8 @@ class Repository:
             conn.execute(
                 update(b)
                 .where(b.c.id == seen.id)
-                .values(status="running", owner_pid=owner.pid, owner_host=owner.host, heartbeat_at=DatabaseNow(),
-                        owner_token=token, finished_at=None)
+                .values(status=BenchmarkStatus.RUNNING, owner_pid=owner.pid, owner_host=owner.host,
+                        heartbeat_at=DatabaseNow(), owner_token=token, finished_at=None)
             )
         return token
 
@@ -424,7 +425,7 @@ class Repository:
         with self._write() as conn:
             result = conn.execute(
                 update(b)
-                .where(b.c.id == benchmark_id, b.c.status == "running", b.c.owner_token == token)
+                .where(b.c.id == benchmark_id, b.c.status == BenchmarkStatus.RUNNING, b.c.owner_token == token)
                 .values(heartbeat_at=DatabaseNow())
             )
         return result.rowcount == 1
@@ -521,7 +522,7 @@ class Repository:
         with self._read() as conn:
             rows = conn.execute(
                 select(t.c.arm, t.c.task_id, t.c.trial_index).where(
-                    t.c.benchmark_id == benchmark_id, t.c.status != "running"
+                    t.c.benchmark_id == benchmark_id, t.c.status != TrialStatus.RUNNING
                 )
             ).all()
         return {(row.arm, row.task_id, row.trial_index) for row in rows}
@@ -530,7 +531,7 @@ class Repository:
         """Remove trials left `running` by a dead process, with their messages, tool calls, hook
         events and LLM calls, so a resumed run re-runs them without duplicates. Returns the count."""
         t = trial_table
-        running = select(t.c.id).where(t.c.benchmark_id == benchmark_id, t.c.status == "running")
+        running = select(t.c.id).where(t.c.benchmark_id == benchmark_id, t.c.status == TrialStatus.RUNNING)
         with self._write() as conn:
             for table in TRIAL_CHILD_TABLES:
                 conn.execute(delete(table).where(table.c.trial_id.in_(running)))
@@ -720,7 +721,7 @@ class Repository:
 def _errored(t: Any) -> Any:
     """The SQL of `metrics.records.is_errored` over attempted trials (as the metrics count errors): status
     error or timeout, or an error message; never a trial not attempted or replaced by a retry."""
-    failed = t.c.status.in_(("error", "timeout")) | ((t.c.error.is_not(None)) & (t.c.error != ""))
+    failed = t.c.status.in_((TrialStatus.ERROR, TrialStatus.TIMEOUT)) | ((t.c.error.is_not(None)) & (t.c.error != ""))
     return failed & t.c.status.not_in((*EXCLUDED_STATUSES, RETIRED_STATUS))
 
 
@@ -729,7 +730,7 @@ def _earlier(query: Any, spec_digest: str, exclude_id: str | None, finished_befo
     with a headline, not `errored`, other than `exclude_id`, finished before `finished_before`."""
     b = benchmark_table
     query = query.where(
-        b.c.spec_digest == spec_digest, b.c.status == "finished", b.c.headline_score.is_not(None),
+        b.c.spec_digest == spec_digest, b.c.status == BenchmarkStatus.FINISHED, b.c.headline_score.is_not(None),
         or_(b.c.attempt_status.is_(None), b.c.attempt_status != ERRORED_ATTEMPT),
     )
     if exclude_id is not None:

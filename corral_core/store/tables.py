@@ -17,6 +17,7 @@ from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
 from corral_core.constants import utc_now as utc_now  # re-exported for the repository
+from corral_core.domain import BenchmarkStatus, TrialStatus
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -87,7 +88,7 @@ class BenchmarkRow(SQLModel, table=True):
     model: str = ""
     arms_json: str | None = _text()  # JSON list of {name, verbosity, model, agent}
     trials_per_task: int = 1
-    status: str = "running"  # running | finished | interrupted
+    status: str = BenchmarkStatus.RUNNING  # running | finished | interrupted
     headline_score: float | None = None
     attempt_status: str | None = None  # first | improved | baseline | regressed | no_unassisted | crashed
     created_at: datetime = Field(sa_column=Column(UTCDateTime(), nullable=False))
@@ -121,7 +122,7 @@ class TrialRow(SQLModel, table=True):
     agent: str | None = None
     model: str | None = None
     verbosity: str | None = None
-    status: str = "running"
+    status: str = TrialStatus.RUNNING
     score: float | None = None
     answer: str | None = _text()
     explanation: str | None = _text()

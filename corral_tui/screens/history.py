@@ -20,6 +20,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import DataTable, Header, Label, Select
 
+from corral_core.domain import BenchmarkStatus
 from corral_core.report import planned_trials, trials_done_text
 from corral_tui.analysis import TRIAL_FILTER_STATUSES, Item, Page, TrialFilter, arm_label
 from corral_tui.config import Redactor
@@ -239,7 +240,7 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
         benchmark = self.selected()
         if benchmark is None:
             return
-        if benchmark.status == "finished":
+        if benchmark.status == BenchmarkStatus.FINISHED:
             self.notify(f"{self.redact.ident(benchmark.id)} has finished: nothing to resume.", severity="warning")
             return
         self.post_message(ResumeRequested(benchmark.id))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from corral_core.domain import Decider
 from corral_core.env.approval import APPROVAL_POLICIES, CANCELLED, ApprovalDecision, ApprovalRequest
 from corral_core.events import EventKind, EventSink, emit_event
 
@@ -145,7 +146,7 @@ class LocalApprovals:
         if decision.verdict is Verdict.APPROVE_TOOL:
             self.queue.approve_tool_for_run(request.tool_name)
             return True
-        return self.queue.decide(request.id, decision.verdict.approves, "user", decision.reason)
+        return self.queue.decide(request.id, decision.verdict.approves, Decider.USER, decision.reason)
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         return self._listeners.subscribe(listener)

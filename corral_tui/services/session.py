@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from corral_core.agents.breakpoints import Breakpoint
+from corral_core.domain import BenchmarkStatus
 from corral_core.errors import UserError
 from corral_tui.run_request import RunRequest
 from corral_tui.services.approvals import ApprovalInbox
@@ -153,7 +154,7 @@ class RunSession:
         info = repository.get_benchmark(benchmark_id)
         if info is None:
             raise UserError(f"no benchmark {benchmark_id!r} in the store.", where="resume")
-        if info.status == "finished":
+        if info.status == BenchmarkStatus.FINISHED:
             raise UserError(f"benchmark {benchmark_id} has finished: every trial ran.", where="resume",
                             fix="open its trials (Enter) or compare them (m); r in the run form starts a new run.")
         spec = stored_spec(info)
@@ -304,7 +305,7 @@ class RunSession:
                 from corral_core.store.ownership import OwnershipLost  # the store loads after the first frame
 
                 with contextlib.suppress(OwnershipLost):  # another process runs it now: that one closes it
-                    repository.finish_benchmark(runner.benchmark_id, status="interrupted",
+                    repository.finish_benchmark(runner.benchmark_id, status=BenchmarkStatus.INTERRUPTED,
                                                 token=runner.ownership_token, revoke=True)
         if wait and self.cluster is not None:  # its worker processes must not outlive the workbench
             cluster, self.cluster = self.cluster, None

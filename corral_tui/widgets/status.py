@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Footer, Static
 
+from corral_core.domain import WorkbenchState
 from corral_tui.live import ArmScore
 
 
@@ -17,7 +18,7 @@ class Info:
     model: str = "-"
     done: int = 0
     total: int = 0
-    run_state: str = "idle"
+    run_state: str = WorkbenchState.IDLE
     approvals: int = 0
     executor: str = "local"  # where trials run: shown unless local (e.g. "processes (2 workers)")
 

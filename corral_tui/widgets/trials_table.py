@@ -18,6 +18,7 @@ from textual.geometry import Size
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
+from corral_core.domain import TrialStatus
 from corral_tui.config import Redactor
 from corral_tui.live import Changes, LiveRun, TrialLive
 from corral_tui.render import format_cost, format_score, format_tokens, status_text
@@ -26,7 +27,7 @@ from corral_tui.render import format_cost, format_score, format_tokens, status_t
 COLUMNS = (("number", "#", 3), ("task", "Task", 9), ("arm", "Arm", 7), ("status", "Status", 10),
            ("iteration", "It", 3), ("score", "Score", 5), ("elapsed", "Time", 6), ("tokens", "Tok", 5),
            ("cost", "Cost", 9), ("last", "Last", 10))
-SHORT_STATUS = {"iteration_limit": "iter-limit", "surrendered": "surrender"}
+SHORT_STATUS: dict[str, str] = {TrialStatus.ITERATION_LIMIT: "iter-limit", TrialStatus.SURRENDERED: "surrender"}
 RIGHT = frozenset({"number", "iteration", "score", "elapsed", "tokens", "cost"})
 FIXED = frozenset({"number", "task"})  # set when the row is added, never changed
 

@@ -1,0 +1,100 @@
+"""Every status vocabulary, each in one place: what a trial, an agent's loop, a benchmark, a run, a
+trial's controller, an environment's episode and the workbench can be in.
+
+They are `StrEnum`s: a member *is* its string (`TrialStatus.ERROR == "error"`, `json.dumps` and
+`str()` give `"error"`), so the wire JSON, the store, the exports and Corral's files stay byte-identical
+while the code names each value once. tests/core/test_domain.py fails when a status string literal
+appears anywhere else in corral_core or corral_tui.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+__all__ = ["AgentStatus", "BenchmarkStatus", "ControlState", "Decider", "EpisodeStatus", "RunStatus", "TrialStatus",
+           "WorkbenchState"]
+
+
+class TrialStatus(StrEnum):
+    """A trial's status, stored in the `trial` table (docs/glossary.md says what each means)."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"
+    SURRENDERED = "surrendered"
+    ITERATION_LIMIT = "iteration_limit"
+    LIMIT = "limit"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    SKIPPED = "skipped"
+    CANCELLED = "cancelled"
+    STOPPED = "stopped"
+    RETRIED = "retried"  # an earlier try --retry-errors replaced: history, in no metric
+
+
+class AgentStatus(StrEnum):
+    """How an agent's loop ended (`AgentOutcome.status`, `StepResult.status`)."""
+
+    ANSWERED = "answered"
+    SURRENDERED = "surrendered"
+    ITERATION_LIMIT = "iteration_limit"
+    LIMIT = "limit"
+    STOPPED = "stopped"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+
+
+class BenchmarkStatus(StrEnum):
+    """A benchmark's status, stored in the `benchmark` table."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"  # stopped; resumable
+    STORE_FAILED = "store_failed"  # the store refused writes; resumable
+
+
+class RunStatus(StrEnum):
+    """How one call of the runner ended (`BenchmarkResult.status`, `--json`, `export`)."""
+
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+    LOST_OWNERSHIP = "lost_ownership"  # another process claimed the benchmark (docs/ownership.md)
+
+
+class ControlState(StrEnum):
+    """A live trial's controller: the CONTROL_STATE events' `state`."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+    STEPPING = "stepping"
+    CANCELLED = "cancelled"
+
+
+class EpisodeStatus(StrEnum):
+    """An environment episode's grading state (`EpisodeState.status`)."""
+
+    RUNNING = "running"
+    SCORED = "scored"
+    SURRENDERED = "surrendered"
+    TIMEOUT = "timeout"
+
+
+class Decider(StrEnum):
+    """Who answered an approval request (`ApprovalDecision.decided_by`, APPROVAL_DECIDED's `decided_by`)."""
+
+    POLICY = "policy"  # the spec's approval policy, without asking
+    USER = "user"  # a person in the workbench
+    REMOTE = "remote"  # a person through the server's API
+    TIMEOUT = "timeout"  # nobody answered in time
+    CANCELLED = "cancelled"  # a stopped run (or a quit) rejected it with every other waiting request
+
+
+class WorkbenchState(StrEnum):
+    """The workbench's run: what its header and status bar show."""
+
+    IDLE = "idle"
+    STARTING = "starting"
+    RUNNING = "running"
+    PAUSED = "paused"
+    FINISHED = "finished"
+    INTERRUPTED = "interrupted"
+    FAILED = "failed"

@@ -1,0 +1,200 @@
+"""The status vocabularies have one home, corral_core/domain.py: a status string literal anywhere else in
+corral_core or corral_tui fails here; and a StrEnum member is its string on every wire we write."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+import pickle
+from enum import StrEnum
+from pathlib import Path
+
+import pytest
+
+from corral_core import domain
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("corral_core", "corral_tui")
+HOME = ROOT / "corral_core" / "domain.py"
+STATUS_ENUMS = [value for value in vars(domain).values()
+                if isinstance(value, type) and issubclass(value, StrEnum) and value is not StrEnum]
+STATUS_VALUES = frozenset(member.value for enum in STATUS_ENUMS for member in enum)
+# Statuses that are not ours: Dask's `client.status` / `future.status`, and Inspect's EvalLog(status=...).
+FOREIGN_OWNERS = frozenset({"client", "future"})
+FOREIGN_CALLS = frozenset({"EvalLog"})
+
+
+def _name(node: ast.AST) -> str | None:
+    """The name a status would be read from: `status`, `x.run_state`, `row["status"]`, `d.get("status")`."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        owner = node.value
+        if (owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", None)) in FOREIGN_OWNERS:
+            return None
+        return node.attr
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        return node.args[0].value
+    return None
+
+
+def _is_status_name(name: str | None) -> bool:
+    name = (name or "").lower()
+    return "status" in name or name.endswith(("state", "states", "decided_by"))
+
+
+def _statusy(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("in_", "not_in"):
+        return _statusy(node.func.value)  # SQLAlchemy: t.c.status.in_((...))
+    return _is_status_name(_name(node))
+
+
+def _literals(node: ast.AST) -> list[ast.Constant]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and n.value in STATUS_VALUES]
+
+
+def _hits(node: ast.AST) -> list[ast.Constant]:
+    """The status literals one node writes in a status context."""
+    if isinstance(node, ast.Compare):  # status == "x", x.status in ("a", "b"), "x" != row["status"]
+        sides = [node.left, *node.comparators]
+        if any(_statusy(side) for side in sides):
+            return [hit for side in sides if not _statusy(side) for hit in _literals(side)]
+    elif isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("in_", "not_in") and _statusy(func.value):
+            return [hit for arg in node.args for hit in _literals(arg)]
+        foreign = isinstance(func, ast.Name) and func.id in FOREIGN_CALLS
+        return [hit for kw in node.keywords if not foreign and _is_status_name(kw.arg) for hit in _literals(kw.value)]
+    elif isinstance(node, ast.Dict):  # {"status": "running"}
+        return [hit for key, value in zip(node.keys, node.values, strict=True)
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) and _is_status_name(key.value)
+                for hit in _literals(value)]
+    elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign) and node.value is not None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        hits = [hit for target in targets if _statusy(target) for hit in _literals(node.value)]
+        for target in targets:  # status, error = "error", message
+            if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                hits += [hit for t, v in zip(target.elts, node.value.elts, strict=False) if _statusy(t)
+                         for hit in _literals(v)]
+        return hits
+    elif isinstance(node, ast.Match) and _statusy(node.subject):
+        return [hit for case in node.cases for hit in _literals(case.pattern)]
+    elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+        args = [*node.args.posonlyargs, *node.args.args]  # def f(decided_by: str = "user")
+        defaults = [*zip(args[len(args) - len(node.args.defaults):], node.args.defaults, strict=True),
+                    *((a, d) for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True) if d)]
+        hits = [hit for arg, default in defaults if _is_status_name(arg.arg) for hit in _literals(default)]
+        if _is_status_name(node.name):
+            hits += [hit for ret in ast.walk(node) if isinstance(ret, ast.Return) and ret.value is not None
+                     for hit in _literals(ret.value)]
+        return hits
+    return []
+
+
+def status_literals(source: str) -> list[tuple[int, str]]:
+    """(line, value) of every status string literal written in a status context in `source`."""
+    found = {id(hit): hit for node in ast.walk(ast.parse(source)) for hit in _hits(node)}
+    return sorted((hit.lineno, hit.value) for hit in found.values())
+
+
+def _sources() -> list[Path]:
+    return sorted(path for package in PACKAGES for path in (ROOT / package).rglob("*.py") if path != HOME)
+
+
+def test_no_status_literal_outside_the_domain_module() -> None:
+    found = [f"{path.relative_to(ROOT)}:{line}: {value!r}"
+             for path in _sources() for line, value in status_literals(path.read_text(encoding="utf-8"))]
+    assert not found, ("status string literals outside corral_core/domain.py (use its enums):\n"
+                       + "\n".join(found))
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ('if trial.status == "finished": pass', [(1, "finished")]),
+    ('f(status="error")', [(1, "error")]),
+    ('row = {"status": "running"}', [(1, "running")]),
+    ('ok = record.status in ("finished", "error")', [(1, "error"), (1, "finished")]),
+    ('ok = row["status"] != "timeout"', [(1, "timeout")]),
+    ('ok = data.get("status") == "completed"', [(1, "completed")]),
+    ('self.run_state = "idle"', [(1, "idle")]),
+    ('LIVE_STATES = ("starting", "running")', [(1, "running"), (1, "starting")]),
+    ('status, error = "error", message', [(1, "error")]),
+    ('q = t.c.status.not_in(("running", "retried"))', [(1, "retried"), (1, "running")]),
+    ('match status:\n    case "paused": pass', [(2, "paused")]),
+    ('def _status(): return "error"', [(1, "error")]),
+    ('def decide(self, approved, decided_by="user"): pass', [(1, "user")]),
+    ('def f(*, state="paused"): pass', [(1, "paused")]),
+    ('ok = data.get("decided_by") == "cancelled"', [(1, "cancelled")]),
+])
+def test_the_guard_catches_each_way_of_writing_a_status(source: str, expected: list[tuple[int, str]]) -> None:
+    assert status_literals(source) == expected
+
+
+@pytest.mark.parametrize("source", [
+    'log.error("running %s", name)',  # an ordinary word, not a status
+    'print("finished")',
+    'label = "timeout" if late else "unknown"',  # a fault, not a status
+    'fault = {"timeout": 1}',
+    'if future.status == "finished": pass',  # Dask's status
+    'if self.client.status != "running": pass',
+    'log = EvalLog(status="cancelled")',  # Inspect's status
+    'if trial.status == TrialStatus.ERROR: pass',
+])
+def test_the_guard_ignores_words_that_are_not_our_statuses(source: str) -> None:
+    assert status_literals(source) == []
+
+
+@pytest.mark.parametrize("member", [member for enum in STATUS_ENUMS for member in enum], ids=str)
+def test_a_status_member_is_its_string_on_every_wire(member: StrEnum) -> None:
+    """JSON (events, store columns, --json), CSV exports, str()/f-strings (tables, Corral files) and pickles
+    (Dask) carry the bare value, as the string literals did."""
+    assert member == member.value and hash(member) == hash(member.value)
+    assert json.dumps({"status": member}) == json.dumps({"status": member.value})
+    assert str(member) == f"{member}" == member.value
+    out = io.StringIO()
+    csv.writer(out).writerow([member])
+    assert out.getvalue().strip() == member.value
+    assert pickle.loads(pickle.dumps(member)) is member
+    assert json.loads(json.dumps(member)) == member.value
+
+
+def test_each_vocabulary_keeps_its_values() -> None:
+    """The stored and exported values (docs/glossary.md): renaming one breaks every store and export."""
+    assert [s.value for s in domain.TrialStatus] == [
+        "running", "completed", "surrendered", "iteration_limit", "limit", "error", "timeout", "skipped",
+        "cancelled", "stopped", "retried"]
+    assert [s.value for s in domain.AgentStatus] == [
+        "answered", "surrendered", "iteration_limit", "limit", "stopped", "cancelled", "error"]
+    assert [s.value for s in domain.BenchmarkStatus] == ["running", "finished", "interrupted", "store_failed"]
+    assert [s.value for s in domain.RunStatus] == ["finished", "interrupted", "lost_ownership"]
+    assert [s.value for s in domain.ControlState] == ["running", "paused", "stepping", "cancelled"]
+    assert [s.value for s in domain.EpisodeStatus] == ["running", "scored", "surrendered", "timeout"]
+    assert [s.value for s in domain.Decider] == ["policy", "user", "remote", "timeout", "cancelled"]
+    assert [s.value for s in domain.WorkbenchState] == [
+        "idle", "starting", "running", "paused", "finished", "interrupted", "failed"]
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    return {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+
+
+def test_the_inbox_source_is_named_once() -> None:
+    """`INBOX_SOURCE` (corral_core/events.py) is the one home of "inbox": who reads or writes it names the constant."""
+    from corral_core.events import INBOX_SOURCE
+
+    found = []
+    for path in _sources():
+        if path.name == "events.py" and path.parent.name == "corral_core":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _docstrings(tree)
+        found += [f"{path.relative_to(ROOT)}:{node.lineno}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and node.value == INBOX_SOURCE and id(node) not in skip]
+    assert not found, f"{INBOX_SOURCE!r} written outside corral_core/events.py (use INBOX_SOURCE): {found}"
