@@ -196,7 +196,8 @@ def test_small_fork_view(snap_compare, tmp_path: Path) -> None:
         await wait_ready(pilot)
         pilot.app.post_message(ForkViewRequested(fork_id))
         await _shown(pilot, ForkViewScreen)
-        await wait_for(pilot, lambda: pilot.app.screen.query_one("#fork-log", RichLog).lines, "the fork beside its parent")
+        await wait_for(pilot, lambda: pilot.app.screen.query_one("#fork-log", RichLog).lines,
+                       "the fork beside its parent")
 
     assert snap_compare(make_app(tmp_path, suites=[TUITEST]), terminal_size=SMALL, run_before=opener)
 
