@@ -590,9 +590,9 @@ class WorkbenchApp(App[int]):
 
     def _resume_hint(self) -> str:
         """How the run in progress can be finished later: its benchmark id and the key or command."""
-        benchmark_id = self.live.benchmark_id
-        if benchmark_id is None:
+        if self.live.benchmark_id is None:
             return ""
+        benchmark_id = self.config.redact.ident(self.live.benchmark_id)  # as every id on screen
         return (f" Benchmark {benchmark_id} can be finished later: History (h), select it, press u (resume); or "
                 f"headless: corral-tui --batch SPEC --resume {benchmark_id}.")
 
