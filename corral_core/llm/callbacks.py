@@ -19,6 +19,9 @@ from corral_core.errors import UserError
 _lock = threading.Lock()
 _wanted: tuple[str, ...] = ()
 _applied: dict[str, Any] = {}  # name -> what was given to litellm
+# where litellm keeps a callback: the lists we append to, and those its first call copies a logger into
+_LITELLM_LISTINGS = ("callbacks", "success_callback", "failure_callback", "input_callback", "service_callback",
+                     "_async_success_callback", "_async_failure_callback", "_async_input_callback")
 
 
 def check_callback(name: str) -> None:
@@ -82,7 +85,7 @@ def reset() -> None:
     litellm = client.litellm_if_imported()
     with _lock:
         for target in _applied.values():
-            for listing in ("callbacks", "success_callback", "failure_callback"):
+            for listing in _LITELLM_LISTINGS:
                 registered = getattr(litellm, listing, None) if litellm is not None else None
                 while registered is not None and target in registered:
                     registered.remove(target)

@@ -62,8 +62,10 @@ def _litellm() -> ModuleType:
                     _quiet_flag = is_internal_call
                 except ImportError:  # pragma: no cover - a litellm without it just logs offline calls too
                     _quiet_flag = None
+                from corral_core.llm import callbacks, unpriced
+
+                unpriced.install(litellm, _anyone_listens)
                 _litellm_module = litellm
-                from corral_core.llm import callbacks
 
                 callbacks.apply(litellm)
     return _litellm_module

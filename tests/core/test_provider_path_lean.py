@@ -82,3 +82,29 @@ def test_an_unpriced_provider_model_costs_none(monkeypatch: pytest.MonkeyPatch) 
         settings = ModelSettings("openai/no-such-priced-model", api_base=server.base_url, api_key_env=KEY_ENV,
                                  max_retries=0)
         assert client.completion(settings, [{"role": "user", "content": "What is 2 + 2?"}]).cost is None
+
+
+def test_an_unpriced_model_is_searched_for_a_price_once_until_litellm_learns_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from corral_core.llm import unpriced
+
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    callbacks.reset()
+    litellm = client._litellm()
+    unpriced.forget()
+    searches: list[Any] = []
+    original = litellm.response_cost_calculator
+    monkeypatch.setattr(litellm, "response_cost_calculator", lambda **k: searches.append(k) or original(**k))
+    question = [{"role": "user", "content": "What is 2 + 2?"}]
+    with FakeOpenAI([FakeReply.text("Final Answer: 4", usage=(1000, 200))], repeat_last=True,
+                    model="corral-unpriced-model") as server:
+        settings = ModelSettings("openai/corral-unpriced-model", api_base=server.base_url, api_key_env=KEY_ENV,
+                                 max_retries=0)
+        assert [client.completion(settings, question).cost for _ in range(3)] == [None, None, None]
+        assert len(searches) == 1, [name for name in client._LISTENER_LISTS if getattr(litellm, name, None)]
+        monkeypatch.setitem(litellm.model_cost, "corral-unpriced-model", {
+            "input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6, "litellm_provider": "openai",
+            "mode": "chat"})
+        cost = client.completion(settings, question).cost
+    assert len(searches) == 2  # a new price list: searched again, and found
+    assert cost is not None and math.isclose(cost, 1000 * 1e-6 + 200 * 2e-6)
