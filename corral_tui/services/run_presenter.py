@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import Literal, Protocol
 
 from corral_core.errors import UserError
-from corral_core.events import Event, EventKind
+from corral_core.events import BreakpointHitData, Event, EventKind, StoreFailedData, payload
 from corral_tui.config import Redactor
 from corral_tui.live import LiveRun
 from corral_tui.render import format_cost, format_tokens
@@ -130,10 +130,9 @@ class RunPresenter:
             return "A run is in progress: stop it with x first."
         return None
 
-    def begin(self, line: Line) -> Line:
-        """A run (new, fork or resume) is about to start: the state for it, and `line` to say so."""
+    def begin(self) -> None:
+        """A run (new, fork or resume) is about to start."""
         self.state = RunState.STARTING
-        return line
 
     def run_line(self, suite: str, arms: Iterable[str], trials: int) -> Line:
         return Line(f"Starting {suite}: arms {', '.join(arms)}, {trials} trial(s) per task…")
@@ -189,7 +188,7 @@ class RunPresenter:
             if event.kind is EventKind.STORE_FAILED:
                 if self.state.live:
                     self.state = RunState.STORE_FAILED
-                error = str(event.data.get("error") or "the database refused a write")
+                error = str(payload(event, StoreFailedData).get("error") or "the database refused a write")
                 text = f"The store refused writes, so the run was stopped: {error} Its recorded trials are kept."
                 lines.append(Line(text))
                 alerts.append(Alert(text, "Store failed", "error", 30))
@@ -203,7 +202,7 @@ class RunPresenter:
 
     def _breakpoint(self, hit: Event) -> Alert:
         """A breakpoint held: which trial waits, why, and how to go on."""
-        who, data = self.redact.ident(hit.trial_id or ""), hit.data
+        who, data = self.redact.ident(hit.trial_id or ""), payload(hit, BreakpointHitData)
         action = "paused: select it and press c to continue or s to step" if data.get("paused") else "recorded"
         return Alert(f"Trial {who} ({hit.task_id}): {data.get('reason')}; {action}.",
                      f"Breakpoint {data.get('breakpoint')}", "warning", 10)
