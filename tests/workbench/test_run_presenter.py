@@ -103,7 +103,8 @@ def test_a_batch_says_undelivered_interventions_breakpoints_and_lost_ownership_i
                                                                 "process finishes it."]
     assert [alert.title for alert in said.alerts] == ["Intervention not delivered", "Breakpoint tool:calc",
                                                       "Lost ownership"]
-    assert said.alerts[1].text == "Trial tr_2 (add): calls calc; paused: select it and press c to continue or s to step."
+    assert said.alerts[1].text == ("Trial tr_2 (add): calls calc; paused: select it and press c to continue or s "
+                                   "to step.")
     assert presenter.state is RunState.IDLE, "ownership lost is said; the run's own status comes when it returns"
 
 
