@@ -89,12 +89,19 @@ class Decider(StrEnum):
 
 
 class WorkbenchState(StrEnum):
-    """The workbench's run: what its header and status bar show."""
+    """The workbench's run: what its header and status bar show (the run presenter's states)."""
 
-    IDLE = "idle"
-    STARTING = "starting"
+    IDLE = "idle"  # no run yet
+    STARTING = "starting"  # asked for; the runner is being built
     RUNNING = "running"
-    PAUSED = "paused"
-    FINISHED = "finished"
-    INTERRUPTED = "interrupted"
-    FAILED = "failed"
+    PAUSED = "paused"  # every trial held (P), or the run started paused
+    FINISHED = "finished"  # every trial ran
+    INTERRUPTED = "interrupted"  # stopped (x, quit); resumable
+    LOST_OWNERSHIP = "lost_ownership"  # another process took the benchmark over
+    STORE_FAILED = "store_failed"  # the store refused writes: the run stops, its recorded trials are kept
+    FAILED = "failed"  # the run's worker raised (a user error or a bug): the form can be corrected
+
+    @property
+    def live(self) -> bool:
+        """A run is under way: another cannot start, quitting asks first."""
+        return self in (WorkbenchState.STARTING, WorkbenchState.RUNNING, WorkbenchState.PAUSED)

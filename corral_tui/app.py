@@ -30,9 +30,10 @@ from textual.widgets import Label
 from textual.worker import Worker, WorkerState
 
 from corral_core.agents.breakpoints import parse_breakpoints
+from corral_core.domain import WorkbenchState
 from corral_core.env.approval import ApprovalRequest
 from corral_core.errors import StoreError, UserError
-from corral_core.events import BreakpointHitData, Event, EventKind, StoreFailedData, payload
+from corral_core.events import Event
 from corral_core.safetext import clean
 from corral_tui.commands import ActionsProvider, all_binding_owners, binding_rows
 from corral_tui.config import WorkbenchConfig, config_from_args
@@ -40,10 +41,8 @@ from corral_tui.live import LiveRun
 
 if TYPE_CHECKING:
     from corral_tui.options import CliOptions
-from corral_core.domain import RunStatus, WorkbenchState
 from corral_tui.messages import (
     ApprovalsChanged,
-    ApprovalsRequested,
     BreakpointsRequested,
     CompareRequested,
     ControlRequested,
@@ -65,7 +64,6 @@ from corral_tui.messages import (
     TrialsRequested,
     WorkerFailed,
 )
-from corral_tui.render import format_cost, format_tokens
 from corral_tui.run_request import RunRequest, remember, remembered
 from corral_tui.screens.approval import ApprovalScreen, AskingTrial
 from corral_tui.screens.dialogs import (
@@ -80,13 +78,13 @@ from corral_tui.screens.fork import ForkChoice, ForkScreen
 from corral_tui.screens.workbench import WorkbenchScreen
 from corral_tui.services import WorkbenchServices
 from corral_tui.services.approvals import Decision, Verdict
-from corral_tui.services.session import ActiveRun, RunSummary
+from corral_tui.services.run_presenter import Line, RunPresenter, Said
+from corral_tui.services.session import ActiveRun
 from corral_tui.widgets.run_form import RunForm
 from corral_tui.widgets.status import Info
 
+WORKBENCH_KEYS = frozenset({"approvals", "compare_last"})  # app actions the workbench binds to its letters
 DRAIN_BACKOFF = 2.0  # after a drain that took t seconds, the next waits at least this many t
-
-LIVE_STATES = (WorkbenchState.STARTING, WorkbenchState.RUNNING, WorkbenchState.PAUSED)
 
 
 class WorkbenchApp(App[int]):
@@ -118,9 +116,7 @@ class WorkbenchApp(App[int]):
         self.live = LiveRun(buffer=config.trial_buffer)
         self.ready = False  # the servers answer and the store is open
         self._spec_path = ""  # the last spec file opened or saved (the dialogs start with it)
-        self.run_state: str = WorkbenchState.IDLE  # a WorkbenchState (corral_core.domain)
-        self.run_model: str | None = None
-        self.last_benchmark_id: str | None = None
+        self.presenter = RunPresenter(config.redact)  # the run's state machine and its wording
         self.urls: dict[str, str] = {}
         self._workbench_screen = WorkbenchScreen(self.live, config.redact, self.services.queries, clock=config.clock,
                                                  default_model=config.model,
@@ -137,6 +133,8 @@ class WorkbenchApp(App[int]):
         if action in ("quit", "history", "help") and isinstance(self.screen, ModalScreen) \
                 and not isinstance(self.screen, CommandPalette):
             return None
+        if action in WORKBENCH_KEYS and self.screen is self._workbench_screen:
+            return self._workbench_screen.check_action(action, parameters)  # its keys' rule: not in a text field
         return True
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
@@ -160,6 +158,17 @@ class WorkbenchApp(App[int]):
             for message, title, severity, timeout, markup in held:
                 super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
+    @property
+    def run_state(self) -> WorkbenchState:
+        return self.presenter.state
+
+    @property
+    def last_benchmark_id(self) -> str | None:
+        return self.presenter.last_benchmark_id
+
+    def _say(self, line: Line) -> None:
+        self.workbench_screen.say(line.text, line.style)
+
     def get_default_screen(self) -> WorkbenchScreen:
         return self._workbench_screen
 
@@ -181,7 +190,7 @@ class WorkbenchApp(App[int]):
 
     async def action_quit(self) -> None:
         """Quit; during a run, ask first (the run is stopped and recorded interrupted)."""
-        if self.run_state not in LIVE_STATES:
+        if not self.run_state.live:
             self.action_quit_now()
             return
         if any(isinstance(screen, ConfirmScreen) for screen in self.screen_stack):
@@ -278,54 +287,17 @@ class WorkbenchApp(App[int]):
     @on(RunStarted)
     def _run_started(self, message: RunStarted) -> None:
         self.live.total = message.total
-        self.run_model = message.model
-        self.run_state = WorkbenchState.PAUSED if message.start_paused else WorkbenchState.RUNNING
+        self.presenter.started(message.start_paused, message.model)
         self.refresh_info()
 
     @on(RunFinished)
     def _run_finished(self, message: RunFinished) -> None:
-        summary = message.summary
         self.drain_events()
-        self.run_state = summary.status  # run_model stays: the header names the model that ran until the next run
-        self.last_benchmark_id = summary.benchmark_id
+        line = self.presenter.finished(message.summary, self.live)
         self.workbench_screen.lock_form(False)
         self.workbench_screen.show_run_bar()
-        lost = len(self.live.undelivered)
-        undelivered = f" {lost} intervention(s) NOT delivered (their trials ended first; see the timelines)." \
-            if lost else ""
-        if summary.fork_of is not None:
-            who = self.config.redact.ident(summary.fork_of)
-            self.workbench_screen.say(f"Fork of trial {who} {summary.status}. Enter opens its timeline; v there "
-                                      f"shows it beside its parent from the fork point.{undelivered}",
-                                      "bold red" if lost else "")
-        else:
-            tokens, cost = self.live.totals()
-            self.workbench_screen.say(f"Run {summary.status}: {self._headline(summary)}; {summary.trials_run} "
-                                      f"trials, {summary.errored} errored; tokens {format_tokens(tokens)}, cost "
-                                      f"{format_cost(cost)}.{undelivered} m compares the arms.",
-                                      "bold red" if lost or summary.errored else "")
+        self._say(line)
         self.refresh_info()
-
-    def _headline(self, summary: RunSummary) -> str:
-        """The run's headline in words: the score and how it compares, or why there is none."""
-        finished = [trial for trial in self.live.trials.values() if trial.finished]
-        if summary.attempt_status == "errored":
-            return f"no headline score: {summary.attempt_text} (stored as errored, never compared with)"
-        if summary.headline_score is None:
-            if finished and all(trial.assisted for trial in finished):
-                return "no headline score (every trial was assisted, and assisted trials are reported apart)"
-            scored = [trial for trial in finished if trial.score is not None]
-            if scored and all(trial.assisted for trial in scored):
-                return "no headline score (only assisted trials were scored, and assisted trials are reported apart)"
-            return "no headline score (no trial was scored)"
-        score = f"headline score {summary.headline_score:.2f}"
-        if summary.status != RunStatus.FINISHED:
-            return f"{score} (interrupted: not compared with earlier runs)"
-        if summary.previous_best is None:
-            return f"{score} (the first finished run of this spec)"
-        if summary.attempt_text:
-            return f"{score} ({summary.attempt_status}: {summary.attempt_text})"
-        return f"{score} ({summary.attempt_status or '-'} against the best earlier run, {summary.previous_best:.2f})"
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
@@ -338,14 +310,10 @@ class WorkbenchApp(App[int]):
             self.call_after_refresh(self.exit, return_code=2, message=Text(f"corral-tui: {event.worker.error}"))
             return
         if event.worker.group == "run":
-            self.run_state = WorkbenchState.FAILED
+            line = self.presenter.failed(event.worker.error)
             if self.workbench_screen.live:  # the form, locked for the run, can be corrected and run again
                 self.workbench_screen.lock_form(False)
-                error = event.worker.error
-                why = error.problem.rstrip(".") if isinstance(error, UserError) and len(error.errors) == 1 \
-                    else "see the message"
-                self.workbench_screen.say(f"The run did not go through ({why}): correct the form and press r.",
-                                          "bold red")
+                self._say(line)
             self.refresh_info()
         self._show_error(event.worker.error)
 
@@ -363,7 +331,8 @@ class WorkbenchApp(App[int]):
     # --- the event stream ---------------------------------------------------------------------
 
     def drain_events(self, *, now: bool = True) -> None:
-        """Apply one batch of queued engine events to the live state and redraw what changed.
+        """Apply one batch of queued engine events to the live state, redraw what changed, and say what
+        the batch tells the operator (`RunPresenter.events`).
 
         The timer calls it with `now=False`: then, unless a full batch is waiting, it waits out a
         pause of `DRAIN_BACKOFF` times the last drain's cost first, so drawing the batches (and the
@@ -371,54 +340,36 @@ class WorkbenchApp(App[int]):
         between.
         """
         started = time.perf_counter()
-        queue = self.services.lifecycle.queue
-        if not now and started < self._next_drain and len(queue) < self.config.drain_batch:
-            return  # (a full batch waiting is drained at once: the queue drops the oldest when full)
-        if not self.workbench_screen.live:
+        if not self._drain_due(started, now) or not self.workbench_screen.live:
             return
-        events = queue.drain(self.config.drain_batch)
+        events = self._take_events()
         if not events:
             return
-        for event in events:  # what reaches a pane is redacted as what is stored (corral_core.safetext)
-            event.data = clean(event.data)
         changes = self.live.apply(events)
         if changes:
             self.workbench_screen.apply_changes(self.live, changes)
         finished = time.perf_counter()
         self._next_drain = finished + DRAIN_BACKOFF * (finished - started)
-        for trial_id, text in changes.undelivered:
-            who = self.config.redact.ident(trial_id)
-            self.workbench_screen.say(f"Intervention NOT delivered to trial {who}: it ended before its next LLM "
-                                      f"call. \"{text[:60]}\" is recorded in its timeline as undelivered.", "bold red")
-            self.notify(f"Trial {who} ended before reading your intervention; it was not delivered.",
-                        title="Intervention not delivered", severity="error", timeout=10)
-        for hit in changes.breakpoints:
-            self._breakpoint_hit(hit)
+        self._announce(self.presenter.events(events, changes.undelivered, changes.breakpoints))
+
+    def _drain_due(self, started: float, now: bool) -> bool:
+        """Whether this tick drains (a full batch waiting is drained at once: the queue drops the oldest
+        when full)."""
+        return now or started >= self._next_drain or len(self.services.lifecycle.queue) >= self.config.drain_batch
+
+    def _take_events(self) -> list[Event]:
+        """One batch off the UI queue, redacted as what is stored (corral_core.safetext)."""
+        events = self.services.lifecycle.queue.drain(self.config.drain_batch)
         for event in events:
-            if event.kind is EventKind.STORE_FAILED:
-                self._store_failed(str(payload(event, StoreFailedData).get("error") or "the database refused a write"))
-            elif event.kind is EventKind.OWNERSHIP_LOST:
-                self._ownership_lost(str(event.benchmark_id))
+            event.data = clean(event.data)
+        return events
 
-    def _breakpoint_hit(self, hit: Event) -> None:
-        """A breakpoint held: say which trial waits, why, and how to go on."""
-        who, data = self.config.redact.ident(hit.trial_id or ""), payload(hit, BreakpointHitData)
-        action = "paused: select it and press c to continue or s to step" if data.get("paused") else "recorded"
-        self.notify(f"Trial {who} ({hit.task_id}): {data.get('reason')}; {action}.",
-                    title=f"Breakpoint {data.get('breakpoint')}", severity="warning", timeout=10)
-
-    def _store_failed(self, error: str) -> None:
-        """The store refused writes: the run is stopping (its recorded trials stay resumable); say so now."""
-        text = f"The store refused writes, so the run was stopped: {error} Its recorded trials are kept."
-        self.workbench_screen.say(text)
-        self.notify(text, title="Store failed", severity="error", timeout=30)
-
-    def _ownership_lost(self, benchmark_id: str) -> None:
-        """Another process took the run's benchmark over (this one was silent past its heartbeat): say so."""
-        text = (f"Benchmark {benchmark_id} was taken over by another process (this run was silent past its "
-                "heartbeat), so this run stopped and wrote nothing more; the other process finishes it.")
-        self.workbench_screen.say(text)
-        self.notify(text, title="Lost ownership", severity="error", timeout=30)
+    def _announce(self, said: Said) -> None:
+        """Put what the presenter says on the status line and in notifications."""
+        for line in said.lines:
+            self._say(line)
+        for alert in said.alerts:
+            self.notify(alert.text, title=alert.title, severity=alert.severity, timeout=alert.timeout)
 
     def _tick(self) -> None:
         if self.workbench_screen.live:
@@ -430,7 +381,7 @@ class WorkbenchApp(App[int]):
         screen = self.workbench_screen
         suite = screen.selected.suite if screen.selected else None
         url = self.urls.get(suite or "") or next(iter(self.urls.values()), None)
-        model = self.run_model or self._form_model(suite)
+        model = self.presenter.model or self._form_model(suite)
         info = Info(server=redact.url(url) if url else "starting…",
                     requests=redact.count(self.services.lifecycle.requests_served()), model=model,
                     done=self.live.done, total=self.live.total, run_state=self.run_state,
@@ -461,10 +412,8 @@ class WorkbenchApp(App[int]):
             return
         if self.config.form_memory is not None:
             remember(request, self.config.form_memory)
-        self._begin_run()
-        self.workbench_screen.say(f"Starting {request.suite}: arms {', '.join(request.verbosities)}, "
-                                  f"{request.trials} trial(s) per task…")
-        self._run(request)
+        self._start(self.presenter.run_line(request.suite, request.verbosities, request.trials),
+                    partial(self._run, request), from_workbench=True)
 
     @on(ForkRequested)
     def _fork_requested(self, message: ForkRequested) -> None:
@@ -476,44 +425,38 @@ class WorkbenchApp(App[int]):
     def _fork_chosen(self, trial_id: str, choice: ForkChoice | None) -> None:
         if choice is None or not self._can_start():
             return
-        self.call_later(self._back_to_workbench)  # the fork runs there, live, like any run
-        self._begin_run()
-        told = " with your intervention" if choice.intervention else ""
-        self.workbench_screen.say(f"Forking trial {self.config.redact.ident(trial_id)}: replaying it up to iteration "
-                                  f"{choice.iteration + 1}, then live{told}…")
-        self._fork(trial_id, choice)
-
-    def _can_start(self) -> bool:
-        """Whether a run (or fork) may start now; says why not."""
-        if not self.ready:
-            self.notify("The environment server is still starting; try again in a moment.", severity="warning")
-            return False
-        if self.run_state in LIVE_STATES:
-            self.notify("A run is in progress: stop it with x first.", severity="warning")
-            return False
-        return True
-
-    def _begin_run(self) -> None:
-        """The workbench's state for a run (new, fork or resume) about to start."""
-        self.live.reset()
-        self.live.requested = self.config.clock()  # the run's elapsed time counts from here
-        self.workbench_screen.reset_run()
-        self.workbench_screen.lock_form(True)
-        self.run_state = WorkbenchState.STARTING
-
-    def _back_to_workbench(self) -> None:
-        while len(self.screen_stack) > 1:
-            self.pop_screen()
+        self._start(self.presenter.fork_line(trial_id, choice.iteration, bool(choice.intervention)),
+                    partial(self._fork, trial_id, choice))
 
     @on(ResumeRequested)
     def _resume_requested(self, message: ResumeRequested) -> None:
         if not self._can_start():
             return
-        self.call_later(self._back_to_workbench)  # it runs there, live, like any run
-        self._begin_run()
-        self.workbench_screen.say(f"Resuming benchmark {self.config.redact.ident(message.benchmark_id)} from its "
-                                  "stored spec: its finished trials are kept, the missing ones run…")
-        self._resume(message.benchmark_id)
+        self._start(self.presenter.resume_line(message.benchmark_id), partial(self._resume, message.benchmark_id))
+
+    def _can_start(self) -> bool:
+        """Whether a run (or fork, or resume) may start now; says why not."""
+        refusal = self.presenter.refusal(self.ready)
+        if refusal is not None:
+            self.notify(refusal, severity="warning")
+        return refusal is None
+
+    def _start(self, line: Line, worker: Callable[[], object], *, from_workbench: bool = False) -> None:
+        """Start a run (new, fork or resume): on the workbench, live, like any run, with its trials table
+        fresh and the form locked; say `line` and start its worker."""
+        if not from_workbench:
+            self.call_later(self._back_to_workbench)
+        self.live.reset()
+        self.live.requested = self.config.clock()  # the run's elapsed time counts from here
+        self.workbench_screen.reset_run()
+        self.workbench_screen.lock_form(True)
+        self.presenter.begin()
+        self._say(line)
+        worker()
+
+    def _back_to_workbench(self) -> None:
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
 
     @on(SpecFileRequested)
     def _spec_file_requested(self, message: SpecFileRequested) -> None:
@@ -589,12 +532,7 @@ class WorkbenchApp(App[int]):
             self.notify("No run in progress.", severity="warning")
 
     def _resume_hint(self) -> str:
-        """How the run in progress can be finished later: its benchmark id and the key or command."""
-        if self.live.benchmark_id is None:
-            return ""
-        benchmark_id = self.config.redact.ident(self.live.benchmark_id)  # as every id on screen
-        return (f" Benchmark {benchmark_id} can be finished later: History (h), select it, press u (resume); or "
-                f"headless: corral-tui --batch SPEC --resume {benchmark_id}.")
+        return self.presenter.resume_hint(self.live.benchmark_id)
 
     @on(ControlRequested)
     def _control_requested(self, message: ControlRequested) -> None:
@@ -602,13 +540,10 @@ class WorkbenchApp(App[int]):
         if not self.services.session.control(command, trial_id):
             self.notify("That trial is not running (any more).", severity="warning")
             return
+        line = self.presenter.control(command, trial_id)
         if trial_id is None:
-            paused = {"pause": WorkbenchState.PAUSED, "resume": WorkbenchState.RUNNING}
-            self.run_state = paused.get(command, self.run_state)
             self.refresh_info()
-        who = "every trial" if trial_id is None else f"trial {self.config.redact.ident(trial_id)}"
-        verb = {"pause": "Pausing", "step": "Stepping one iteration of", "resume": "Continuing"}[command]
-        self.workbench_screen.say(f"{verb} {who}.", "bold")
+        self._say(line)
 
     @on(TrialCancelRequested)
     def _trial_cancel_requested(self, message: TrialCancelRequested) -> None:
@@ -664,10 +599,7 @@ class WorkbenchApp(App[int]):
         self.post_message(ApprovalsChanged(change))
 
     def action_approvals(self) -> None:
-        self.show_next_approval()
-
-    @on(ApprovalsRequested)
-    def _approvals_requested(self) -> None:
+        """a on the workbench, or "Open approval" in the palette from anywhere."""
         self.show_next_approval()
 
     @on(ApprovalsChanged)
@@ -727,6 +659,10 @@ class WorkbenchApp(App[int]):
             self.push_screen(HistoryScreen(self.services.queries, self.config.redact))
 
     def action_compare_last(self) -> None:
+        """m on the workbench (a trial key: it acts with the focus on the trials), or "Open compare" in
+        the palette from anywhere."""
+        if self.screen is self._workbench_screen and not self._workbench_screen.at_trials("m"):
+            return
         self.post_message(CompareRequested(None))
 
     @on(CompareRequested)

@@ -122,10 +122,6 @@ class BreakpointsRequested(Message):
     """Open the breakpoints dialog for the run in progress (before a run, the form's field is used)."""
 
 
-class ApprovalsRequested(Message):
-    """Show the oldest pending approval (the dialog was put off with escape)."""
-
-
 class TaskTextRequested(Message):
     def __init__(self, suite: str, task_id: str, verbosity: str) -> None:
         super().__init__()

@@ -28,9 +28,7 @@ from corral_core.events import Event
 from corral_tui.config import Redactor
 from corral_tui.live import Changes, LiveRun
 from corral_tui.messages import (
-    ApprovalsRequested,
     BreakpointsRequested,
-    CompareRequested,
     ControlRequested,
     InterventionRequested,
     RunRequested,
@@ -89,8 +87,8 @@ class WorkbenchScreen(QueryScreen):
              key_display="C"),
         _key("i", "intervene", "Intervene", "workbench.intervene"),
         _key("k", "cancel_trial", "End trial", "workbench.end_trial"),
-        _key("a", "approvals", "Approvals", "workbench.approvals", show=False),
-        _key("m", "compare_last", "Compare", "workbench.compare"),
+        _key("a", "app.approvals", "Approvals", "workbench.approvals", show=False),
+        _key("m", "app.compare_last", "Compare", "workbench.compare"),
         _key("b", "breakpoints", "Breakpoints (form / live run)", "workbench.breakpoints", show=False),
         _key("t", "next_pane", "Next pane tab", "workbench.next_pane", show=False),
         _key("v", "toggle_view", "Run form or trials (a short terminal shows one)", "workbench.toggle_view",
@@ -379,7 +377,7 @@ class WorkbenchScreen(QueryScreen):
         focused = self.focused
         return focused is not None and any(isinstance(node, areas) for node in focused.ancestors_with_self)
 
-    def _at_trials(self, key: str) -> bool:
+    def at_trials(self, key: str) -> bool:
         """Trial keys act with the focus on the trials table or the panes; elsewhere they say so."""
         if self._focus_in(TrialsTable, TrialPanes):
             return True
@@ -417,7 +415,7 @@ class WorkbenchScreen(QueryScreen):
         self.post_message(StopRequested())
 
     def action_control(self, command: Command) -> None:
-        if not self._at_trials({"pause": "p", "step": "s", "resume": "c"}[command]):
+        if not self.at_trials({"pause": "p", "step": "s", "resume": "c"}[command]):
             return
         trial_id = self.selected_trial()
         if trial_id is None:
@@ -426,7 +424,7 @@ class WorkbenchScreen(QueryScreen):
         self.post_message(ControlRequested(command, trial_id))
 
     def action_control_all(self, command: Command) -> None:
-        if not self._at_trials({"pause": "P", "step": "S", "resume": "C"}[command]):
+        if not self.at_trials({"pause": "P", "step": "S", "resume": "C"}[command]):
             return
         self.post_message(ControlRequested(command, None))
 
@@ -455,15 +453,9 @@ class WorkbenchScreen(QueryScreen):
         self.post_message(InterventionRequested(trial.trial_id))
 
     def action_cancel_trial(self) -> None:
-        if not self._at_trials("k"):
+        if not self.at_trials("k"):
             return
         trial_id = self._running_selected("end")
         if trial_id is not None:
             self.post_message(TrialCancelRequested(trial_id))
 
-    def action_approvals(self) -> None:
-        self.post_message(ApprovalsRequested())
-
-    def action_compare_last(self) -> None:
-        if self._at_trials("m"):
-            self.post_message(CompareRequested(None))

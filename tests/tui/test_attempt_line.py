@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-from corral_tui.app import WorkbenchApp
+from corral_tui.services import run_presenter
 from corral_tui.services.session import RunSummary
 
 
 def headline(summary: RunSummary) -> str:
-    return WorkbenchApp._headline(SimpleNamespace(live=SimpleNamespace(trials={})), summary)  # type: ignore[arg-type]
+    return run_presenter.headline(summary, [])
 
 
 def test_an_errored_run_is_not_a_first_run_and_a_second_run_says_no_change_with_its_interval() -> None:
