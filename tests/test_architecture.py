@@ -122,8 +122,9 @@ def _enum_members(tree: ast.AST) -> set[int]:
 def test_removed_names_and_colliding_module_names_stay_gone() -> None:
     """Issue 11: dead code deleted, and modules renamed to say what they hold."""
     gone = {"ControlApplied", "EXIT_BAD_INPUT", "FINISHED"}  # (an enum's member FINISHED is a value, not them)
-    defined = sorted(f"{path}: {name}" for path, tree in modules(*SHIPPED) for node in ast.walk(tree)
-                     if id(node) not in _enum_members(tree) for name in _defined_names(node) if name in gone)
+    defined = sorted(f"{path}: {name}" for path, tree in modules(*SHIPPED)
+                     for members in [_enum_members(tree)] for node in ast.walk(tree)
+                     if id(node) not in members for name in _defined_names(node) if name in gone)
     assert defined == []
     from corral_core.runner import ControlRegistry
     from corral_tui.screens.workbench import WorkbenchScreen

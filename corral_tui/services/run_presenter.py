@@ -145,6 +145,7 @@ class RunPresenter:
         """How the run in progress can be finished later: its benchmark id and the key or command."""
         if benchmark_id is None:
             return ""
+        benchmark_id = self.redact.ident(benchmark_id)  # as every id on screen
         return (f" Benchmark {benchmark_id} can be finished later: History (h), select it, press u (resume); or "
                 f"headless: corral-tui --batch SPEC --resume {benchmark_id}.")
 

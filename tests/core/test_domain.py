@@ -176,7 +176,8 @@ def test_each_vocabulary_keeps_its_values() -> None:
     assert [s.value for s in domain.EpisodeStatus] == ["running", "scored", "surrendered", "timeout"]
     assert [s.value for s in domain.Decider] == ["policy", "user", "remote", "timeout", "cancelled"]
     assert [s.value for s in domain.WorkbenchState] == [
-        "idle", "starting", "running", "paused", "finished", "interrupted", "failed"]
+        "idle", "starting", "running", "paused", "finished", "interrupted", "lost_ownership", "store_failed",
+        "failed"]
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
