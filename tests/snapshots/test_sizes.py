@@ -22,7 +22,6 @@ from tests.tui.helpers import (
     asking_trial_events,
     make_app,
     record_benchmark,
-    start_run,
     wait_for,
     wait_ready,
 )
@@ -47,15 +46,9 @@ def test_workbench_during_a_run(snap_compare, tmp_path: Path, size: tuple[int, i
     waiting (two in parallel start in either order, and the snapshot would too)."""
 
     async def run(pilot: Pilot) -> None:
-        app = pilot.app
-        await wait_ready(pilot)
-        await start_run(pilot, "tuitest", tasks="count", trials="2", parallel="1", paused=True)
-        await wait_for(pilot, lambda: len(app.live.trials) == 1 and all(
-            t.control == "paused" for t in app.live.trials.values()), "the first trial, paused")
-        first = app.live.ordered()[0].trial_id
-        await wait_for(pilot, lambda: app.workbench_screen.selected_trial() == first, "the first trial selected")
-        app.workbench_screen.tick()
-        app.refresh_info()
+        from tests.snapshots.test_every_screen import _paused_run  # the one paused-run flow of the snapshots
+
+        await _paused_run(pilot)
         await pilot.pause()
 
     assert snap_compare(make_app(tmp_path, suites=[TUITEST]), terminal_size=size, run_before=run)
