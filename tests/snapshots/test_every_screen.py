@@ -59,21 +59,12 @@ BASES = {QueryScreen, PagedScreen}  # shared behaviour, never shown themselves
 Opener = Callable[[Pilot], Awaitable[None]]
 
 
-def _still(screen: Screen[Any]) -> None:
-    """A blinking cursor draws either way: hold it on."""
-    for field in screen.query(Input).results():
-        field.cursor_blink = False
-    for area in screen.query(TextArea).results():
-        area.cursor_blink = False
-
-
 async def _shown(pilot: Pilot, screen_type: type[Screen[Any]], focused: type[Any] | None = None) -> None:
     """Wait until `screen_type` is on top (and its initial focus given, as mount gives it late on a
-    loaded machine); then hold its cursors."""
+    loaded machine); the picture holds its cursors (conftest's `snap_compare`)."""
     app = pilot.app
     await wait_for(pilot, lambda: isinstance(app.screen, screen_type)
                    and (focused is None or isinstance(app.screen.focused, focused)), f"the {screen_type.__name__}")
-    _still(app.screen)
     await pilot.pause()
 
 

@@ -172,7 +172,6 @@ def test_approval_dialog(snap_compare, tmp_path: Path) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.pending == 2,
                        "the approval dialog")
         await wait_for(pilot, lambda: app.screen.focused is app.screen.query_one("#approval-reason"), "its field")
-        app.screen.query_one("#approval-reason").cursor_blink = False  # a blinking cursor draws either way
         await pilot.pause()
 
     assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH]), terminal_size=SIZE, run_before=ask)

@@ -70,7 +70,6 @@ def test_approval_dialog_at_size(snap_compare, tmp_path: Path, size: tuple[int, 
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen.armed
                        and app.screen.focused is app.screen.query_one("#approval-reason"),
                        "the approval dialog, its reason field focused")
-        app.screen.query_one("#approval-reason").cursor_blink = False  # a blinking cursor draws either way
         await pilot.pause()
 
     assert snap_compare(make_app(tmp_path, suites=[SAMPLEMATH]), terminal_size=size, run_before=ask)

@@ -43,6 +43,44 @@ async def wait_for(pilot: Pilot, predicate: Callable[[], Any], what: str, timeou
         await pilot.pause(0.05)
 
 
+def footer_settled(app: Any) -> bool:
+    """Whether every key footer on the active screen shows the bindings in force (Textual composes a
+    footer empty and redraws it a refresh after its screen's bindings change)."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    screen = app.screen
+    footers = list(screen.query(Footer))
+    if not footers:
+        return True
+    active = screen.active_bindings
+    wanted = {(binding.action, enabled) for _, binding, enabled, _ in active.values() if binding.show}
+    palette = active.get(app.COMMAND_PALETTE_BINDING) if app.ENABLE_COMMAND_PALETTE else None
+    for footer in footers:
+        shown = {(key.action, not key.disabled) for key in footer.query(FooterKey)}
+        expected = wanted | ({(palette[1].action, palette[2])} if palette and footer.show_command_palette else set())
+        if shown != expected:
+            return False
+    return True
+
+
+async def settle(pilot: Pilot) -> None:
+    """Wait until the screen is drawn for its current state (see `footer_settled`), with every text
+    cursor held on (a blinking one draws either way, depending on when the picture is taken)."""
+    from textual.widgets import Input, TextArea
+
+    for field in pilot.app.screen.query("Input, TextArea"):
+        if isinstance(field, Input | TextArea):
+            field.cursor_blink = False
+        if isinstance(field, TextArea):
+            # its line cache keys a non-blinking cursor line like the blink's "off" half: drop what the
+            # blink drew, or the picture may show the cursor line as drawn in its "off" half
+            field.notify_style_update()
+            field.refresh()
+    await wait_for(pilot, lambda: footer_settled(pilot.app), "the key footer to show the bindings in force")
+    await pilot.pause()
+
+
 def _state(app: Any) -> str:
     """What a timed-out wait saw: the app's run state and status line, and every thread's stack (a
     test that fails only in a loaded full run can then be diagnosed from its log)."""
