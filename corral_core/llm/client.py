@@ -83,7 +83,7 @@ def token_count(text: str, model: str) -> int:
 
 
 def _pool_connections(litellm: ModuleType) -> None:
-    """One connection per provider call in flight, kept alive and reused by later calls (llm/lanes.py).
+    """One connection per provider call in flight, kept alive and reused by later calls (corral_core/http_lanes.py).
 
     litellm's OpenAI-family providers call through an httpx.Client with httpx's default pool, 100
     connections of which 20 stay open: a 101st trial waited for a connection, and most calls opened a
@@ -92,7 +92,7 @@ def _pool_connections(litellm: ModuleType) -> None:
     """
     if litellm.client_session is not None:
         return
-    from corral_core.llm import lanes
+    from corral_core import http_lanes as lanes
 
     try:
         from litellm.llms.custom_httpx.http_handler import get_ssl_configuration

@@ -1,5 +1,5 @@
 """Provider calls go through one shared httpx client whose requests each get a connection of their own,
-kept alive and reused by later calls (llm/lanes.py)."""
+kept alive and reused by later calls (corral_core/http_lanes.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from corral_core.llm import client, lanes
+from corral_core import http_lanes as lanes
+from corral_core.llm import client
 from corral_core.llm.types import ModelSettings
 from tests.fakes.fake_openai import FakeOpenAI, FakeReply
 from tests.timeouts import HANG

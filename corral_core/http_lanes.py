@@ -1,7 +1,8 @@
 """An httpx transport that gives each request in flight a connection of its own, reused across calls.
 
-httpx's connection pool scans every connection it holds, under one lock, to place a request and again
-to release it: with 256 trials in flight that is 256 connections scanned twice per provider call, and
+Used for provider calls (litellm's shared client) and for the REST calls of trials to the environment
+server. httpx's connection pool scans every connection it holds, under one lock, to place a request and
+again to release it: with 256 trials in flight that is 256 connections scanned twice per request, and
 the lock is contended by every trial thread at once. Here each *lane* is an `httpx.HTTPTransport` with
 one connection; a request takes a free lane (or makes one), and the lane goes back when its response
 is closed. Taking and returning a lane is a list pop and append; a lane keeps its connection alive
@@ -89,12 +90,17 @@ class _ReleasingStream(httpx.SyncByteStream):
                 release()
 
 
-def lane_client(verify: Any = True, **client_options: Any) -> httpx.Client:
-    """An httpx.Client whose requests each get a connection of their own (see the module's docstring).
-
-    `verify` is httpx's: True, False, a CA bundle path or an SSLContext. One SSL context is made here and
-    shared by every lane (making one loads the CA bundle: milliseconds each, per lane otherwise)."""
+def lane_transport(verify: Any = True, keepalive_expiry: float | None = 5.0, **transport_options: Any
+                   ) -> LaneTransport:
+    """Lanes of `httpx.HTTPTransport(**transport_options)` with one connection each, idle for at most
+    `keepalive_expiry` seconds. `verify` is httpx's (True, False, a CA bundle path or an SSLContext): one
+    SSL context is made here and shared by every lane (making one loads the CA bundle, milliseconds each)."""
     context = verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify=verify)
-    one = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-    return httpx.Client(transport=LaneTransport(lambda: httpx.HTTPTransport(verify=context, limits=one)),
-                        verify=context, **client_options)
+    one = httpx.Limits(max_connections=1, max_keepalive_connections=1, keepalive_expiry=keepalive_expiry)
+    return LaneTransport(lambda: httpx.HTTPTransport(verify=context, limits=one, **transport_options))
+
+
+def lane_client(verify: Any = True, **client_options: Any) -> httpx.Client:
+    """An httpx.Client whose requests each get a connection of their own (see the module's docstring)."""
+    context = verify if isinstance(verify, ssl.SSLContext) else httpx.create_ssl_context(verify=verify)
+    return httpx.Client(transport=lane_transport(context), verify=context, **client_options)
