@@ -36,7 +36,7 @@ from urllib.parse import quote
 
 import httpx
 
-from corral_core.constants import MAX_IN_FLIGHT
+from corral_core import http_lanes
 from corral_core.tracing import inject
 
 __all__ = [
@@ -153,20 +153,18 @@ class TaskTrialResult:
         return float(sum(c.get("duration") or 0.0 for c in calls if isinstance(c, dict)))
 
 
-def nodelay_transport() -> httpx.HTTPTransport:
-    """A pooled keep-alive transport with Nagle's algorithm off.
+def nodelay_transport() -> httpx.BaseTransport:
+    """Keep-alive connections with Nagle's algorithm off, one per request in flight (corral_core/http_lanes.py:
+    a pool of hundreds of connections was scanned twice per request under one lock).
 
     httpcore writes a POST's headers and body separately; with Nagle on, the body waits for the
     server's delayed ACK, which costs ~40 ms per request on loopback instead of ~1 ms.
     """
-    return httpx.HTTPTransport(
-        # One connection per trial in flight, kept alive (a closed one costs a handshake per request),
-        # but idle for less than our server's 5 s keep-alive: at equal limits, a connection the server
-        # was closing got reused and the request failed with "connection reset by peer".
-        limits=httpx.Limits(max_connections=MAX_IN_FLIGHT, max_keepalive_connections=MAX_IN_FLIGHT,
-                            keepalive_expiry=KEEPALIVE_EXPIRY),
-        socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-    )
+    # Kept alive (a closed one costs a handshake per request), but idle for less than our server's 5 s
+    # keep-alive: at equal limits, a connection the server was closing got reused and the request failed
+    # with "connection reset by peer".
+    return http_lanes.lane_transport(keepalive_expiry=KEEPALIVE_EXPIRY,
+                                     socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
 
 
 def _seg(value: str) -> str:

@@ -19,8 +19,7 @@ from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
-from corral_core.constants import MAX_IN_FLIGHT
-from corral_core.llm import retry
+from corral_core.llm import lean, retry
 from corral_core.llm.types import (
     CallContext,
     ErrorKind,
@@ -62,9 +61,10 @@ def _litellm() -> ModuleType:
                     _quiet_flag = is_internal_call
                 except ImportError:  # pragma: no cover - a litellm without it just logs offline calls too
                     _quiet_flag = None
-                from corral_core.llm import callbacks, unpriced
+                from corral_core.llm import callbacks, lean, unpriced
 
                 unpriced.install(litellm, _anyone_listens)
+                lean.install(litellm)
                 _litellm_module = litellm
 
                 callbacks.apply(litellm)
@@ -83,15 +83,16 @@ def token_count(text: str, model: str) -> int:
 
 
 def _pool_connections(litellm: ModuleType) -> None:
-    """Let as many provider calls be in flight as trials can be (MAX_IN_FLIGHT).
+    """One connection per provider call in flight, kept alive and reused by later calls (corral_core/http_lanes.py).
 
     litellm's OpenAI-family providers call through an httpx.Client with httpx's default pool, 100
     connections of which 20 stay open: a 101st trial waited for a connection, and most calls opened a
-    new one. They use `litellm.client_session` instead when it is set; a session the user set is kept.
+    new one; a pool of MAX_IN_FLIGHT connections instead scanned them all twice per call under one lock.
+    They use `litellm.client_session` when it is set; a session the user set is kept.
     """
     if litellm.client_session is not None:
         return
-    import httpx
+    from corral_core import http_lanes as lanes
 
     try:
         from litellm.llms.custom_httpx.http_handler import get_ssl_configuration
@@ -99,9 +100,7 @@ def _pool_connections(litellm: ModuleType) -> None:
         verify: Any = get_ssl_configuration()
     except Exception:  # pragma: no cover - a litellm without it: httpx's own certificate checks
         verify = True
-    litellm.client_session = httpx.Client(  # type: ignore[attr-defined]
-        limits=httpx.Limits(max_connections=MAX_IN_FLIGHT, max_keepalive_connections=MAX_IN_FLIGHT),
-        verify=verify, follow_redirects=True)
+    litellm.client_session = lanes.lane_client(verify=verify, follow_redirects=True)  # type: ignore[attr-defined]
 
 
 def preload(models: Iterable[str] = ()) -> None:
@@ -131,6 +130,9 @@ def _warm_provider_client() -> None:
     try:
         import openai
 
+        from corral_core.llm import lean
+
+        lean.install_for_providers()
         openai.OpenAI(api_key="warm-up", base_url="http://127.0.0.1:9/v1").chat.completions.with_raw_response  # noqa: B018
         for module in ("litellm._service_logger", "litellm.llms.litellm_proxy.chat.transformation",
                        "litellm.llms.openai.chat.gpt_audio_transformation", "litellm.llms.openai_like.dynamic_config"):
@@ -151,6 +153,9 @@ def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: l
     (kind connection|timeout|rate_limit|auth|bad_request|provider|replay_divergence|script).
     """
     litellm = _litellm()
+    offline = settings.model.startswith(OFFLINE_PREFIXES)
+    if not offline:
+        lean.install_for_providers()
     kwargs = _request_kwargs(settings, messages, tools, context)
     started = time.perf_counter()
     waited = throttled = 0.0
@@ -161,7 +166,7 @@ def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: l
             throttled += limiter.acquire()
         try:
             with retry.connection_slot(settings.model, settings.api_base, settings.max_connections), \
-                    _quiet(settings.model.startswith(OFFLINE_PREFIXES) or not _anyone_listens(litellm)):
+                    _quiet(offline or not _anyone_listens(litellm)):
                 response = litellm.completion(**kwargs)
             break
         except Exception as exc:  # litellm raises many types; all become LLMError with the provider's words
@@ -238,7 +243,7 @@ def _request_kwargs(settings: ModelSettings, messages: list[dict[str, Any]], too
     register_model_secrets(settings)
     kwargs: dict[str, Any] = dict(settings.extra or {})
     # Copies: litellm must not mutate the agent's own conversation or tool list.
-    kwargs.update(model=settings.model, messages=copy.deepcopy(messages), temperature=settings.temperature,
+    kwargs.update(model=settings.model, messages=_json_copy(messages), temperature=settings.temperature,
                   timeout=settings.timeout, max_retries=0)  # retries are ours (llm/retry.py), for every provider
     if settings.api_base:
         kwargs["api_base"] = settings.api_base
@@ -246,7 +251,7 @@ def _request_kwargs(settings: ModelSettings, messages: list[dict[str, Any]], too
     if api_key:
         kwargs["api_key"] = api_key
     if tools:
-        kwargs["tools"] = copy.deepcopy(tools)
+        kwargs["tools"] = _json_copy(tools)
         kwargs.setdefault("tool_choice", "auto")
     else:
         kwargs.pop("tool_choice", None)
@@ -256,6 +261,22 @@ def _request_kwargs(settings: ModelSettings, messages: list[dict[str, Any]], too
         info["n_messages"] = len(messages)
     kwargs["metadata"] = {"corral": info}
     return kwargs
+
+
+_IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def _json_copy(value: Any) -> Any:
+    """A copy of JSON-shaped data (dicts, lists, scalars) a quarter of deepcopy's cost; anything else is
+    deep-copied."""
+    kind = type(value)
+    if kind is dict:
+        return {key: _json_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [_json_copy(item) for item in value]
+    if kind in _IMMUTABLE:
+        return value
+    return copy.deepcopy(value)
 
 
 def _to_result(response: Any, settings: ModelSettings, duration: float, litellm: ModuleType) -> LLMResult:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from corral_core.llm import callbacks, client
+from corral_core.llm import callbacks, client, lean
 from corral_core.llm.types import ModelSettings
 from tests.core.data.recording_logger import RECORDER
 from tests.fakes.fake_openai import FakeOpenAI, FakeReply
@@ -108,3 +108,116 @@ def test_an_unpriced_model_is_searched_for_a_price_once_until_litellm_learns_one
         cost = client.completion(settings, question).cost
     assert len(searches) == 2  # a new price list: searched again, and found
     assert cost is not None and math.isclose(cost, 1000 * 1e-6 + 200 * 2e-6)
+
+
+def _count_service_hooks(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    from litellm._service_logger import ServiceLogging
+
+    hooked: list[dict[str, Any]] = []
+
+    async def async_service_success_hook(self: Any, **kwargs: Any) -> None:
+        hooked.append(kwargs)
+
+    monkeypatch.setattr(ServiceLogging, "async_service_success_hook", async_service_success_hook)
+    return hooked
+
+
+def test_without_service_callbacks_a_provider_call_runs_no_service_hook(
+        provider: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    litellm = client._litellm()
+    monkeypatch.setattr(litellm, "service_callback", [])
+    hooked = _count_service_hooks(monkeypatch)
+    client.completion(_settings(provider), [{"role": "user", "content": "What is 2 + 2?"}])
+    assert hooked == []  # litellm ran one on a new event loop per call, for an empty list of loggers
+
+
+def test_with_a_service_callback_every_provider_call_still_reaches_the_service_hook(
+        provider: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    litellm = client._litellm()
+    monkeypatch.setattr(litellm, "service_callback", ["corral-test-service-listener"])
+    hooked = _count_service_hooks(monkeypatch)
+    client.completion(_settings(provider), [{"role": "user", "content": "What is 2 + 2?"}])
+    client.completion(_settings(provider), [{"role": "user", "content": "What is 3 + 3?"}])
+    assert len(hooked) == 2 and all(h["call_type"].startswith("make_sync_openai") for h in hooked)
+
+
+CONVERSATION = [
+    {"role": "system", "content": "You are precise."},
+    {"role": "user", "content": [{"type": "text", "text": "What is 2 + 2?"},
+                                 {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]},
+    {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "calculator", "arguments": '{"a": 2, "b": 2}'}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "4.0"},
+]
+TOOLS = [{"type": "function", "function": {
+    "name": "calculator", "description": "Add two numbers.",
+    "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number", "default": 0}},
+                   "required": ["a"], "additionalProperties": False}}}]
+
+
+def test_the_chat_body_skips_the_sdks_rewrite_and_the_provider_receives_the_same_request(
+        provider: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    from openai._utils import _transform
+    from openai.resources.chat.completions import completions
+
+    client._litellm()
+    rewrites: list[Any] = []
+    original_rewrite = _transform._transform_typeddict
+    monkeypatch.setattr(_transform, "_transform_typeddict",
+                        lambda *a, **k: rewrites.append(a[1]) or original_rewrite(*a, **k))
+    client.completion(_settings(provider), CONVERSATION, TOOLS)
+    assert rewrites == []
+    monkeypatch.setattr(completions, "maybe_transform", lean.original_of(completions.maybe_transform))
+    client.completion(_settings(provider), CONVERSATION, TOOLS)
+    assert rewrites  # the SDK's own path walks the body
+    shortcut, sdk = (request.body for request in provider.received[-2:])
+    assert shortcut == sdk and shortcut["messages"][1]["content"][1]["image_url"]["url"].startswith("data:")
+
+
+def test_a_chat_body_that_is_not_plain_json_takes_the_sdks_path() -> None:
+    from openai import omit
+    from openai.resources.chat.completions import completions
+    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
+    assert lean.install_for_providers()
+    shortcut, sdk = completions.maybe_transform, lean.original_of(completions.maybe_transform)
+    plain = {"messages": [{"role": "user", "content": "hi"}], "model": "m", "temperature": 0.5, "stop": omit}
+    assert shortcut(plain, CompletionCreateParamsNonStreaming) == sdk(plain, CompletionCreateParamsNonStreaming) \
+        == {"messages": [{"role": "user", "content": "hi"}], "model": "m", "temperature": 0.5}
+    with_tuple = {"messages": ({"role": "user", "content": "hi"},), "model": "m"}
+    assert shortcut(with_tuple, CompletionCreateParamsNonStreaming) == {"messages": [{"role": "user", "content": "hi"}],
+                                                                       "model": "m"}  # the SDK made the list
+
+
+def test_the_shortcut_is_refused_for_parameters_with_an_alias_anywhere_in_their_types() -> None:
+    from typing import Annotated, TypedDict
+
+    from openai._utils._transform import PropertyInfo
+    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
+    class Inner(TypedDict):
+        card_id: Annotated[str, PropertyInfo(alias="cardID")]
+
+    class Outer(TypedDict, total=False):
+        model: str
+        cards: list[Inner | None]
+
+    assert lean._rewrites(Outer, PropertyInfo)
+    assert not lean._rewrites(CompletionCreateParamsNonStreaming, PropertyInfo)
+
+
+def test_the_request_copies_the_conversation_so_litellm_cannot_change_the_agents_own() -> None:
+    class Part:  # not JSON: deep-copied as before
+        def __init__(self) -> None:
+            self.text = "hi"
+
+    part = Part()
+    messages = [{"role": "user", "content": [{"type": "text", "text": "2 + 2?"}], "extra": part}]
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}]
+    kwargs = client._request_kwargs(ModelSettings("scripted/x"), messages, tools, None)
+    assert kwargs["messages"] == [{"role": "user", "content": [{"type": "text", "text": "2 + 2?"}], "extra": kwargs[
+        "messages"][0]["extra"]}] and kwargs["tools"] == tools
+    kwargs["messages"][0]["content"][0]["text"] = "changed"
+    kwargs["tools"][0]["function"]["parameters"]["properties"]["x"] = {}
+    assert messages[0]["content"][0]["text"] == "2 + 2?" and tools[0]["function"]["parameters"]["properties"] == {}
+    assert kwargs["messages"][0]["extra"] is not part and kwargs["messages"][0]["extra"].text == "hi"

@@ -94,8 +94,10 @@ class FakeOpenAI:
     """Fake OpenAI chat-completions server in a thread; `start()/stop()` or use as a context manager."""
 
     def __init__(self, replies: Iterable[FakeReply | str] = (), *, model: str = "fake-model",
-                 repeat_last: bool = False, hold: bool = False) -> None:
+                 repeat_last: bool = False, hold: bool = False, keep_alive: bool = False) -> None:
         self.model = model
+        self.keep_alive = keep_alive  # HTTP/1.1 connections that stay open between requests
+        self.connections = 0  # TCP connections accepted so far
         self.repeat_last = repeat_last
         self.hold = hold
         self.in_flight = 0
@@ -264,7 +266,13 @@ class _Server(ThreadingHTTPServer):
 
 def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.0"  # one request per connection: nothing lingers at stop()
+        # one request per connection unless asked (nothing lingers at stop())
+        protocol_version = "HTTP/1.1" if fake.keep_alive else "HTTP/1.0"
+
+        def setup(self) -> None:
+            with fake._lock:
+                fake.connections += 1
+            super().setup()
 
         def log_message(self, fmt: str, *args: Any) -> None:  # keep test output quiet
             return

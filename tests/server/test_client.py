@@ -191,3 +191,14 @@ def test_trials_of_a_task_fetch_its_tools_once_per_verbosity_and_get_the_prompt_
     assert paths.count(("GET", "tools")) == 1
     assert second.get_available_tools_for_task("add", "full") != again
     assert paths.count(("GET", "tools")) == 2  # another verbosity is another listing
+
+
+def test_consecutive_requests_reuse_one_keep_alive_connection(router):
+    from corral_core.http_lanes import LaneTransport
+
+    lanes = router._transport.http._transport
+    assert isinstance(lanes, LaneTransport)  # a connection per request in flight, not a pool scanned per request
+    for _ in range(5):
+        assert router.health()["status"] == "ok"
+    router.execute_tool("add", "add", {"a": 2, "b": 3})
+    assert lanes.lanes == 1
