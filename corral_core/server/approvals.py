@@ -17,7 +17,7 @@ from typing import Literal
 
 from corral_core.domain import Decider
 from corral_core.env.approval import CANCELLED, ApprovalDecision, ApprovalGate, ApprovalRequest
-from corral_core.events import EventKind, EventSink, emit_event
+from corral_core.events import ApprovalAskedData, ApprovalDecidedData, EventKind, EventSink, emit_event
 
 log = logging.getLogger(__name__)
 
@@ -210,11 +210,8 @@ class EventingGate:
             trial_id=request.trial_id,
             task_id=request.task_id,
             benchmark_id=self.benchmark_id,
-            approval_id=request.id,
-            tool_name=request.tool_name,
-            arguments=request.arguments,
-            risk=request.risk,
-            timeout=request.timeout,
+            **ApprovalAskedData(approval_id=request.id, tool_name=request.tool_name, arguments=request.arguments,
+                                risk=request.risk, timeout=request.timeout),
         )
         try:
             decision = self.inner.request(request)
@@ -227,10 +224,7 @@ class EventingGate:
             trial_id=request.trial_id,
             task_id=request.task_id,
             benchmark_id=self.benchmark_id,
-            approval_id=request.id,
-            tool_name=request.tool_name,
-            approved=decision.approved,
-            decided_by=decision.decided_by,
-            reason=decision.reason,
+            **ApprovalDecidedData(approval_id=request.id, tool_name=request.tool_name, approved=decision.approved,
+                                  decided_by=decision.decided_by, reason=decision.reason),
         )
         return decision

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from corral_core.domain import Decider
 from corral_core.env.approval import APPROVAL_POLICIES, CANCELLED, ApprovalDecision, ApprovalRequest
-from corral_core.events import EventKind, EventSink, emit_event
+from corral_core.events import ApprovalAskedData, ApprovalDecidedData, EventKind, EventSink, emit_event
 
 if TYPE_CHECKING:
     from corral_core.server.approvals import QueueGate
@@ -211,8 +211,9 @@ class RemoteApprovals:
             if request.id not in self._seen:
                 self._seen.add(request.id)
                 emit_event(self.sink, EventKind.APPROVAL_ASKED, trial_id=request.trial_id, task_id=request.task_id,
-                           approval_id=request.id, tool_name=request.tool_name, arguments=request.arguments,
-                           risk=request.risk, timeout=request.timeout)
+                           **ApprovalAskedData(approval_id=request.id, tool_name=request.tool_name,
+                                               arguments=request.arguments, risk=request.risk,
+                                               timeout=request.timeout))
         with self._lock:
             auto = [r for r in polled if r.tool_name in self._tools_for_run and r.id not in self._decided]
         for request in auto:
@@ -252,8 +253,8 @@ class RemoteApprovals:
             log.info("remote approval %s not decided: %s", request.id, exc)
             return False
         emit_event(self.sink, EventKind.APPROVAL_DECIDED, trial_id=request.trial_id, task_id=request.task_id,
-                   approval_id=request.id, tool_name=request.tool_name, approved=approved, decided_by=decided_by,
-                   reason=reason)
+                   **ApprovalDecidedData(approval_id=request.id, tool_name=request.tool_name, approved=approved,
+                                         decided_by=decided_by, reason=reason))
         return True
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
