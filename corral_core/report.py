@@ -29,12 +29,15 @@ from corral_core.domain import TrialStatus
 from corral_core.errors import UserError
 from corral_core.safetext import redact
 
+# The CSV export's header: every report row key (runner.results.ROW_KEYS) but CSV_LEAVES_OUT, in the order a
+# person reads them; a new column goes last, so older readers keep theirs (tests/core/test_trial_shapes.py).
 CSV_COLUMNS = (
     "trial_id", "benchmark_id", "arm", "task_id", "trial_index", "episode_id", "agent", "model", "verbosity",
     "status", "score", "success", "answer", "explanation", "surrendered", "error", "fault", "prompt_tokens",
     "completion_tokens", "total_tokens", "cost", "duration", "tool_duration", "iterations", "assisted",
     "started_at", "finished_at", "llm_retries", "llm_retry_wait", "rate_limit_wait",
 )
+CSV_LEAVES_OUT = ("parent_trial_id", "fork_iteration")  # a fork's lineage: the JSON export carries it
 NOT_MEASURED = frozenset({"skipped", "cancelled", "running"})
 
 

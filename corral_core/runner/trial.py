@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from corral_core.agents import (
     AGENT_CLASSES,
@@ -193,7 +193,7 @@ def started_data(arm: ArmSpec, index: int, episode_id: str | None) -> TrialStart
 def _finished_data(arm: ArmSpec, index: int, episode_id: str | None, **values: Any) -> TrialFinishedData:
     """The TRIAL_FINISHED payload of a TrialResult: `values` over an error's defaults (no time spent)."""
     outcome = {"status": AgentStatus.ERROR, "duration": 0.0, "tool_duration": 0.0, **values}
-    return cast(TrialFinishedData, TrialResult("", arm.name, index, episode_id=episode_id, **outcome).finished_data())
+    return TrialResult("", arm.name, index, episode_id=episode_id, **outcome).finished_data()
 
 
 def record_of(task_id: str, data: Mapping[str, Any]) -> TrialResult:
