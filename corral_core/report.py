@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from corral_core.domain import TrialStatus
+from corral_core.domain import Fault, TrialStatus
 from corral_core.errors import UserError
 from corral_core.safetext import redact
 
@@ -319,7 +319,7 @@ def _junit_outcome(case: ET.Element, trials: list[dict[str, Any]], task: dict[st
 
 
 def _fault(row: dict[str, Any]) -> str:
-    return str(row.get("fault") or ("timeout" if row.get("status") == TrialStatus.TIMEOUT else "unknown"))
+    return str(row.get("fault") or (Fault.TIMEOUT if row.get("status") == TrialStatus.TIMEOUT else Fault.UNKNOWN))
 
 
 def _count(values: Iterable[Any]) -> list[tuple[str, int]]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
+from corral_core.domain import Fault, ToolStatus
 from corral_core.events import (
     AgentFinishedData,
     Event,
@@ -179,16 +180,16 @@ class BaseAgent(ABC):
             else:
                 result = self._run_body()
                 status, answer, error = result.status or AgentStatus.ERROR, result.answer, result.error
-                fault = result.fault or "agent"
+                fault = result.fault or Fault.AGENT
                 if status == AgentStatus.ANSWERED and self.extract_answer:
                     answer = self._extract(answer or "")
         except TrialCancelled:
             status = AgentStatus.CANCELLED
         except CriticalHookError as exc:
-            status, error, fault = AgentStatus.ERROR, f"a hook stopped the trial: {exc}", "agent"
+            status, error, fault = AgentStatus.ERROR, f"a hook stopped the trial: {exc}", Fault.AGENT
         except LLMError as exc:  # a replay divergence is the agent asking something else than it did
             status, error = AgentStatus.ERROR, exc.message
-            fault = "agent" if exc.kind == "replay_divergence" else "provider"
+            fault = Fault.AGENT if exc.kind == "replay_divergence" else Fault.PROVIDER
         except LimitReached as exc:
             if self._nested:  # the trial's limit: the outer agent ends the trial
                 raise
@@ -198,13 +199,13 @@ class BaseAgent(ABC):
             from_server = type(exc).__module__ == "corral_core.client"
             log.warning("agent %s failed on task %s: %s", type(self).__name__, task_id, exc, exc_info=not from_server)
             status, error = AgentStatus.ERROR, str(exc) if from_server else f"{type(exc).__name__}: {exc}"
-            fault = "environment" if from_server else "agent"
+            fault = Fault.ENVIRONMENT if from_server else Fault.AGENT
         finally:
             status, error = self._after_task(status, answer, error)
         if status != AgentStatus.ERROR:
             fault = None
         elif fault is None:  # an AFTER_TASK hook ended it
-            fault = "agent"
+            fault = Fault.AGENT
         if status not in (AgentStatus.ANSWERED, AgentStatus.LIMIT):  # over its limit: scored on its last reply
             answer = None
         self.outcome = AgentOutcome(status=status, answer=answer, error=error, iterations=self._iterations,
@@ -407,8 +408,9 @@ class BaseAgent(ABC):
         if record is None and isinstance(result, dict) and {"tool_name", "status"} <= set(result):
             record = result  # a Corral server's client puts the whole ToolCall in `result`, even on failure
         if isinstance(record, dict):
-            status = str(record.get("status") or ("success" if response.success else "execution_error"))
-            ok = status == "success"
+            answered = ToolStatus.SUCCESS if response.success else ToolStatus.EXECUTION_ERROR
+            status = str(record.get("status") or answered)
+            ok = status == ToolStatus.SUCCESS
             if ok:
                 text = _as_text(record.get("result"))
             else:
@@ -416,7 +418,7 @@ class BaseAgent(ABC):
                 text = f"the tool call failed (status: {status}). Error: {reason}"
         else:
             ok = bool(getattr(response, "success", False))
-            status = "success" if ok else "execution_error"
+            status = ToolStatus.SUCCESS if ok else ToolStatus.EXECUTION_ERROR
             error = getattr(response, "error", None)
             text = _as_text(result) if ok else \
                 f"the tool call could not be made (status: {status}). Error: {error or 'unknown error'}"

@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from corral_core.domain import ToolStatus
 from corral_core.events import INBOX_SOURCE as INBOX_SOURCE  # re-exported: its home is the event vocabulary
 from corral_core.events import EventKind, InterventionData
 
@@ -214,7 +215,7 @@ def stop_on_repeated_tool_errors(max_errors: int, *, consecutive: bool = True) -
     def hook(ctx: HookContext) -> None:
         count = ctx.metadata.get(key, 0)
         for record in ctx.iteration_data.get("tool_results") or []:
-            if record.get("status") == "success":
+            if record.get("status") == ToolStatus.SUCCESS:
                 count = 0 if consecutive else count
             else:
                 count += 1

@@ -38,10 +38,10 @@ class PolicyGate:
 
     def request(self, request: ApprovalRequest) -> ApprovalDecision:
         if self.approve:
-            return ApprovalDecision(True, "policy", "approved by policy (--approve approve)")
+            return ApprovalDecision(True, Decider.POLICY, "approved by policy (--approve approve)")
         return ApprovalDecision(
             False,
-            "policy",
+            Decider.POLICY,
             "confirm-level tools are rejected by policy; start the server with --approve approve or "
             "--approve ask to allow them",
         )
@@ -104,9 +104,9 @@ class QueueGate:
         request.timeout = self.timeout  # the gate owns the timeout
         with self._lock:
             if self._closed:
-                return ApprovalDecision(False, "policy", "the server is shutting down")
+                return ApprovalDecision(False, Decider.POLICY, "the server is shutting down")
             if request.tool_name in self._approved_tools:
-                return ApprovalDecision(True, "user", "tool approved for the rest of this run")
+                return ApprovalDecision(True, Decider.USER, "tool approved for the rest of this run")
             entry = _Pending(request)
             self._pending[request.id] = entry
         if self.on_request is not None:
@@ -121,7 +121,7 @@ class QueueGate:
             decision = entry.decision
             if decision is None:
                 decision = entry.decision = ApprovalDecision(
-                    False, "timeout", f"no decision within {self.timeout:g} s"
+                    False, Decider.TIMEOUT, f"no decision within {self.timeout:g} s"
                 )
                 timed_out = True
             else:
@@ -217,7 +217,7 @@ class EventingGate:
             decision = self.inner.request(request)
         except Exception as exc:  # a gate bug must reject, not run the tool
             log.exception("approval gate failed for %s", request.id)
-            decision = ApprovalDecision(False, "policy", f"approval gate failed: {exc}")
+            decision = ApprovalDecision(False, Decider.POLICY, f"approval gate failed: {exc}")
         emit_event(
             self.sink,
             EventKind.APPROVAL_DECIDED,

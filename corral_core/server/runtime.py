@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corral_core.domain import ToolStatus
 from corral_core.env import Environment, EpisodeStore, ServedSuite, TrialFinishedError
 from corral_core.env.approval import ApprovalGate, StricterGate, is_stricter, policy_of
 from corral_core.events import (
@@ -294,7 +295,7 @@ class ServerRuntime:
             traced.set({"corral.tool.status": result.get("status"),
                         "corral.risk": result.get("risk"), "corral.approval": result.get("approval"),
                         "corral.tool.duration": result.get("duration")})
-            if result.get("status") != "success":
+            if result.get("status") != ToolStatus.SUCCESS:
                 traced.fail(str(result.get("status")), result.get("error_message"))
         return result
 

@@ -132,9 +132,9 @@ class LocalApprovals:
 
     def request(self, request: ApprovalRequest) -> ApprovalDecision:
         if self.policy == "approve":
-            return ApprovalDecision(True, "policy", "approved by the run's policy (approval: approve)")
+            return ApprovalDecision(True, Decider.POLICY, "approved by the run's policy (approval: approve)")
         if self.policy == "reject":
-            return ApprovalDecision(False, "policy", "rejected by the run's policy (approval: reject)")
+            return ApprovalDecision(False, Decider.POLICY, "rejected by the run's policy (approval: reject)")
         return self.queue.request(request)
 
     # --- the inbox (UI thread, workers) -------------------------------------------------------------
@@ -217,7 +217,7 @@ class RemoteApprovals:
         with self._lock:
             auto = [r for r in polled if r.tool_name in self._tools_for_run and r.id not in self._decided]
         for request in auto:
-            self._answer(request, True, FOR_THE_RUN, "user")
+            self._answer(request, True, FOR_THE_RUN, Decider.USER)
         with self._lock:
             now = {r.id: r for r in polled if r.id not in self._decided}
             added = bool(now.keys() - self._pending.keys())
@@ -237,8 +237,8 @@ class RemoteApprovals:
             with self._lock:
                 self._tools_for_run.add(request.tool_name)
                 same = [r for r in self._pending.values() if r.tool_name == request.tool_name]
-            return all([self._answer(r, True, FOR_THE_RUN, "user") for r in same]) if same else False
-        return self._answer(request, decision.verdict.approves, decision.reason, "user")
+            return all([self._answer(r, True, FOR_THE_RUN, Decider.USER) for r in same]) if same else False
+        return self._answer(request, decision.verdict.approves, decision.reason, Decider.USER)
 
     def _answer(self, request: ApprovalRequest, approved: bool, reason: str, decided_by: str) -> bool:
         with self._lock:
