@@ -24,7 +24,7 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -32,6 +32,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from corral_core import report
 from corral_core.errors import StoreError, UserError
 from corral_core.events import Event, EventKind, EventSink
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from corral_core.store import Repository, StoreWriter
 
 EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130  # 2 (bad input) is UserError.exit_code, see corral_tui.cli
 EXIT_INFRASTRUCTURE = 2  # the run's Dask scheduler or cluster was lost: interrupted, resumable (like a bad store)
@@ -129,7 +134,7 @@ class LiveRunNotice:
                                f"{event.benchmark_id} instead of resuming it.", highlight=False)
 
 
-def open_store(db: str | None) -> tuple[Any, Any, Any]:
+def open_store(db: str | None) -> tuple[Engine, Repository, StoreWriter]:
     """(engine, Repository, started StoreWriter) for --db, or the default store (created if missing)."""
     from corral_core.store import StoreWriter
 
@@ -137,7 +142,7 @@ def open_store(db: str | None) -> tuple[Any, Any, Any]:
     return engine, repository, StoreWriter(engine).start()
 
 
-def open_repository(db: str | None, *, create: bool = True) -> tuple[Any, Any]:
+def open_repository(db: str | None, *, create: bool = True) -> tuple[Engine, Repository]:
     """(engine, Repository) for --db or the default store. create=False (read commands): a missing
     store is a UserError and nothing is created."""
     from corral_core.store import Repository, default_db_path, init_db, make_engine
@@ -287,7 +292,7 @@ def batch_main(args: BatchOptions) -> int:
     return _exit_code(result, args.fail_under, _resume_command(args, result.benchmark_id), err, stop.exit_code)
 
 
-def _newest_of_spec(repository: Any, spec: Any, pages: int = 20, size: int = 50) -> str:
+def _newest_of_spec(repository: Repository, spec: Any, pages: int = 20, size: int = 50) -> str:
     """The newest benchmark of this spec (same digest) in the store: what `--retry-errors` without an id retries."""
     for page_number in range(pages):
         page = repository.list_benchmarks(offset=page_number * size, limit=size)
@@ -367,7 +372,7 @@ def _exit_code(result: Any, fail_under: float | None, resume_command: str, err: 
     return code
 
 
-def _with_transcripts(repository: Any, rows: Any, page: int = 500) -> Any:
+def _with_transcripts(repository: Repository, rows: Any, page: int = 500) -> Any:
     """The export's trial rows as dicts, each with its messages and tool calls (read a page of trials at a time)."""
     from itertools import islice
 

@@ -37,6 +37,7 @@ from urllib.parse import quote
 import httpx
 
 from corral_core import http_lanes
+from corral_core.domain import Fault, ToolStatus
 from corral_core.tracing import inject
 
 __all__ = [
@@ -273,10 +274,10 @@ class _TaskApi:
             body = self._post(task_id, "/tools/execute", json={"tool_name": tool_name, "arguments": arguments or {}})
             call = body["result"]
         except ConnectionFailed as exc:  # the server vanished: not the tool's error, nor the agent's
-            return ToolResponse(success=False, error=str(exc), fault="environment")
+            return ToolResponse(success=False, error=str(exc), fault=Fault.ENVIRONMENT)
         except (CorralHTTPError, KeyError, TypeError) as exc:
             return ToolResponse(success=False, error=str(exc))
-        ok = call.get("status") == "success"
+        ok = call.get("status") == ToolStatus.SUCCESS
         return ToolResponse(success=ok, result=call.get("result"), error=call.get("error_message"), tool_call=call,
                             fault=call.get("fault") if isinstance(call.get("fault"), str) else None)
 

@@ -10,8 +10,9 @@ agent types and approval policies (`corral_core.spec.AGENT_TYPES`, `APPROVAL_POL
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from enum import Enum
 from pathlib import Path
+
+from corral_core.domain import ToolStatus as ToolStatus  # its home is the status vocabulary
 
 __all__ = ["EXECUTORS", "EXECUTOR_FIX", "MAX_IN_FLIGHT", "TOOL_STATUSES", "ToolStatus", "default_db_path",
            "is_executor", "utc_now"]
@@ -20,18 +21,6 @@ __all__ = ["EXECUTORS", "EXECUTOR_FIX", "MAX_IN_FLIGHT", "TOOL_STATUSES", "ToolS
 # connections. Each trial is a thread waiting on its model most of the time: at 256 in flight one
 # process holds them in ~0.2 MB each (benchmarks/vs_inspect.py --latency); CPU, not threads, bounds it.
 MAX_IN_FLIGHT = 512
-
-
-class ToolStatus(str, Enum):
-    """Outcome of one tool call. The first four are Corral's; the rest come from risk enforcement."""
-
-    SUCCESS = "success"
-    INVALID_TOOL = "invalid_tool"
-    INVALID_ARGS = "invalid_args"
-    EXECUTION_ERROR = "execution_error"
-    BLOCKED = "blocked"
-    REJECTED = "rejected"
-    TIMEOUT = "timeout"
 
 
 TOOL_STATUSES = tuple(status.value for status in ToolStatus)

@@ -1,5 +1,6 @@
-"""Every status vocabulary, each in one place: what a trial, an agent's loop, a benchmark, a run, a
-trial's controller, an environment's episode and the workbench can be in.
+"""Every status vocabulary, each in one place: what a trial, an agent's loop, a tool call, a benchmark, a
+run, a run's attempt, a trial's controller, an environment's episode and the workbench can be in, and
+whose fault an error was.
 
 They are `StrEnum`s: a member *is* its string (`TrialStatus.ERROR == "error"`, `json.dumps` and
 `str()` give `"error"`), so the wire JSON, the store, the exports and Corral's files stay byte-identical
@@ -11,8 +12,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["AgentStatus", "BenchmarkStatus", "ControlState", "Decider", "EpisodeStatus", "RunStatus", "TrialStatus",
-           "WorkbenchState"]
+__all__ = ["AgentStatus", "AttemptStatus", "BenchmarkStatus", "ControlState", "Decider", "EpisodeStatus", "Fault",
+           "RunStatus", "ToolStatus", "TrialStatus", "WorkbenchState"]
 
 
 class TrialStatus(StrEnum):
@@ -43,6 +44,29 @@ class AgentStatus(StrEnum):
     ERROR = "error"
 
 
+class ToolStatus(StrEnum):
+    """Outcome of one tool call. The first four are Corral's; the rest come from risk enforcement."""
+
+    SUCCESS = "success"
+    INVALID_TOOL = "invalid_tool"
+    INVALID_ARGS = "invalid_args"
+    EXECUTION_ERROR = "execution_error"
+    BLOCKED = "blocked"
+    REJECTED = "rejected"
+    TIMEOUT = "timeout"
+
+
+class Fault(StrEnum):
+    """Whose fault an errored (or timed-out) trial was, stored in the trial's `fault` (metrics.records.FAULTS)."""
+
+    PROVIDER = "provider"  # the model's API failed
+    ENVIRONMENT = "environment"  # the environment server or a tool's environment failed
+    AGENT = "agent"  # the agent's own code
+    GRADER = "grader"  # the task's grader overran or failed
+    TIMEOUT = "timeout"  # the trial ran out of time
+    UNKNOWN = "unknown"  # a bug somewhere below the runner
+
+
 class BenchmarkStatus(StrEnum):
     """A benchmark's status, stored in the `benchmark` table."""
 
@@ -58,6 +82,20 @@ class RunStatus(StrEnum):
     FINISHED = "finished"
     INTERRUPTED = "interrupted"
     LOST_OWNERSHIP = "lost_ownership"  # another process claimed the benchmark (docs/ownership.md)
+
+
+class AttemptStatus(StrEnum):
+    """A finished run's headline against the best earlier run of its spec (metrics/attempt.py), stored in the
+    benchmark's `attempt_status`."""
+
+    FIRST = "first"
+    IMPROVED = "improved"
+    NO_CHANGE = "no_change"
+    BASELINE = "baseline"
+    REGRESSED = "regressed"
+    NO_UNASSISTED = "no_unassisted"
+    CRASHED = "crashed"
+    ERRORED = "errored"
 
 
 class ControlState(StrEnum):

@@ -128,7 +128,8 @@ class TrialStartedData(TypedDict, total=False):
 
 
 class TrialFinishedData(TypedDict, total=False):
-    """corral_core.trial_result.FINISHED_KEYS: TrialResult.finished_data()."""
+    """A TrialResult's fields but trial_result.NOT_FINISHED, with their types, in wire order (FINISHED_KEYS is
+    this order): TrialResult.finished_data() builds it. tests/core/test_trial_shapes.py keeps the two in step."""
 
     status: str
     score: float | None
@@ -244,7 +245,7 @@ class LLMResponseData(TypedDict, total=False):
 
 class MessageData(TypedDict, total=False):
     index: int
-    role: str
+    role: str | None
     content: Any
     name: str
     tool_calls: list[dict[str, Any]]

@@ -25,16 +25,19 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from corral_core.domain import TrialStatus
+from corral_core.domain import Fault, TrialStatus
 from corral_core.errors import UserError
 from corral_core.safetext import redact
 
+# The CSV export's header: every report row key (runner.results.ROW_KEYS) but CSV_LEAVES_OUT, in the order a
+# person reads them; a new column goes last, so older readers keep theirs (tests/core/test_trial_shapes.py).
 CSV_COLUMNS = (
     "trial_id", "benchmark_id", "arm", "task_id", "trial_index", "episode_id", "agent", "model", "verbosity",
     "status", "score", "success", "answer", "explanation", "surrendered", "error", "fault", "prompt_tokens",
     "completion_tokens", "total_tokens", "cost", "duration", "tool_duration", "iterations", "assisted",
     "started_at", "finished_at", "llm_retries", "llm_retry_wait", "rate_limit_wait",
 )
+CSV_LEAVES_OUT = ("parent_trial_id", "fork_iteration")  # a fork's lineage: the JSON export carries it
 NOT_MEASURED = frozenset({"skipped", "cancelled", "running"})
 
 
@@ -316,7 +319,7 @@ def _junit_outcome(case: ET.Element, trials: list[dict[str, Any]], task: dict[st
 
 
 def _fault(row: dict[str, Any]) -> str:
-    return str(row.get("fault") or ("timeout" if row.get("status") == TrialStatus.TIMEOUT else "unknown"))
+    return str(row.get("fault") or (Fault.TIMEOUT if row.get("status") == TrialStatus.TIMEOUT else Fault.UNKNOWN))
 
 
 def _count(values: Iterable[Any]) -> list[tuple[str, int]]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from corral_core.domain import TrialStatus
+from corral_core.events import TrialFinishedData
 
 
 def passes(status: str, score: float | None, error: str | None, surrendered: bool, threshold: float = 0.0) -> bool:
@@ -63,9 +64,16 @@ class TrialResult:
         """The trial succeeded (`passes`)."""
         return passes(self.status, self.score, self.error, self.surrendered, threshold)
 
-    def finished_data(self) -> dict[str, Any]:
+    def finished_data(self) -> TrialFinishedData:
         """The TRIAL_FINISHED payload: FINISHED_KEYS, in that order (the wire and the store read it)."""
-        return {key: getattr(self, key) for key in FINISHED_KEYS}
+        return TrialFinishedData(
+            status=self.status, score=self.score, answer=self.answer, surrendered=self.surrendered, error=self.error,
+            fault=self.fault, explanation=self.explanation, iterations=self.iterations,
+            prompt_tokens=self.prompt_tokens, completion_tokens=self.completion_tokens,
+            total_tokens=self.total_tokens, cost=self.cost, duration=self.duration, tool_duration=self.tool_duration,
+            assisted=self.assisted, llm_retries=self.llm_retries, llm_retry_wait=self.llm_retry_wait,
+            rate_limit_wait=self.rate_limit_wait, arm=self.arm, trial_index=self.trial_index,
+            episode_id=self.episode_id)
 
     def evolve(self, **changes: Any) -> TrialResult:
         """A copy with `changes` (field -> value), without __init__ (cheap: a reader may rename a million)."""
@@ -101,7 +109,8 @@ class TrialResult:
 FIELD_NAMES = tuple(f.name for f in fields(TrialResult))
 _NONE_IS_DEFAULT = ("prompt_tokens", "completion_tokens", "total_tokens", "tool_calls", "surrendered", "assisted",
                     "iterations", "llm_retries", "llm_retry_wait", "rate_limit_wait")
-# The TRIAL_FINISHED payload's keys, in wire order: the outcome, then (for progress readers) where it ran.
-FINISHED_KEYS = ("status", "score", "answer", "surrendered", "error", "fault", "explanation", "iterations",
-                 "prompt_tokens", "completion_tokens", "total_tokens", "cost", "duration", "tool_duration", "assisted",
-                 "llm_retries", "llm_retry_wait", "rate_limit_wait", "arm", "trial_index", "episode_id")
+# The TRIAL_FINISHED payload's keys, in wire order (events.TrialFinishedData's): the outcome, then (for
+# progress readers) where it ran. Every field but these: the event's own ids, the task's facts a reader
+# adds (runner.results.TaskFacts) and the tool calls (each its own TOOL_CALL event and tool_call row).
+NOT_FINISHED = ("task_id", "trial_id", "solvable", "chain_position", "tool_calls")
+FINISHED_KEYS = tuple(TrialFinishedData.__annotations__)

@@ -14,7 +14,7 @@ import re
 from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field
 
-from corral_core.domain import AgentStatus
+from corral_core.domain import AgentStatus, ToolStatus
 from corral_core.events import (
     AgentFinishedData,
     ApprovalAskedData,
@@ -37,7 +37,8 @@ from corral_core.metrics import TrialResult, arm_metrics, fault_of, is_attempted
 
 BUFFERED_TRIALS = 24  # finished trials whose recent events stay for the panes (the store has them all)
 _THOUGHT = re.compile(r"<thought>(.*?)</thought>", re.DOTALL | re.IGNORECASE)
-_STATUS_MARKS = {"success": "✓", "rejected": "✗ rejected", "blocked": "✗ blocked"}  # else ✗
+_STATUS_MARKS: dict[str, str] = {  # else ✗
+    ToolStatus.SUCCESS: "✓", ToolStatus.REJECTED: "✗ rejected", ToolStatus.BLOCKED: "✗ blocked"}
 
 
 @dataclass

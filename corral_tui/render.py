@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from corral_core import safetext
-from corral_core.domain import ControlState, Decider, TrialStatus
+from corral_core.domain import ControlState, Decider, ToolStatus, TrialStatus
 from corral_core.events import Event, EventKind
 from corral_core.llm.types import shown_turn
 from corral_core.report import money_text
@@ -34,9 +34,10 @@ _TAG_LABELS = {"thought": ("Thought", "italic"), "action": ("Action", "bold yell
                "surrender": ("Surrender", "bold red")}
 # trial, tool-call and control statuses and approval verdicts (a StrEnum member is its string: the keys
 # match what the events and the store hold)
-STATUS_STYLES = {"success": "green", TrialStatus.COMPLETED: "green", "approved": "green", "rejected": "red",
-                 TrialStatus.ERROR: "red", "execution_error": "red", "invalid_args": "red", "invalid_tool": "red",
-                 "blocked": "red", TrialStatus.TIMEOUT: "red", TrialStatus.SURRENDERED: "yellow",
+STATUS_STYLES = {ToolStatus.SUCCESS: "green", TrialStatus.COMPLETED: "green", "approved": "green",
+                 ToolStatus.REJECTED: "red", TrialStatus.ERROR: "red", ToolStatus.EXECUTION_ERROR: "red",
+                 ToolStatus.INVALID_ARGS: "red", ToolStatus.INVALID_TOOL: "red",
+                 ToolStatus.BLOCKED: "red", TrialStatus.TIMEOUT: "red", TrialStatus.SURRENDERED: "yellow",
                  ControlState.PAUSED: "yellow", ControlState.STEPPING: "yellow", TrialStatus.CANCELLED: "red",
                  TrialStatus.RUNNING: "cyan", TrialStatus.ITERATION_LIMIT: "yellow"}
 
@@ -209,7 +210,7 @@ def hook_line(event: Event) -> Text | None:
     if kind == EventKind.APPROVAL_DECIDED:
         reason = (f" ({data.get('reason')})" if data.get("reason") else "", "dim")
         if data.get("decided_by") == Decider.CANCELLED:
-            return Text.assemble("approval: ", status_text("cancelled"), f" {data.get('tool_name')}", reason)
+            return Text.assemble("approval: ", status_text(Decider.CANCELLED), f" {data.get('tool_name')}", reason)
         verdict = "approved" if data.get("approved") else "rejected"
         return Text.assemble("approval: ", status_text(verdict),
                              f" {data.get('tool_name')} by {data.get('decided_by')}", reason)

@@ -13,9 +13,21 @@ import logging
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from corral_core.events import Event, EventKind, EventSink
+from corral_core.domain import Fault, ToolStatus
+from corral_core.events import (
+    AgentFinishedData,
+    Event,
+    EventKind,
+    EventSink,
+    HookData,
+    IterationStartedData,
+    LLMRequestData,
+    LLMResponseData,
+    MessageData,
+    ToolCallData,
+)
 from corral_core.llm.types import (
     DEFAULT_MAX_RETRIES,
     CallContext,
@@ -168,16 +180,16 @@ class BaseAgent(ABC):
             else:
                 result = self._run_body()
                 status, answer, error = result.status or AgentStatus.ERROR, result.answer, result.error
-                fault = result.fault or "agent"
+                fault = result.fault or Fault.AGENT
                 if status == AgentStatus.ANSWERED and self.extract_answer:
                     answer = self._extract(answer or "")
         except TrialCancelled:
             status = AgentStatus.CANCELLED
         except CriticalHookError as exc:
-            status, error, fault = AgentStatus.ERROR, f"a hook stopped the trial: {exc}", "agent"
+            status, error, fault = AgentStatus.ERROR, f"a hook stopped the trial: {exc}", Fault.AGENT
         except LLMError as exc:  # a replay divergence is the agent asking something else than it did
             status, error = AgentStatus.ERROR, exc.message
-            fault = "agent" if exc.kind == "replay_divergence" else "provider"
+            fault = Fault.AGENT if exc.kind == "replay_divergence" else Fault.PROVIDER
         except LimitReached as exc:
             if self._nested:  # the trial's limit: the outer agent ends the trial
                 raise
@@ -187,21 +199,22 @@ class BaseAgent(ABC):
             from_server = type(exc).__module__ == "corral_core.client"
             log.warning("agent %s failed on task %s: %s", type(self).__name__, task_id, exc, exc_info=not from_server)
             status, error = AgentStatus.ERROR, str(exc) if from_server else f"{type(exc).__name__}: {exc}"
-            fault = "environment" if from_server else "agent"
+            fault = Fault.ENVIRONMENT if from_server else Fault.AGENT
         finally:
             status, error = self._after_task(status, answer, error)
         if status != AgentStatus.ERROR:
             fault = None
         elif fault is None:  # an AFTER_TASK hook ended it
-            fault = "agent"
+            fault = Fault.AGENT
         if status not in (AgentStatus.ANSWERED, AgentStatus.LIMIT):  # over its limit: scored on its last reply
             answer = None
         self.outcome = AgentOutcome(status=status, answer=answer, error=error, iterations=self._iterations,
                                     usage=self._ledger.usage, cost=self._ledger.cost,
                                     assisted=self._ledger.assisted, fault=fault)
         if not self._nested:  # a nested agent's end is not the trial's end
-            self.emit(EventKind.AGENT_FINISHED, status=status, answer=answer, error=error,
-                      iterations=self._iterations, usage=self._ledger.usage.to_dict(), cost=self._ledger.cost)
+            self.emit(EventKind.AGENT_FINISHED, **AgentFinishedData(
+                status=status, answer=answer, error=error, iterations=self._iterations,
+                usage=self._ledger.usage.to_dict(), cost=self._ledger.cost))
         if status == AgentStatus.ANSWERED:
             return answer or ""
         return SURRENDER_SENTINEL if status == AgentStatus.SURRENDERED else ""
@@ -229,7 +242,8 @@ class BaseAgent(ABC):
             if not before.should_continue:
                 return StepResult(status=AgentStatus.STOPPED)
             self._iterations = i + 1
-            self.emit(EventKind.ITERATION_STARTED, iteration=i, **({"agent": self.label} if self.label else {}))
+            self.emit(EventKind.ITERATION_STARTED,
+                      **IterationStartedData(iteration=i, **({"agent": self.label} if self.label else {})))
             step = StepResult(data={"skipped": True}) if before.skip_current_step else self._step(i)
             after = self._fire(HookPoint.AFTER_ITERATION, **step.data)
             if not after.should_continue:
@@ -291,10 +305,13 @@ class BaseAgent(ABC):
         if self._emitted > len(self.messages):  # a hook shortened the conversation
             self._emitted = len(self.messages)
         for message in self.messages[self._emitted:]:
-            data = {"role": message.get("role"), "content": message.get("content")}
-            for key in ("name", "tool_calls", "tool_call_id"):
-                if message.get(key) is not None:
-                    data[key] = message[key]
+            data = MessageData(role=message.get("role"), content=message.get("content"))
+            if message.get("name") is not None:
+                data["name"] = message["name"]
+            if message.get("tool_calls") is not None:
+                data["tool_calls"] = message["tool_calls"]
+            if message.get("tool_call_id") is not None:
+                data["tool_call_id"] = message["tool_call_id"]
             data["index"] = self._ledger.next_message_index()
             if self.label:
                 data["agent"] = self.label
@@ -316,8 +333,8 @@ class BaseAgent(ABC):
         request = [dict(m) for m in messages]
         turn = self._ledger.next_turn(role)
         digest = request_digest(request, tools)
-        self.emit(EventKind.LLM_REQUEST, role=role, turn=turn, digest=digest, n_messages=len(request),
-                  model=settings.model)
+        self.emit(EventKind.LLM_REQUEST, **LLMRequestData(role=role, turn=turn, digest=digest, n_messages=len(request),
+                                                          model=settings.model))
         context = CallContext(task_id=self._task_id, trial_index=self.trial_index, arm=self.arm, role=role,
                               turn=turn, benchmark_id=self.benchmark_id)
         with span(f"chat {settings.model}", {
@@ -352,11 +369,12 @@ class BaseAgent(ABC):
         return result
 
     def _emit_response(self, role: str, turn: int, digest: str, result: LLMResult, settings: ModelSettings) -> None:
-        self.emit(EventKind.LLM_RESPONSE, role=role, turn=turn, digest=digest, content=result.content,
-                  tool_calls=[c.to_dict() for c in result.tool_calls], usage=result.usage.to_dict(),
-                  cost=result.cost, duration=result.duration, model=result.model or settings.model,
-                  arm=self.arm, trial_index=self.trial_index, retries=result.retries,
-                  retry_wait=round(result.retry_wait, 3), rate_limit_wait=round(result.rate_limit_wait, 3))
+        self.emit(EventKind.LLM_RESPONSE, **LLMResponseData(
+            role=role, turn=turn, digest=digest, content=result.content,
+            tool_calls=[c.to_dict() for c in result.tool_calls], usage=result.usage.to_dict(),
+            cost=result.cost, duration=result.duration, model=result.model or settings.model,
+            arm=self.arm, trial_index=self.trial_index, retries=result.retries,
+            retry_wait=round(result.retry_wait, 3), rate_limit_wait=round(result.rate_limit_wait, 3)))
 
     def _last_reply(self) -> str | None:
         """The model's last text in this trial (what a trial stopped by a limit is scored on)."""
@@ -390,8 +408,9 @@ class BaseAgent(ABC):
         if record is None and isinstance(result, dict) and {"tool_name", "status"} <= set(result):
             record = result  # a Corral server's client puts the whole ToolCall in `result`, even on failure
         if isinstance(record, dict):
-            status = str(record.get("status") or ("success" if response.success else "execution_error"))
-            ok = status == "success"
+            answered = ToolStatus.SUCCESS if response.success else ToolStatus.EXECUTION_ERROR
+            status = str(record.get("status") or answered)
+            ok = status == ToolStatus.SUCCESS
             if ok:
                 text = _as_text(record.get("result"))
             else:
@@ -399,7 +418,7 @@ class BaseAgent(ABC):
                 text = f"the tool call failed (status: {status}). Error: {reason}"
         else:
             ok = bool(getattr(response, "success", False))
-            status = "success" if ok else "execution_error"
+            status = ToolStatus.SUCCESS if ok else ToolStatus.EXECUTION_ERROR
             error = getattr(response, "error", None)
             text = _as_text(result) if ok else \
                 f"the tool call could not be made (status: {status}). Error: {error or 'unknown error'}"
@@ -407,7 +426,9 @@ class BaseAgent(ABC):
                       "status": status, "error_message": None if ok else error, "duration": 0.0,
                       "timestamp": datetime.now(UTC).isoformat(), "risk": "safe", "approval": None,
                       "render": "text"}
-        self.emit(EventKind.TOOL_CALL, **{**record, "iteration": self._iteration})
+        data = ToolCallData(**cast(ToolCallData, record))  # the server's ToolCall JSON (env.records.ToolCall)
+        data["iteration"] = self._iteration
+        self.emit(EventKind.TOOL_CALL, **data)
         if watch is not None:
             watch.after_tool(self, name, ok, status, record.get("error_message"))
         return ToolOutcome(name=name, arguments=arguments, ok=ok, status=status, text=text, record=record)
@@ -454,12 +475,14 @@ class BaseAgent(ABC):
 
         def fired(hook_point: HookPoint, name: str, ctx: HookContext) -> None:
             self._flush_messages()
-            self.emit(EventKind.HOOK_FIRED, point=hook_point.value, hook=name, iteration=ctx.iteration,
-                      should_continue=ctx.should_continue, skip_current_step=ctx.skip_current_step)
+            self.emit(EventKind.HOOK_FIRED, **HookData(point=hook_point.value, hook=name, iteration=ctx.iteration,
+                                                       should_continue=ctx.should_continue,
+                                                       skip_current_step=ctx.skip_current_step))
 
         def failed(hook_point: HookPoint, name: str, exc: BaseException) -> None:
             self._flush_messages()
-            self.emit(EventKind.HOOK_ERROR, point=hook_point.value, hook=name, error=f"{type(exc).__name__}: {exc}")
+            self.emit(EventKind.HOOK_ERROR,
+                      **HookData(point=hook_point.value, hook=name, error=f"{type(exc).__name__}: {exc}"))
 
         try:
             return self._active_hooks.execute(point, context, on_fired=fired, on_error=failed)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from corral_core.events import EventKind
+from corral_core.events import BreakpointHitData, EventKind
 from corral_core.tools.base import RiskLevel
 
 BreakpointKind = Literal["tool", "risk", "fail", "tokens", "cost", "reply"]
@@ -121,12 +121,12 @@ class BreakpointWatch:
                 risk = self._risk_of(agent, name)
                 if _rank(risk) >= _rank(str(point.value)):
                     hits.append((point, f"about to call {name} (risk {risk})"))
-        self._report(agent, "before_tool", hits, tool_name=name, arguments=arguments)
+        self._report(agent, "before_tool", hits, BreakpointHitData(tool_name=name, arguments=arguments))
 
     def after_tool(self, agent: Any, name: str, ok: bool, status: str, error: str | None) -> None:
         hits = [(point, f"{name} failed ({status}{': ' + error if error else ''})")
                 for point in self.breakpoints if point.kind == "fail" and not ok]
-        self._report(agent, "after_tool", hits, tool_name=name, status=status)
+        self._report(agent, "after_tool", hits, BreakpointHitData(tool_name=name, status=status))
 
     def after_llm(self, agent: Any, reply: str, tokens: int, cost: float | None) -> None:
         hits = []
@@ -139,15 +139,16 @@ class BreakpointWatch:
                     self._crossed.add(point)
                     used = f"{tokens:,} tokens" if point.kind == "tokens" else f"${spent:.4f}"
                     hits.append((point, f"the trial has used {used}, over {point}"))
-        self._report(agent, "after_llm", hits, tokens=tokens, cost=cost)
+        self._report(agent, "after_llm", hits, BreakpointHitData(tokens=tokens, cost=cost))
 
-    def _report(self, agent: Any, point: str, hits: list[tuple[Breakpoint, str]], **data: Any) -> None:
+    def _report(self, agent: Any, point: str, hits: list[tuple[Breakpoint, str]], data: BreakpointHitData) -> None:
         if not hits:
             return
         holding = self.hold is not None
         for breakpoint_, reason in hits:
-            agent.emit(EventKind.BREAKPOINT_HIT, breakpoint=str(breakpoint_), point=point, reason=reason,
-                       iteration=agent.current_iteration, paused=holding, **data)
+            agent.emit(EventKind.BREAKPOINT_HIT, **BreakpointHitData(
+                breakpoint=str(breakpoint_), point=point, reason=reason, iteration=agent.current_iteration,
+                paused=holding, **data))
         if self.hold is not None:
             self.hold(agent, "; ".join(f"breakpoint {b}: {reason}" for b, reason in hits))
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from corral_core.domain import AgentStatus
-from corral_core.events import EventKind
+from corral_core.events import EventKind, HookData
 from corral_core.llm.types import LLMError
 
 from .base import BaseAgent, _as_text
@@ -148,8 +148,9 @@ class ReflectionAgent(BaseAgent):
                                    settings=self.reflection_settings)
         except LLMError as exc:  # the actor can still try without a new lesson
             log.warning("reflection on task %s failed, running without a new lesson: %s", task_id, exc.message)
-            self.emit(EventKind.HOOK_ERROR, point=HookPoint.BEFORE_TASK.value, hook="reflection",
-                      error=f"the reflection call failed, so this attempt has no new lesson: {exc.message}")
+            self.emit(EventKind.HOOK_ERROR, **HookData(
+                point=HookPoint.BEFORE_TASK.value, hook="reflection",
+                error=f"the reflection call failed, so this attempt has no new lesson: {exc.message}"))
             return
         text = (result.content or "").strip()
         if text:

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from corral_core.domain import AgentStatus, TrialStatus
+from corral_core.domain import AgentStatus, Fault, TrialStatus
 from corral_core.llm.types import Usage
 
 from .base import BaseAgent
@@ -51,7 +51,7 @@ def run_trial(agent: BaseAgent, interface: Any, task_id: str, **run_kwargs: Any)
     error: str | None
     if outcome is None:  # a custom agent that overrode run() without setting it
         outcome_status, answer, error = AgentStatus.ERROR, None, "the agent did not record an outcome"
-        fault: str | None = "agent"
+        fault: str | None = Fault.AGENT
         iterations, usage, cost, assisted = 0, Usage(), None, False
     else:
         outcome_status, answer, error = outcome.status, outcome.answer, outcome.error
@@ -76,7 +76,7 @@ def run_trial(agent: BaseAgent, interface: Any, task_id: str, **run_kwargs: Any)
     except Exception as exc:  # the server refused or vanished: report it, do not crash the runner
         log.warning("could not finish trial of %s: %s", task_id, exc)
         verb = "submitting the answer" if outcome_status == AgentStatus.ANSWERED else "surrendering"
-        trial.status, trial.error, trial.fault = TrialStatus.ERROR, f"{verb} failed: {exc}", "environment"
+        trial.status, trial.error, trial.fault = TrialStatus.ERROR, f"{verb} failed: {exc}", Fault.ENVIRONMENT
     wait = getattr(agent, "wait_seconds", 0.0) or 0.0
     trial.duration = max(0.0, time.perf_counter() - started - wait)
     _report_result(agent, task_id, trial)

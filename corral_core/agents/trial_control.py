@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from corral_core.domain import ControlState as ControlState  # re-exported: its home is corral_core.domain
-from corral_core.events import EventKind
+from corral_core.events import ControlStateData, EventKind
 
 from .hooks import AgentHooks, HookContext, HookPoint, TrialCancelled
 
@@ -172,8 +172,9 @@ class TrialController:
         if changed:
             self._emit_state()
 
-    def _emit_state(self, **extra: Any) -> None:
+    def _emit_state(self, reason: str | None = None) -> None:
         agent = self._agent
         if agent is not None and hasattr(agent, "emit"):
-            agent.emit(EventKind.CONTROL_STATE, state=self._state, iteration=getattr(agent, "current_iteration", 0),
-                       **extra)
+            agent.emit(EventKind.CONTROL_STATE, **ControlStateData(
+                state=self._state, iteration=getattr(agent, "current_iteration", 0),
+                **({"reason": reason} if reason is not None else {})))

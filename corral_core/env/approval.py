@@ -69,7 +69,7 @@ class RejectAll:
     """The gate an environment uses when nobody was configured to decide: reject, saying why."""
 
     def request(self, request: ApprovalRequest) -> ApprovalDecision:
-        return ApprovalDecision(False, "policy", "no approver is configured for confirm-level tools")
+        return ApprovalDecision(False, Decider.POLICY, "no approver is configured for confirm-level tools")
 
 
 # --- policies ---------------------------------------------------------------------------------------
@@ -115,6 +115,6 @@ class StricterGate:
         if not is_stricter(self.asked, policy_of(self.inner)):
             return self.inner.request(request)
         if self.asked == "reject":
-            return ApprovalDecision(False, "policy", "rejected by the run's policy (approval: reject)")
-        return ApprovalDecision(False, "policy", "needs approval: the run's policy is `approval: ask`, and this "
+            return ApprovalDecision(False, Decider.POLICY, "rejected by the run's policy (approval: reject)")
+        return ApprovalDecision(False, Decider.POLICY, "needs approval: the run's policy is `approval: ask`, and this "
                                                  "server would approve without asking anyone, so it rejects instead")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from corral_core.deadline import call_with_timeout
-from corral_core.domain import Decider, EpisodeStatus
+from corral_core.domain import Decider, EpisodeStatus, Fault
 from corral_core.env.approval import CANCELLED, ApprovalGate, ApprovalRequest, RejectAll
 from corral_core.env.records import ToolCall, ToolStatus, tool_statistics, utc_now
 from corral_core.tools.base import RichResult, result_text
@@ -292,7 +292,7 @@ class Environment(ABC):
             call.status = ToolStatus.EXECUTION_ERROR
             call.error_message = describe_error(outcome.error)
             if getattr(outcome.error, "environment_failure", False):  # the server under the tool failed
-                call.fault = "environment"
+                call.fault = Fault.ENVIRONMENT
         else:
             value = outcome.value
             if isinstance(value, RichResult):

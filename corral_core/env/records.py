@@ -10,6 +10,7 @@ from typing import Any
 
 from corral_core.constants import ToolStatus as ToolStatus
 from corral_core.constants import utc_now as utc_now
+from corral_core.events import ToolCallData
 
 
 def utc_iso(moment: datetime | None = None) -> str:
@@ -42,26 +43,18 @@ class ToolCall:
     def success(self) -> bool:
         return self.status is ToolStatus.SUCCESS
 
-    def to_dict(self) -> dict[str, Any]:
-        rich: dict[str, Any] = {}
+    def to_dict(self) -> ToolCallData:
+        """Corral's ToolCall JSON (what the server answers), also the TOOL_CALL(_EXECUTED) event's payload."""
+        rich = ToolCallData()
         if self.content is not None:
             rich["content"] = self.content
         if self.structured_content is not None:
             rich["structured_content"] = self.structured_content
         if self.fault is not None:
             rich["fault"] = self.fault
-        return {**rich, 
-            "tool_name": self.tool_name,
-            "arguments": self.arguments,
-            "result": self.result,
-            "status": self.status.value,
-            "error_message": self.error_message,
-            "duration": self.duration,
-            "timestamp": self.timestamp,
-            "risk": self.risk,
-            "approval": self.approval,
-            "render": self.render,
-        }
+        return ToolCallData(**rich, tool_name=self.tool_name, arguments=self.arguments, result=self.result,
+                            status=self.status.value, error_message=self.error_message, duration=self.duration,
+                            timestamp=self.timestamp, risk=self.risk, approval=self.approval, render=self.render)
 
 
 FAILURE_STATUSES = tuple(status.value for status in ToolStatus if status is not ToolStatus.SUCCESS)

@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from corral_core.domain import BenchmarkStatus
+from corral_core.domain import BenchmarkStatus, ToolStatus
 from corral_core.env import TaskSpec, load_suite
 from corral_core.errors import UserError
 from corral_core.interop import off_the_loop, require
@@ -180,7 +180,7 @@ def _tool_event(entry: TimelineEntry) -> Any:
     from inspect_ai.tool import ToolCallError
 
     data = entry.data
-    failed = data.get("status") not in ("success", None)
+    failed = data.get("status") not in (ToolStatus.SUCCESS, None)
     error = ToolCallError(type="unknown", message=str(data.get("error_message") or data.get("status"))) \
         if failed else None
     return ToolEvent(id=f"call-{data.get('seq')}", function=str(data.get("tool_name") or ""),

@@ -19,7 +19,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from corral_core.domain import TrialStatus
+from corral_core.domain import Fault, ToolStatus, TrialStatus
 
 from .chain import ChainDef, ChainMetrics, chain_metrics
 from .intervals import Cluster, clustered_mean, clustered_proportion, task_mean_interval
@@ -30,7 +30,8 @@ FAILED, SUCCEEDED = 1, 2  # a unit's outcome byte per trial index (0: no analyse
 # An errored or timed-out trial measures the agent only when the agent itself was at fault (its own
 # parsing, hooks or code); any other fault (provider, environment, grader, timeout, unknown) leaves the
 # trial out of the primary analysis as missing. Chain links keep their errors as failed links.
-AGENT_FAULT = "agent"
+AGENT_FAULT = Fault.AGENT
+UNNAMED = "unknown"  # a tool call without a status, as its statistics name it
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,7 @@ class ArmMetrics:
 
 def _status(call_status: object) -> str:
     # A str Enum (ToolStatus) prints as "ToolStatus.SUCCESS"; use its value.
-    return str(getattr(call_status, "value", call_status) or "unknown").lower()
+    return str(getattr(call_status, "value", call_status) or UNNAMED).lower()
 
 
 class _ToolTally:
@@ -181,7 +182,7 @@ class _ToolTally:
         for (name, status), count in self.calls.items():
             by_status[status] += count
             by_tool[name]["total"] += count
-            by_tool[name]["successful" if status == "success" else "failed"] += count
+            by_tool[name]["successful" if status == ToolStatus.SUCCESS else "failed"] += count
         total = sum(by_status.values())
         successful = by_status.get("success", 0)
         return ToolCallStats(
@@ -208,7 +209,7 @@ def fault_of(record: TrialResult) -> str | None:
     """Whose fault an errored or timed-out trial was (None for a trial that did not error)."""
     if not is_errored(record):
         return None
-    return record.fault or ("timeout" if record.status == TrialStatus.TIMEOUT else "unknown")
+    return record.fault or (Fault.TIMEOUT if record.status == TrialStatus.TIMEOUT else Fault.UNKNOWN)
 
 
 class _CalibrationTally:
@@ -378,7 +379,7 @@ class ArmTally:
             self._calibration.add(record)
         if status == TrialStatus.TIMEOUT or status == TrialStatus.ERROR or error:
             task.n_errors += 1
-            fault = record.fault or ("timeout" if status == TrialStatus.TIMEOUT else "unknown")
+            fault = record.fault or (Fault.TIMEOUT if status == TrialStatus.TIMEOUT else Fault.UNKNOWN)
             self._faults[fault] += 1
             if fault != AGENT_FAULT:  # outside the agent (a chain's link too): missing, not a failure
                 task.n_missing += 1

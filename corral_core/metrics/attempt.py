@@ -29,14 +29,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
+from corral_core.domain import AttemptStatus as AttemptStatus  # re-exported by corral_core.metrics
+
 from .paired import format_p, sign_flip_interval, sign_flip_test
 
-AttemptStatus = Literal["first", "improved", "no_change", "baseline", "regressed", "no_unassisted", "crashed",
-                        "errored"]
-ATTEMPT_STATUSES: tuple[str, ...] = get_args(AttemptStatus)
+ATTEMPT_STATUSES: tuple[str, ...] = tuple(status.value for status in AttemptStatus)
 Direction = Literal["maximize", "minimize"]
 DIRECTIONS: tuple[str, ...] = get_args(Direction)
-ERRORED_ATTEMPT = "errored"
+ERRORED_ATTEMPT = AttemptStatus.ERRORED
 ERRORED_SHARE = 0.5  # a run whose errored / timed-out share of attempted trials is above this is `errored`
 ALPHA = 0.05
 
@@ -93,28 +93,29 @@ def classify_attempt(headline: float | None, units: Mapping[str, float], earlier
     """Classify a run (see the module docstring). `earlier` holds every eligible earlier run."""
     _check_direction(direction)
     if n_attempted and n_errored / n_attempted > ERRORED_SHARE:
-        return Attempt("errored", text=f"{n_errored} of {n_attempted} attempted trials errored or timed out "
-                                       f"(more than {ERRORED_SHARE:.0%}): this run measured the infrastructure")
+        return Attempt(AttemptStatus.ERRORED,
+                       text=f"{n_errored} of {n_attempted} attempted trials errored or timed out "
+                            f"(more than {ERRORED_SHARE:.0%}): this run measured the infrastructure")
     if headline is None or math.isnan(headline):
-        return Attempt("no_unassisted" if n_unassisted == 0 else "crashed")
+        return Attempt(AttemptStatus.NO_UNASSISTED if n_unassisted == 0 else AttemptStatus.CRASHED)
     runs = [run for run in earlier if run.headline is not None and not math.isnan(run.headline)]
     if not runs:
-        return Attempt("first", text="no earlier run of this spec")
+        return Attempt(AttemptStatus.FIRST, text="no earlier run of this spec")
     pick = max if direction == "maximize" else min
     best = pick(runs, key=lambda run: run.headline)
     m = len(runs)
     level = alpha / m
     keys = sorted(set(units) & set(best.units))
-    base = Attempt("no_change", best.benchmark_id, best.headline, m, len(keys), level=level)
+    base = Attempt(AttemptStatus.NO_CHANGE, best.benchmark_id, best.headline, m, len(keys), level=level)
     if not keys:
         return _with(base, text=f"no change detected: no task in common with the best earlier run {best.benchmark_id}")
     diffs = [units[k] - best.units[k] for k in keys]
     test = sign_flip_test(diffs, seed=seed)
     interval = sign_flip_interval(diffs, confidence=1.0 - level, seed=seed, test_p=test.p_value)
-    status: AttemptStatus = "no_change"
+    status = AttemptStatus.NO_CHANGE
     if test.p_value < level and abs(test.mean) > 0:
         better = test.mean > 0 if direction == "maximize" else test.mean < 0
-        status = "improved" if better else "regressed"
+        status = AttemptStatus.IMPROVED if better else AttemptStatus.REGRESSED
     ci = interval.ci
     shown = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci is not None else "[-]"
     half = f"±{(ci[1] - ci[0]) / 2:.3f}: " if ci is not None else ""
@@ -122,7 +123,7 @@ def classify_attempt(headline: float | None, units: Mapping[str, float], earlier
              f"{len(keys)} paired task{'s' if len(keys) != 1 else ''}")
     figures = (f"{test.mean:+.3f} {shown} ({1 - level:.1%} interval, sign-flip p={format_p(test.p_value)} "
                f"against {level:.3g} = {alpha:g}/{m})")
-    lead = f"no change detected ({half}" if status == "no_change" else f"{status} ("
+    lead = f"no change detected ({half}" if status == AttemptStatus.NO_CHANGE else f"{status} ("
     text = f"{lead}{figures}) {where}"
     return _with(base, status=status, diff=test.mean, ci=ci, p_value=test.p_value, text=text)
 

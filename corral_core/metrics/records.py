@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from corral_core.constants import TOOL_STATUSES as TOOL_STATUSES  # re-exported by corral_core.metrics
-from corral_core.domain import TrialStatus
+from corral_core.domain import Fault, TrialStatus
 from corral_core.trial_result import TrialResult as TrialResult  # re-exported by corral_core.metrics
 from corral_core.trial_result import passes as passes  # re-exported for the metrics
 
@@ -54,7 +54,7 @@ EXCLUDED_STATUSES = frozenset({TrialStatus.SKIPPED, TrialStatus.CANCELLED, Trial
 # Whose fault an errored trial was: the model provider or the network to it, the environment
 # (tool server, trial routes, approvals), the agent (its own parsing, hooks or code), or the grader.
 # A trial that ran past its time limit is "timeout"; an error from before faults were recorded, "unknown".
-FAULTS = ("provider", "environment", "agent", "grader", "timeout", "unknown")
+FAULTS = tuple(fault.value for fault in Fault)
 
 
 
@@ -81,7 +81,7 @@ def is_errored(record: TrialResult) -> bool:
 def is_missing(record: TrialResult) -> bool:
     """True when the trial errored or timed out and the fault was not the agent's own: the primary
     analysis leaves it out as missing (a sensitivity line counts it as a failure)."""
-    return is_errored(record) and record.fault != "agent"
+    return is_errored(record) and record.fault != Fault.AGENT
 
 
 class Outcome(Protocol):

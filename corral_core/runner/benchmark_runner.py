@@ -37,13 +37,22 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from corral_core.agents.breakpoints import Breakpoint, BreakpointSet
 from corral_core.domain import BenchmarkStatus, TrialStatus
 from corral_core.env.approval import is_stricter
 from corral_core.errors import StoreError, UserError
-from corral_core.events import EventBus, EventKind, EventSink, TrialFinishedData, emit_event
+from corral_core.events import (
+    BenchmarkFinishedData,
+    BenchmarkStartedData,
+    EventBus,
+    EventKind,
+    EventSink,
+    StoreFailedData,
+    TrialFinishedData,
+    emit_event,
+)
 from corral_core.llm import preload as preload_llm
 from corral_core.metrics import (
     ATTEMPTED_STATUSES,
@@ -55,7 +64,7 @@ from corral_core.metrics import (
     success,
 )
 from corral_core.metrics.records import RETIRED_STATUS
-from corral_core.runner.collaborators import ApprovalGate, Cluster, StoreSink
+from corral_core.runner.collaborators import ApprovalGate, Cluster, RunRepository, StoreSink
 from corral_core.runner.executors import ClusterLost, StartingCluster, check_executor
 from corral_core.runner.jobs import client_timeout, run_job
 from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmark
@@ -101,9 +110,10 @@ class BenchmarkRunner:
     kept by the caller across runs (the workbench); without one a Dask run starts and closes its own.
     """
 
-    def __init__(self, spec: BenchmarkSpec, *, repository: Any = None, writer_sink: StoreSink | None = None,
-                 sink: EventSink | Iterable[EventSink] | None = None, server_url: str | None = None,
-                 gate: ApprovalGate | None = None, token: str | None = None, controls: ControlRegistry | None = None,
+    def __init__(self, spec: BenchmarkSpec, *, repository: RunRepository | None = None,
+                 writer_sink: StoreSink | None = None, sink: EventSink | Iterable[EventSink] | None = None,
+                 server_url: str | None = None, gate: ApprovalGate | None = None, token: str | None = None,
+                 controls: ControlRegistry | None = None,
                  auto_resume: bool = True, server_telemetry: bool = False, executor: str | None = None,
                  workers: int | None = None, cluster: Cluster | None = None) -> None:
         if (repository is None) != (writer_sink is None):
@@ -258,10 +268,10 @@ class BenchmarkRunner:
         finally:
             if unfence is not None:
                 unfence()
-        emit_event(bus, EventKind.BENCHMARK_FINISHED, benchmark_id=benchmark_id, status=status,
-                   headline_score=result.headline_score, previous_best=result.previous_best,
-                   attempt_status=result.attempt_status, duration=result.duration, trials_run=result.trials_run,
-                   errored=result.errored)
+        emit_event(bus, EventKind.BENCHMARK_FINISHED, benchmark_id=benchmark_id, **BenchmarkFinishedData(
+            status=status, headline_score=result.headline_score, previous_best=result.previous_best,
+            attempt_status=result.attempt_status, duration=result.duration, trials_run=result.trials_run,
+            errored=result.errored))
         return result
 
     def _plan(self, benchmark_id: str, done: dict[TrialKey, TrialResult]) -> list[Job]:
@@ -303,7 +313,7 @@ class BenchmarkRunner:
             return True
         if not owned:
             self._lost_ownership()
-        return cast("bool", owned)
+        return owned
 
     def _watch_store(self) -> Callable[[], None] | None:
         """Stop the run the moment the store writer fails; returns the unsubscribe function."""
@@ -323,10 +333,12 @@ class BenchmarkRunner:
         self._store_failure = error
         self.stop()
         if self._bus is not None:
-            emit_event(self._bus, EventKind.STORE_FAILED, benchmark_id=self.benchmark_id, error=error.problem)
+            emit_event(self._bus, EventKind.STORE_FAILED, benchmark_id=self.benchmark_id,
+                       **StoreFailedData(error=error.problem))
 
     def _raise_store_failure(self, benchmark_id: str, error: StoreError) -> None:
         """Close the benchmark as store_failed (if the store still takes that) and raise the error."""
+        assert self.repository is not None  # a store failure comes from the run's store
         stored = None
         try:
             self.repository.finish_benchmark(benchmark_id, status=BenchmarkStatus.STORE_FAILED)
@@ -372,6 +384,7 @@ class BenchmarkRunner:
     def _finished_trials(self, benchmark_id: str) -> dict[TrialKey, TrialResult]:
         """Trials of an earlier session that count (running ones are deleted, cancelled re-run)."""
         repo = self.repository
+        assert repo is not None  # resuming needs the store (lineage.open_benchmark says so first)
         deleted = repo.delete_unfinished_trials(benchmark_id)
         if deleted:
             log.info("resume: removed %d trials left running by an earlier process", deleted)
@@ -384,7 +397,10 @@ class BenchmarkRunner:
         errored: list[str] = []
         episodes: set[str] = set()
         skipped: list[tuple[str, str]] = []  # (trial id, episode) of skipped chain links
+        assert self.repository is not None  # --retry-errors needs the store (run() says so first)
         for r in self.repository.iter_trial_records(benchmark_id):  # one streamed pass
+            if r.trial_id is None:  # (a stored trial always has its id)
+                continue
             if r.status == TrialStatus.ERROR:
                 errored.append(r.trial_id)
                 if r.episode_id:
@@ -394,7 +410,7 @@ class BenchmarkRunner:
         retired = errored + [trial_id for trial_id, episode in skipped if episode in episodes]
         count = self.repository.retire_trials(benchmark_id, retired)
         log.info("retry-errors: %d errored trials of %s will run again", len(errored), benchmark_id)
-        return cast("int", count)
+        return count
 
     def _connect(self, bus: EventSink, servers: list[Any], routers: list[Any]) -> Any:
         """Routers to the environment servers; returns task id -> router."""
@@ -483,15 +499,14 @@ class BenchmarkRunner:
         score_by_arm: dict[str, float] = {}
         for (arm, _task, _index), record in done.items():
             score_by_arm[arm] = score_by_arm.get(arm, 0.0) + (record.score or 0.0)
-        emit_event(bus, EventKind.BENCHMARK_STARTED, benchmark_id=opened.benchmark_id, name=spec.name,
-                   spec_digest=spec.digest, resumed=opened.resumed, live_elsewhere=opened.live_summary(),
-                   notices=list(self._notices),
-                   parallel=spec.parallel, tasks=spec.task_ids,
-                   trials_per_task=spec.trials_per_task, total_trials=spec.total_trials,
-                   pending_trials=sum(job.size for job in jobs),
-                   arms=[{"name": a.name, "verbosity": a.verbosity, "model": a.model.id, "agent": a.agent.type,
-                          "total": per_arm, "done": done_by_arm.get(a.name, 0),
-                          "score_sum": score_by_arm.get(a.name, 0.0)} for a in spec.arms])
+        emit_event(bus, EventKind.BENCHMARK_STARTED, benchmark_id=opened.benchmark_id, **BenchmarkStartedData(
+            name=spec.name, spec_digest=spec.digest, resumed=opened.resumed, live_elsewhere=opened.live_summary(),
+            notices=list(self._notices), parallel=spec.parallel, tasks=spec.task_ids,
+            trials_per_task=spec.trials_per_task, total_trials=spec.total_trials,
+            pending_trials=sum(job.size for job in jobs),
+            arms=[{"name": a.name, "verbosity": a.verbosity, "model": a.model.id, "agent": a.agent.type,
+                   "total": per_arm, "done": done_by_arm.get(a.name, 0),
+                   "score_sum": score_by_arm.get(a.name, 0.0)} for a in spec.arms]))
 
     def _execute(self, ctx: RunContext, jobs: list[Job], cancel_event: threading.Event | None) -> bool:
         """Run the jobs; True when all ran, False when the run was stopped."""
@@ -617,7 +632,7 @@ class BenchmarkRunner:
 
     def _stored_outputs(self, job: Job) -> dict[str, str] | None:
         """Outputs of the round's links finished in an earlier session (resume of a cut round)."""
-        if self.repository is None:
+        if self.repository is None or self.benchmark_id is None:
             return None
         outputs = {o.task_id: o.output for o in self.repository.chain_outputs(self.benchmark_id, job.episode_id)
                    if o.output is not None and o.task_id in job.finished}

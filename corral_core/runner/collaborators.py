@@ -4,6 +4,8 @@
 store refuses writes, checks the benchmark's fencing token on every trial write and says when another
 process claimed the benchmark. `ApprovalGate` (env/approval.py): who decides confirm-level tools.
 `Cluster`: a started Dask executor a caller keeps across runs (runner/executors.py `DaskExecutor`).
+`RunRepository` (runner/run_store.py, below the runner's other layers: lineage and results read it too):
+the store's Repository, as the run opens, owns and closes its benchmark and reads its trials back.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from corral_core.env.approval import ApprovalGate
 from corral_core.errors import StoreError
 from corral_core.events import EventSink
+from corral_core.runner.run_store import RunRepository
 
 if TYPE_CHECKING:
     from corral_core.runner.dask_worker import RemoteBatch, RemoteJob, RemoteTrial
     from corral_core.runner.executors import EventBridge
 
-__all__ = ["ApprovalGate", "Cluster", "StoreSink"]
+__all__ = ["ApprovalGate", "Cluster", "RunRepository", "StoreSink"]
 
 
 class StoreSink(EventSink, Protocol):

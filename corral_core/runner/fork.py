@@ -28,9 +28,10 @@ from corral_core.domain import TrialStatus
 from corral_core.errors import UserError
 from corral_core.events import EventKind
 from corral_core.runner.benchmark_runner import BenchmarkRunner
-from corral_core.runner.collaborators import StoreSink
+from corral_core.runner.collaborators import RunRepository, StoreSink
 from corral_core.runner.plan import ForkPoint, Job, TrialKey
 from corral_core.spec import ArmSpec, BenchmarkSpec, spec_from_dict
+from corral_core.store.models import BenchmarkInfo
 
 FORKABLE_AGENTS = ("react", "tool_calling")  # a planner's executor and a reflection's memory are not replayed
 
@@ -40,7 +41,7 @@ class ForkRunner(BenchmarkRunner):
 
     Other keyword arguments are BenchmarkRunner's (sink, server_url, token, controls, gate)."""
 
-    def __init__(self, repository: Any, writer_sink: StoreSink | None, trial_id: str, iteration: int,
+    def __init__(self, repository: RunRepository, writer_sink: StoreSink | None, trial_id: str, iteration: int,
                  intervention: str | None = None, **kwargs: Any) -> None:
         spec, self.arm, self.parent_index, fork = plan_fork(repository, trial_id, iteration, intervention)
         super().__init__(spec, repository=repository, writer_sink=writer_sink, auto_resume=False, **kwargs)
@@ -61,7 +62,7 @@ class ForkRunner(BenchmarkRunner):
         return super()._replayed() | {self.fork.parent_benchmark_id}
 
 
-def plan_fork(repository: Any, trial_id: str, iteration: int, intervention: str | None
+def plan_fork(repository: RunRepository, trial_id: str, iteration: int, intervention: str | None
               ) -> tuple[BenchmarkSpec, ArmSpec, int, ForkPoint]:
     """The fork's spec (the parent's, down to its arm and task), arm, trial index and fork point.
     UserError when the trial cannot be forked there."""
@@ -100,7 +101,7 @@ def plan_fork(repository: Any, trial_id: str, iteration: int, intervention: str 
     return fork_spec, arm, trial.trial_index, point
 
 
-def stored_spec(benchmark: Any) -> BenchmarkSpec:
+def stored_spec(benchmark: BenchmarkInfo) -> BenchmarkSpec:
     """A stored benchmark's spec, its suites read from the paths kept with it."""
     data = yaml.safe_load(benchmark.spec_yaml or "") or {}
     suites = [str(path) for path in benchmark.suites]

@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corral_core.errors import UserError
+from corral_core.runner.run_store import RunRepository
 from corral_core.spec import BenchmarkSpec
+from corral_core.store.models import BenchmarkInfo
 from corral_core.store.ownership import HEARTBEAT_INTERVAL, Owner, owner_of
 
 log = logging.getLogger(__name__)
@@ -30,21 +32,21 @@ CLAIM_ATTEMPTS = 5  # another process may claim the same abandoned benchmark fir
 class OpenedBenchmark:
     benchmark_id: str
     resumed: bool
-    live_elsewhere: list[Any] = field(default_factory=list)  # BenchmarkInfo of live runs of this spec
+    live_elsewhere: list[BenchmarkInfo] = field(default_factory=list)  # the live runs of this spec
     token: str | None = None  # the fencing token this run holds (None: no store)
 
     def live_summary(self) -> list[dict[str, Any]]:
         return [{"benchmark_id": b.id, "pid": b.owner_pid, "host": b.owner_host} for b in self.live_elsewhere]
 
 
-def open_benchmark(spec: BenchmarkSpec, repo: Any, owner: Owner, resume_id: str | None,
+def open_benchmark(spec: BenchmarkSpec, repo: RunRepository | None, owner: Owner, resume_id: str | None,
                    auto_resume: bool) -> OpenedBenchmark:
     """Claim the benchmark to resume, or record a new one owned by `owner`. User mistakes raise UserError."""
     if resume_id is not None:
         return OpenedBenchmark(resume_id, True, token=_resume_explicitly(spec, repo, owner, resume_id))
     if repo is None:
         return OpenedBenchmark("bm_" + secrets.token_hex(6), False)
-    live: list[Any] = []
+    live: list[BenchmarkInfo] = []
     if auto_resume:
         for _ in range(CLAIM_ATTEMPTS):
             info = repo.find_unfinished_benchmark(spec.digest, here=owner)
@@ -62,15 +64,12 @@ def open_benchmark(spec: BenchmarkSpec, repo: Any, owner: Owner, resume_id: str 
     return OpenedBenchmark(info.id, False, live, info.owner_token)
 
 
-def _resume_explicitly(spec: BenchmarkSpec, repo: Any, owner: Owner, resume_id: str) -> str:
+def _resume_explicitly(spec: BenchmarkSpec, repo: RunRepository | None, owner: Owner, resume_id: str) -> str:
     """Claim the benchmark `resume_id`; returns the fencing token."""
     if repo is None:
         raise UserError("resuming needs the store the benchmark was recorded in.", where="--resume",
                         fix="pass the same --db as the interrupted run.")
-    info = repo.get_benchmark(resume_id)
-    if info is None:
-        raise UserError(f"no benchmark {resume_id!r} in the store.", where="--resume",
-                        fix="list benchmarks with `corral-tui history` (and the same --db).")
+    info = _stored(repo, resume_id)
     if info.spec_digest != spec.digest:
         raise UserError(f"benchmark {resume_id} was started from a different spec "
                         f"({info.spec_name!r}, digest {info.spec_digest[:12]}, this spec {spec.digest[:12]}).",
@@ -83,12 +82,20 @@ def _resume_explicitly(spec: BenchmarkSpec, repo: Any, owner: Owner, resume_id: 
         token = repo.claim_benchmark(info, owner)
         if token is not None:
             return str(token)
-        info = repo.get_benchmark(resume_id)  # changed under us: look again
+        info = _stored(repo, resume_id)  # changed under us: look again
     _refuse_live(info)
     raise AssertionError("unreachable")
 
 
-def _refuse_live(info: Any) -> None:
+def _stored(repo: RunRepository, benchmark_id: str) -> BenchmarkInfo:
+    info = repo.get_benchmark(benchmark_id)
+    if info is None:
+        raise UserError(f"no benchmark {benchmark_id!r} in the store.", where="--resume",
+                        fix="list benchmarks with `corral-tui history` (and the same --db).")
+    return info
+
+
+def _refuse_live(info: BenchmarkInfo) -> None:
     running = owner_of(info)
     who = running.describe() if running else "another process"
     raise UserError(f"benchmark {info.id} is being run right now by {who}; resuming it would run its trials "
@@ -100,7 +107,7 @@ class Heartbeat:
     """Refreshes the run's heartbeat on a daemon thread while its benchmark runs; calls `lost()` (once)
     when the benchmark's fencing token is no longer the run's."""
 
-    def __init__(self, repo: Any, benchmark_id: str, token: str, lost: Callable[[], None],
+    def __init__(self, repo: RunRepository, benchmark_id: str, token: str, lost: Callable[[], None],
                  interval: float = HEARTBEAT_INTERVAL) -> None:
         self._repo = repo
         self._benchmark_id = benchmark_id

@@ -38,9 +38,10 @@ from corral_core.metrics import (
 from corral_core.metrics.records import RETIRED_STATUS, passes
 from corral_core.metrics.trend import TrendResult
 from corral_core.runner.plan import chained_tasks
+from corral_core.runner.run_store import RunRepository
 from corral_core.spec import BenchmarkSpec
 from corral_core.store.convert import TRIAL_RECORD_COLUMNS
-from corral_core.store.models import TrialInfo
+from corral_core.store.models import BenchmarkInfo, TrialInfo
 from corral_core.store.tables import iso_from_driver
 
 log = logging.getLogger(__name__)
@@ -268,7 +269,8 @@ def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialRes
     return records_from_store(stored, task_facts(spec.suites, spec.task_ids))
 
 
-def stored_benchmark_records(repository: Any, benchmark: Any, *, tool_calls: bool = True) -> Iterator[TrialResult]:
+def stored_benchmark_records(repository: RunRepository, benchmark: BenchmarkInfo, *, tool_calls: bool = True
+                             ) -> Iterator[TrialResult]:
     """A stored benchmark's trials as metrics records, streamed from the store (keyset pages), its task
     facts read from the suites it ran (the paths kept with it) and the `tasks:` of its stored spec. A
     suite that no longer loads leaves its tasks' solvability and chain position unknown (logged), as
@@ -305,7 +307,7 @@ class StoredAnalysis:
     trend: TrendResult | None = None
 
 
-def analyse_stored(spec: BenchmarkSpec, repository: Any, benchmark_id: str) -> StoredAnalysis:
+def analyse_stored(spec: BenchmarkSpec, repository: RunRepository, benchmark_id: str) -> StoredAnalysis:
     """The end of a run: metrics over the benchmark's stored trials, streamed by keyset pages (memory
     of one page plus the metrics' per-task sums), and the trials as records and rows to read again."""
     facts = task_facts(spec.suites, spec.task_ids)
@@ -340,7 +342,7 @@ def trial_row(trial: Any, pass_threshold: float) -> dict[str, Any]:
     return row
 
 
-def stored_trial_rows(repository: Any, benchmark_id: str, pass_threshold: float) -> Iterator[dict[str, Any]]:
+def stored_trial_rows(repository: RunRepository, benchmark_id: str, pass_threshold: float) -> Iterator[dict[str, Any]]:
     """Every stored trial of a benchmark as a report row, streamed in start order (keyset pages): what
     `trial_row` makes of each TrialInfo, built from the stored values (a million rows in an export)."""
     keys = ROW_KEYS
@@ -348,7 +350,7 @@ def stored_trial_rows(repository: Any, benchmark_id: str, pass_threshold: float)
             for values in stored_trial_values(repository, benchmark_id, pass_threshold, keys))
 
 
-def stored_trial_values(repository: Any, benchmark_id: str, pass_threshold: float, columns: Sequence[str], *,
+def stored_trial_values(repository: RunRepository, benchmark_id: str, pass_threshold: float, columns: Sequence[str], *,
                         iso_times: bool = False) -> Iterator[tuple[Any, ...]]:
     """`stored_trial_rows`' values in `columns` order (any of ROW_KEYS), one tuple per row and no dict
     (the export writes a million of them); `iso_times`: started_at and finished_at as ISO 8601 text."""

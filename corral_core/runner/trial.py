@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from corral_core.agents import (
     AGENT_CLASSES,
@@ -29,7 +29,7 @@ from corral_core.agents import (
 )
 from corral_core.agents.breakpoints import BreakpointSet, BreakpointWatch
 from corral_core.agents.limits import BenchmarkBudget, UsageLimits
-from corral_core.domain import AgentStatus, TrialStatus
+from corral_core.domain import AgentStatus, Decider, Fault, TrialStatus
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
 from corral_core.events import EventKind, EventSink, TrialFinishedData, TrialStartedData, emit_event, marks_assisted
 from corral_core.llm.callbacks import use_callbacks
@@ -59,7 +59,7 @@ class NoPersonGate:
     def request(self, request: ApprovalRequest) -> ApprovalDecision:
         with self._lock:
             self._trials.setdefault(str(request.trial_id), request.tool_name)
-        return ApprovalDecision(False, "policy", "needs approval, and a batch run has no person to ask")
+        return ApprovalDecision(False, Decider.POLICY, "needs approval, and a batch run has no person to ask")
 
     def needed(self, trial_id: str) -> str | None:
         """The first confirm-level tool the trial asked for, if it asked."""
@@ -105,7 +105,7 @@ class _TrialInterface:
         call = getattr(response, "tool_call", None)
         if isinstance(call, dict):
             self.tool_duration += float(call.get("duration") or 0.0)
-            if call.get("fault") == "environment" and self.environment_failure is None:
+            if call.get("fault") == Fault.ENVIRONMENT and self.environment_failure is None:
                 self.environment_failure = str(call.get("error_message") or f"the tool {tool_name} failed")
         elif getattr(response, "fault", None) == "environment" and self.environment_failure is None:
             # no call came back: the environment server itself could not be reached
@@ -193,7 +193,7 @@ def started_data(arm: ArmSpec, index: int, episode_id: str | None) -> TrialStart
 def _finished_data(arm: ArmSpec, index: int, episode_id: str | None, **values: Any) -> TrialFinishedData:
     """The TRIAL_FINISHED payload of a TrialResult: `values` over an error's defaults (no time spent)."""
     outcome = {"status": AgentStatus.ERROR, "duration": 0.0, "tool_duration": 0.0, **values}
-    return cast(TrialFinishedData, TrialResult("", arm.name, index, episode_id=episode_id, **outcome).finished_data())
+    return TrialResult("", arm.name, index, episode_id=episode_id, **outcome).finished_data()
 
 
 def record_of(task_id: str, data: Mapping[str, Any]) -> TrialResult:
@@ -216,7 +216,7 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
         client = ctx.router_for(task_id).open_trial(task_id, episode_id, **meta)
     except Exception as exc:  # the server refused or is gone: a failed trial, not a crashed run
         return fail_trial(ctx, arm, task_id, index, episode_id, f"could not open a trial on the server: {exc}",
-                          fault="environment")
+                          fault=Fault.ENVIRONMENT)
     trial_id = client.trial_id
     started_fields = started_data(arm, index, episode_id)
     if ctx.fork is not None:
@@ -229,7 +229,7 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
                 data = _run_opened(ctx, arm, task_id, index, episode_id, client, agent)
             except Exception as exc:  # a bug somewhere below: keep the run going, say what happened
                 log.exception("trial %s of %s failed unexpectedly", trial_id, task_id)
-                data = _finished_data(arm, index, episode_id, error=f"{type(exc).__name__}: {exc}", fault="unknown",
+                data = _finished_data(arm, index, episode_id, error=f"{type(exc).__name__}: {exc}", fault=Fault.UNKNOWN,
                                       duration=time.perf_counter() - started)
             traced.set({"corral.status": data.get("status"), "corral.fault": data.get("fault"),
                         "corral.score": data.get("score"), "corral.assisted": data.get("assisted"),
@@ -296,17 +296,17 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
     state = getattr(interface.result, "state", None) or {}
     if timed_out and outcome.status == AgentStatus.CANCELLED:
         limit = ctx.spec.timeouts.trial or 0
-        values.update(status=TrialStatus.TIMEOUT, score=None, fault="timeout",
+        values.update(status=TrialStatus.TIMEOUT, score=None, fault=Fault.TIMEOUT,
                     error=f"the trial ran longer than its {limit:g} s limit (timeouts.trial) and was cancelled")
     elif state.get("status") == TrialStatus.TIMEOUT:  # the grader overran timeouts.grader: no score
-        values.update(status=TrialStatus.TIMEOUT, score=None, error=None, fault="grader")
+        values.update(status=TrialStatus.TIMEOUT, score=None, error=None, fault=Fault.GRADER)
     elif interface.environment_failure is not None and outcome.status != AgentStatus.CANCELLED:
         # the environment failed under a tool: whatever the agent did next measured the failure, not the agent
-        values.update(status=TrialStatus.ERROR, score=None, fault="environment",
+        values.update(status=TrialStatus.ERROR, score=None, fault=Fault.ENVIRONMENT,
                     error=f"the environment failed during the trial: {interface.environment_failure}")
     needed = ctx.no_person.needed(trial_id) if ctx.no_person is not None else None
     if needed is not None:
-        values.update(status=TrialStatus.ERROR, fault="environment",
+        values.update(status=TrialStatus.ERROR, fault=Fault.ENVIRONMENT,
                     error=f"needs approval: the agent called the confirm-level tool {needed!r}, and `approval: "
                           "ask` has no person to ask in a batch run (use `approval: approve` or `reject`, or run it "
                           "in the TUI)")
@@ -314,7 +314,7 @@ def _run_opened(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode
 
 
 def fail_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_id: str | None,
-               error: str, fault: str = "environment") -> tuple[str, TrialFinishedData]:
+               error: str, fault: str = Fault.ENVIRONMENT) -> tuple[str, TrialFinishedData]:
     """Report a trial that could not run at all as an error (a synthetic id, `er_...`)."""
     trial_id = "er_" + secrets.token_hex(8)
     ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))

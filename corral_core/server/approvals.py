@@ -17,7 +17,7 @@ from typing import Literal
 
 from corral_core.domain import Decider
 from corral_core.env.approval import CANCELLED, ApprovalDecision, ApprovalGate, ApprovalRequest
-from corral_core.events import EventKind, EventSink, emit_event
+from corral_core.events import ApprovalAskedData, ApprovalDecidedData, EventKind, EventSink, emit_event
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +38,10 @@ class PolicyGate:
 
     def request(self, request: ApprovalRequest) -> ApprovalDecision:
         if self.approve:
-            return ApprovalDecision(True, "policy", "approved by policy (--approve approve)")
+            return ApprovalDecision(True, Decider.POLICY, "approved by policy (--approve approve)")
         return ApprovalDecision(
             False,
-            "policy",
+            Decider.POLICY,
             "confirm-level tools are rejected by policy; start the server with --approve approve or "
             "--approve ask to allow them",
         )
@@ -104,9 +104,9 @@ class QueueGate:
         request.timeout = self.timeout  # the gate owns the timeout
         with self._lock:
             if self._closed:
-                return ApprovalDecision(False, "policy", "the server is shutting down")
+                return ApprovalDecision(False, Decider.POLICY, "the server is shutting down")
             if request.tool_name in self._approved_tools:
-                return ApprovalDecision(True, "user", "tool approved for the rest of this run")
+                return ApprovalDecision(True, Decider.USER, "tool approved for the rest of this run")
             entry = _Pending(request)
             self._pending[request.id] = entry
         if self.on_request is not None:
@@ -121,7 +121,7 @@ class QueueGate:
             decision = entry.decision
             if decision is None:
                 decision = entry.decision = ApprovalDecision(
-                    False, "timeout", f"no decision within {self.timeout:g} s"
+                    False, Decider.TIMEOUT, f"no decision within {self.timeout:g} s"
                 )
                 timed_out = True
             else:
@@ -210,27 +210,21 @@ class EventingGate:
             trial_id=request.trial_id,
             task_id=request.task_id,
             benchmark_id=self.benchmark_id,
-            approval_id=request.id,
-            tool_name=request.tool_name,
-            arguments=request.arguments,
-            risk=request.risk,
-            timeout=request.timeout,
+            **ApprovalAskedData(approval_id=request.id, tool_name=request.tool_name, arguments=request.arguments,
+                                risk=request.risk, timeout=request.timeout),
         )
         try:
             decision = self.inner.request(request)
         except Exception as exc:  # a gate bug must reject, not run the tool
             log.exception("approval gate failed for %s", request.id)
-            decision = ApprovalDecision(False, "policy", f"approval gate failed: {exc}")
+            decision = ApprovalDecision(False, Decider.POLICY, f"approval gate failed: {exc}")
         emit_event(
             self.sink,
             EventKind.APPROVAL_DECIDED,
             trial_id=request.trial_id,
             task_id=request.task_id,
             benchmark_id=self.benchmark_id,
-            approval_id=request.id,
-            tool_name=request.tool_name,
-            approved=decision.approved,
-            decided_by=decision.decided_by,
-            reason=decision.reason,
+            **ApprovalDecidedData(approval_id=request.id, tool_name=request.tool_name, approved=decision.approved,
+                                  decided_by=decision.decided_by, reason=decision.reason),
         )
         return decision

@@ -40,6 +40,7 @@ from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 import corral_core
+from corral_core.domain import ToolStatus
 from corral_core.server.routes import query_error
 from corral_core.server.runtime import ConflictError, ServerRuntime, Target
 from corral_core.tools import DocStyle, ToolVerbosity, parse_style, parse_verbosity
@@ -217,7 +218,7 @@ class McpEndpoint:
             call = await anyio.to_thread.run_sync(self.runtime.execute, target, params.name, arguments)
         except ConflictError as exc:  # the trial already ended
             return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
-        ok = call.get("status") == "success"
+        ok = call.get("status") == ToolStatus.SUCCESS
         text = call.get("result") if ok else call.get("error_message") or call.get("status")
         blocks = call.get("content") if ok else None  # an external MCP tool's own content: passed through
         content = ([_content_block(types, block) for block in blocks] if blocks

@@ -11,7 +11,7 @@ import time
 from starlette.datastructures import State
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from corral_core.events import NULL_SINK, Event, EventKind, EventSink
+from corral_core.events import NULL_SINK, EventKind, EventSink, RequestServedData, emit_event
 
 __all__ = ["RequestStatsMiddleware"]
 
@@ -50,14 +50,6 @@ class RequestStatsMiddleware:
                 status = 500
                 state.requests_served += 1
             if self.sink is not None:
-                self.sink.emit(
-                    Event(
-                        EventKind.REQUEST_SERVED,
-                        data={
-                            "method": scope["method"],
-                            "path": scope["path"],
-                            "status": status,
-                            "latency_ms": (time.perf_counter() - started) * 1000.0,
-                        },
-                    )
-                )
+                emit_event(self.sink, EventKind.REQUEST_SERVED, **RequestServedData(
+                    method=scope["method"], path=scope["path"], status=status,
+                    latency_ms=(time.perf_counter() - started) * 1000.0))

@@ -25,9 +25,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from corral_core.domain import ToolStatus
 from corral_core.env import Environment, EpisodeStore, ServedSuite, TrialFinishedError
 from corral_core.env.approval import ApprovalGate, StricterGate, is_stricter, policy_of
-from corral_core.events import NULL_SINK, TELEMETRY_KINDS, Event, EventKind, EventSink
+from corral_core.events import (
+    NULL_SINK,
+    TELEMETRY_KINDS,
+    Event,
+    EventKind,
+    EventSink,
+    ToolCallData,
+    ToolCallRequestedData,
+    TrialOpenedData,
+)
 from corral_core.server.approvals import EventingGate, QueueGate
 from corral_core.tracing import span
 
@@ -241,7 +251,7 @@ class ServerRuntime:
                 raise ConflictError("The server is shutting down; no new trials.")
             self.trials[trial_id] = runtime
         self.emit(EventKind.TRIAL_OPENED, trial_id, task_id, benchmark_id,
-                  episode_id=episode_id, workspace=runtime.workspace, meta=runtime.meta)
+                  **TrialOpenedData(episode_id=episode_id, workspace=runtime.workspace, meta=runtime.meta))
         return runtime
 
     def close_trial(self, trial_id: str) -> TrialRuntime:
@@ -285,7 +295,7 @@ class ServerRuntime:
             traced.set({"corral.tool.status": result.get("status"),
                         "corral.risk": result.get("risk"), "corral.approval": result.get("approval"),
                         "corral.tool.duration": result.get("duration")})
-            if result.get("status") != "success":
+            if result.get("status") != ToolStatus.SUCCESS:
                 traced.fail(str(result.get("status")), result.get("error_message"))
         return result
 
@@ -299,14 +309,13 @@ class ServerRuntime:
             if self.sink is not None and self.telemetry:
                 tool = env.tools.get(tool_name)
                 self.emit(EventKind.TOOL_CALL_REQUESTED, trial_id, env.task_id, target.benchmark_id,
-                          tool_name=tool_name, arguments=arguments,
-                          risk=tool.risk.value if tool is not None else None)
+                          **ToolCallRequestedData(tool_name=tool_name, arguments=arguments,
+                                                  risk=tool.risk.value if tool is not None else None))
             call = env.call_tool(tool_name, arguments)
-        result = call.to_dict()
+        result: ToolCallData = call.to_dict()
         if self.sink is not None and self.telemetry:
-            self.sink.emit(Event(EventKind.TOOL_CALL_EXECUTED, trial_id=trial_id, task_id=env.task_id,
-                                 data=dict(result), benchmark_id=target.benchmark_id))
-        return result
+            self.emit(EventKind.TOOL_CALL_EXECUTED, trial_id, env.task_id, target.benchmark_id, **result)
+        return dict(result)
 
     def finish(self, target: Target, answer: Any, *, surrender: bool) -> dict[str, Any]:
         """Submit or surrender; answers with the id of the trial that just ended (Corral: the next)."""

@@ -88,6 +88,7 @@ def trial_started_values(event: Event) -> dict[str, Any]:
         "explanation": None,
         "surrendered": False,
         "error": None,
+        "fault": None,  # a trial that starts again under its id has no fault yet
         "prompt_tokens": 0,
         "completion_tokens": 0,
         "total_tokens": 0,

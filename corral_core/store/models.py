@@ -56,8 +56,18 @@ class BenchmarkPage:
     has_more: bool
 
 
+# A stored trial's fields beside its two events' payloads: the events' ids (`id` is the trial id) and times.
+TRIAL_EVENT_FIELDS = ("id", "benchmark_id", "task_id", "started_at", "finished_at")
+
+
 @dataclass(slots=True)
 class TrialInfo:
+    """A stored trial: a TrialResult (corral_core.trial_result) as the `trial` table keeps it, with where and
+    when it ran. Its fields are TRIAL_EVENT_FIELDS, TRIAL_STARTED's payload (events.TrialStartedData) and
+    TRIAL_FINISHED's (trial_result.FINISHED_KEYS, with TrialResult's types). Their order is the order of the
+    JSON export's keys (runner.results.ROW_KEYS): a new field goes last. tests/core/test_trial_shapes.py keeps
+    TrialResult, the payloads, this class, the table (tables.TrialRow) and the CSV columns in step."""
+
     id: str
     benchmark_id: str | None
     arm: str

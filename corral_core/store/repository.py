@@ -18,7 +18,7 @@ from typing import Any, cast
 from sqlalchemy import Connection, Engine, Select, bindparam, case, delete, func, insert, or_, select, tuple_, update
 from sqlalchemy.exc import DBAPIError
 
-from corral_core.domain import BenchmarkStatus, TrialStatus
+from corral_core.domain import BenchmarkStatus, Fault, TrialStatus
 from corral_core.metrics.attempt import ATTEMPT_STATUSES, DIRECTIONS, ERRORED_ATTEMPT
 from corral_core.metrics.records import EXCLUDED_STATUSES, RETIRED_STATUS, retired_attempt, retired_index
 from corral_core.safetext import clean_text
@@ -328,7 +328,7 @@ class Repository:
         """Errored and timed-out trials of each arm by whose fault (metrics.records.FAULTS), read from the
         stored rows (attempts a retry replaced left out): what every screen shows beside an arm's score."""
         t = trial_table
-        fault = func.coalesce(t.c.fault, case((t.c.status == TrialStatus.TIMEOUT, "timeout"), else_="unknown"))
+        fault = func.coalesce(t.c.fault, case((t.c.status == TrialStatus.TIMEOUT, Fault.TIMEOUT), else_=Fault.UNKNOWN))
         with self._read() as conn:
             rows = conn.execute(
                 select(t.c.arm, fault, func.count())

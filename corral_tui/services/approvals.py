@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from corral_core.domain import Decider
 from corral_core.env.approval import APPROVAL_POLICIES, CANCELLED, ApprovalDecision, ApprovalRequest
-from corral_core.events import EventKind, EventSink, emit_event
+from corral_core.events import ApprovalAskedData, ApprovalDecidedData, EventKind, EventSink, emit_event
 
 if TYPE_CHECKING:
     from corral_core.server.approvals import QueueGate
@@ -132,9 +132,9 @@ class LocalApprovals:
 
     def request(self, request: ApprovalRequest) -> ApprovalDecision:
         if self.policy == "approve":
-            return ApprovalDecision(True, "policy", "approved by the run's policy (approval: approve)")
+            return ApprovalDecision(True, Decider.POLICY, "approved by the run's policy (approval: approve)")
         if self.policy == "reject":
-            return ApprovalDecision(False, "policy", "rejected by the run's policy (approval: reject)")
+            return ApprovalDecision(False, Decider.POLICY, "rejected by the run's policy (approval: reject)")
         return self.queue.request(request)
 
     # --- the inbox (UI thread, workers) -------------------------------------------------------------
@@ -211,12 +211,13 @@ class RemoteApprovals:
             if request.id not in self._seen:
                 self._seen.add(request.id)
                 emit_event(self.sink, EventKind.APPROVAL_ASKED, trial_id=request.trial_id, task_id=request.task_id,
-                           approval_id=request.id, tool_name=request.tool_name, arguments=request.arguments,
-                           risk=request.risk, timeout=request.timeout)
+                           **ApprovalAskedData(approval_id=request.id, tool_name=request.tool_name,
+                                               arguments=request.arguments, risk=request.risk,
+                                               timeout=request.timeout))
         with self._lock:
             auto = [r for r in polled if r.tool_name in self._tools_for_run and r.id not in self._decided]
         for request in auto:
-            self._answer(request, True, FOR_THE_RUN, "user")
+            self._answer(request, True, FOR_THE_RUN, Decider.USER)
         with self._lock:
             now = {r.id: r for r in polled if r.id not in self._decided}
             added = bool(now.keys() - self._pending.keys())
@@ -236,8 +237,8 @@ class RemoteApprovals:
             with self._lock:
                 self._tools_for_run.add(request.tool_name)
                 same = [r for r in self._pending.values() if r.tool_name == request.tool_name]
-            return all([self._answer(r, True, FOR_THE_RUN, "user") for r in same]) if same else False
-        return self._answer(request, decision.verdict.approves, decision.reason, "user")
+            return all([self._answer(r, True, FOR_THE_RUN, Decider.USER) for r in same]) if same else False
+        return self._answer(request, decision.verdict.approves, decision.reason, Decider.USER)
 
     def _answer(self, request: ApprovalRequest, approved: bool, reason: str, decided_by: str) -> bool:
         with self._lock:
@@ -252,8 +253,8 @@ class RemoteApprovals:
             log.info("remote approval %s not decided: %s", request.id, exc)
             return False
         emit_event(self.sink, EventKind.APPROVAL_DECIDED, trial_id=request.trial_id, task_id=request.task_id,
-                   approval_id=request.id, tool_name=request.tool_name, approved=approved, decided_by=decided_by,
-                   reason=reason)
+                   **ApprovalDecidedData(approval_id=request.id, tool_name=request.tool_name, approved=approved,
+                                         decided_by=decided_by, reason=reason))
         return True
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:

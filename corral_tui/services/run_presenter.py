@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from corral_core.domain import WorkbenchState
+from corral_core.domain import AttemptStatus, WorkbenchState
 from corral_core.errors import UserError
 from corral_core.events import BreakpointHitData, Event, EventKind, StoreFailedData, payload
 from corral_tui.config import Redactor
@@ -72,7 +72,7 @@ class FinishedTrial(Protocol):
 def headline(summary: RunSummary, trials: Iterable[FinishedTrial]) -> str:
     """The run's headline in words: the score and how it compares, or why there is none."""
     finished = [trial for trial in trials if trial.finished]
-    if summary.attempt_status == "errored":
+    if summary.attempt_status == AttemptStatus.ERRORED:
         return f"no headline score: {summary.attempt_text} (stored as errored, never compared with)"
     if summary.headline_score is None:
         if finished and all(trial.assisted for trial in finished):

@@ -45,7 +45,29 @@ def _name(node: ast.AST) -> str | None:
 
 def _is_status_name(name: str | None) -> bool:
     name = (name or "").lower()
-    return "status" in name or name.endswith(("state", "states", "decided_by"))
+    words = name.split("_")
+    return "status" in name or "fault" in words or "faults" in words or name.endswith(("state", "states", "decided_by"))
+
+
+def _parameters(tree: ast.AST) -> dict[str, list[str]]:
+    """Each function's and class's positional parameters by name (a dataclass: its fields), to read a status
+    passed by position: `Attempt("errored")`, `ApprovalDecision(False, "policy")`."""
+    found: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+            found[node.name] = names[1:] if names[:1] in (["self"], ["cls"]) else names
+        elif isinstance(node, ast.ClassDef):
+            init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+            if init is not None:
+                found[node.name] = [a.arg for a in init.args.args[1:]]
+            elif any("dataclass" in ast.unparse(d) for d in node.decorator_list):
+                found[node.name] = [n.target.id for n in node.body
+                                    if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)]
+    return found
+
+
+_SIGNATURES: dict[str, list[str]] = {}  # every package module's, filled on first use
 
 
 def _statusy(node: ast.AST) -> bool:
@@ -70,7 +92,12 @@ def _hits(node: ast.AST) -> list[ast.Constant]:
         if isinstance(func, ast.Attribute) and func.attr in ("in_", "not_in") and _statusy(func.value):
             return [hit for arg in node.args for hit in _literals(arg)]
         foreign = isinstance(func, ast.Name) and func.id in FOREIGN_CALLS
-        return [hit for kw in node.keywords if not foreign and _is_status_name(kw.arg) for hit in _literals(kw.value)]
+        callee = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        names = _SIGNATURES.get(callee, [])
+        by_position = [hit for name, arg in zip(names, node.args, strict=False) if _is_status_name(name)
+                       for hit in _literals(arg)]
+        return by_position + [hit for kw in node.keywords if not foreign and _is_status_name(kw.arg)
+                              for hit in _literals(kw.value)]
     elif isinstance(node, ast.Dict):  # {"status": "running"}
         return [hit for key, value in zip(node.keys, node.values, strict=True)
                 if isinstance(key, ast.Constant) and isinstance(key.value, str) and _is_status_name(key.value)
@@ -99,7 +126,17 @@ def _hits(node: ast.AST) -> list[ast.Constant]:
 
 def status_literals(source: str) -> list[tuple[int, str]]:
     """(line, value) of every status string literal written in a status context in `source`."""
-    found = {id(hit): hit for node in ast.walk(ast.parse(source)) for hit in _hits(node)}
+    tree = ast.parse(source)
+    if not _SIGNATURES:
+        for path in _sources():
+            _SIGNATURES.update(_parameters(ast.parse(path.read_text(encoding="utf-8"))))
+    every = dict(_SIGNATURES)
+    _SIGNATURES.update(_parameters(tree))  # the module's own definitions first
+    try:
+        found = {id(hit): hit for node in ast.walk(tree) for hit in _hits(node)}
+    finally:
+        _SIGNATURES.clear()
+        _SIGNATURES.update(every)
     return sorted((hit.lineno, hit.value) for hit in found.values())
 
 
@@ -130,6 +167,12 @@ def test_no_status_literal_outside_the_domain_module() -> None:
     ('def decide(self, approved, decided_by="user"): pass', [(1, "user")]),
     ('def f(*, state="paused"): pass', [(1, "paused")]),
     ('ok = data.get("decided_by") == "cancelled"', [(1, "cancelled")]),
+    ('f(fault="environment")', [(1, "environment")]),
+    ('if trial.fault in ("grader", "timeout"): pass', [(1, "grader"), (1, "timeout")]),
+    ('def g(ok, decided_by): pass\ng(False, "policy")', [(2, "policy")]),
+    ('@dataclass\nclass A:\n    status: str\nA("errored")', [(4, "errored")]),
+    ('if summary.attempt_status == "errored": pass', [(1, "errored")]),
+    ('if call["status"] != "success": pass', [(1, "success")]),
 ])
 def test_the_guard_catches_each_way_of_writing_a_status(source: str, expected: list[tuple[int, str]]) -> None:
     assert status_literals(source) == expected
@@ -139,7 +182,7 @@ def test_the_guard_catches_each_way_of_writing_a_status(source: str, expected: l
     'log.error("running %s", name)',  # an ordinary word, not a status
     'print("finished")',
     'label = "timeout" if late else "unknown"',  # a fault, not a status
-    'fault = {"timeout": 1}',
+    'counts = {"timeout": 1}',
     'if future.status == "finished": pass',  # Dask's status
     'if self.client.status != "running": pass',
     'log = EvalLog(status="cancelled")',  # Inspect's status
@@ -175,6 +218,11 @@ def test_each_vocabulary_keeps_its_values() -> None:
     assert [s.value for s in domain.ControlState] == ["running", "paused", "stepping", "cancelled"]
     assert [s.value for s in domain.EpisodeStatus] == ["running", "scored", "surrendered", "timeout"]
     assert [s.value for s in domain.Decider] == ["policy", "user", "remote", "timeout", "cancelled"]
+    assert [s.value for s in domain.ToolStatus] == [
+        "success", "invalid_tool", "invalid_args", "execution_error", "blocked", "rejected", "timeout"]
+    assert [s.value for s in domain.Fault] == ["provider", "environment", "agent", "grader", "timeout", "unknown"]
+    assert [s.value for s in domain.AttemptStatus] == [
+        "first", "improved", "no_change", "baseline", "regressed", "no_unassisted", "crashed", "errored"]
     assert [s.value for s in domain.WorkbenchState] == [
         "idle", "starting", "running", "paused", "finished", "interrupted", "lost_ownership", "store_failed",
         "failed"]
