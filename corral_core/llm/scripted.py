@@ -78,14 +78,18 @@ _cache_lock = threading.Lock()
 
 
 def load_script(path: Path) -> dict[str, Any]:
-    """Parse and check a script file; cached until the file changes."""
-    path = path.resolve()
+    """Parse and check a script file; cached until the file changes.
+
+    A hit costs one stat: the cache is keyed by the path as given (resolving it walked every folder
+    of it on every model call), and the path is resolved only to read the file and name it."""
+    key = path
     stat = path.stat()
     stamp = (stat.st_mtime_ns, stat.st_size)
     with _cache_lock:
-        hit = _cache.get(path)
+        hit = _cache.get(key)
         if hit and hit[0] == stamp:
             return hit[1]
+    path = path.resolve()
     try:
         data = safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -95,7 +99,7 @@ def load_script(path: Path) -> dict[str, Any]:
                                  "Fix: correct the YAML syntax (quote strings containing ':' or '#').") from None
     _check_script(path, data)
     with _cache_lock:
-        _cache[path] = (stamp, data)
+        _cache[key] = (stamp, data)
     return cast("dict[str, Any]", data)
 
 
