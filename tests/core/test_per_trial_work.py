@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from corral_core.deadline import call_with_timeout
+from corral_core.events import EventKind
 from corral_core.llm import scripted
 from corral_core.runner import benchmark_runner
 from corral_core.server import runtime
@@ -144,3 +145,21 @@ def test_a_workspace_with_files_is_removed_whole(tmp_path: Path) -> None:
     (full / "sub" / "file.txt").write_text("x")
     runtime._remove_tree(str(full))
     assert not full.exists()
+
+
+def test_a_trial_is_closed_by_its_submission_not_by_a_delete_of_its_own(store: Store,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from corral_core.client import CorralRouter
+
+    deletes: list[str] = []
+    close_trial = CorralRouter.close_trial
+    monkeypatch.setattr(CorralRouter, "close_trial", lambda self, t: deletes.append(t) or close_trial(self, t))
+    _, sink = run(samplemath(), store, server_telemetry=True)
+    trials = {e.trial_id for e in sink.of_kind(EventKind.TRIAL_FINISHED)}
+    assert len(trials) == 10
+    assert deletes == []  # was one DELETE /trials/{id} per trial
+    closed = [e.trial_id for e in sink.of_kind(EventKind.TRIAL_CLOSED)]
+    assert sorted(closed) == sorted(trials)  # every trial closed on the server, once
+    kinds = [(e.kind, e.trial_id) for e in sink.events if e.kind in (EventKind.TRIAL_CLOSED, EventKind.TRIAL_FINISHED)]
+    for trial in trials:  # closed before the runner reports it finished, as with the DELETE
+        assert kinds.index((EventKind.TRIAL_CLOSED, trial)) < kinds.index((EventKind.TRIAL_FINISHED, trial))
