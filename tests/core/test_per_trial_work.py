@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextvars
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from corral_core.deadline import call_with_timeout
 from corral_core.events import EventKind
 from corral_core.llm import scripted
+from corral_core.llm.types import LLMError
 from corral_core.runner import benchmark_runner
 from corral_core.server import runtime
 from tests.core.test_runner import Store, finished, run
@@ -163,3 +165,35 @@ def test_a_trial_is_closed_by_its_submission_not_by_a_delete_of_its_own(store: S
     kinds = [(e.kind, e.trial_id) for e in sink.events if e.kind in (EventKind.TRIAL_CLOSED, EventKind.TRIAL_FINISHED)]
     for trial in trials:  # closed before the runner reports it finished, as with the DELETE
         assert kinds.index((EventKind.TRIAL_CLOSED, trial)) < kinds.index((EventKind.TRIAL_FINISHED, trial))
+
+
+def _turn(name: str) -> Any:
+    from corral_core.llm.types import CallContext
+
+    return scripted.scripted_turn(name, CallContext(task_id="t", role="agent"),
+                                  [{"role": "user", "content": "hi"}], None)
+
+
+def test_a_scripted_model_looks_for_its_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "once.script.yaml").write_text("default: {react: ['Final Answer: 1']}\n")
+    monkeypatch.setenv(scripted.SCRIPTS_ENV, str(tmp_path))
+    searches: list[str] = []
+    find = scripted.find_script
+    monkeypatch.setattr(scripted, "find_script", lambda name: searches.append(name) or find(name))
+    assert [_turn("once").content for _ in range(3)] == ["Final Answer: 1"] * 3
+    assert searches == ["once"]  # was a search of every folder at every call
+
+
+def test_a_removed_script_is_looked_for_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    (first / "moved.script.yaml").write_text("default: {react: ['Final Answer: first']}\n")
+    (second / "moved.script.yaml").write_text("default: {react: ['Final Answer: second']}\n")
+    monkeypatch.setenv(scripted.SCRIPTS_ENV, f"{first}{os.pathsep}{second}")
+    assert _turn("moved").content == "Final Answer: first"
+    (first / "moved.script.yaml").unlink()
+    assert _turn("moved").content == "Final Answer: second"
+    (second / "moved.script.yaml").unlink()
+    with pytest.raises(LLMError, match="no script for model 'scripted/moved'"):
+        _turn("moved")
