@@ -57,9 +57,11 @@ def call_with_timeout(function: Callable[[], T], timeout: float | None, name: st
 class _Workers:
     """Daemon threads kept between calls: a tool call and a grading each took a new thread (its start
     and end cost about what the calculator's whole call does). A call runs in a fresh context, as in
-    a new thread; an abandoned call keeps its thread until it ends, and the thread is reused after."""
+    a new thread; an abandoned call keeps its thread until it ends, and the thread is reused after;
+    a thread idle for IDLE seconds ends."""
 
     KEEP = 32  # idle threads kept; more idle ones end
+    IDLE = 2.0  # seconds a thread waits for its next call before it ends (a quiet process keeps none)
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -76,7 +78,14 @@ class _Workers:
     def _serve(self, inbox: queue.SimpleQueue[tuple[Callable[[], None], threading.Event, str]]) -> None:
         me = threading.current_thread()
         while True:
-            function, done, name = inbox.get()
+            try:
+                function, done, name = inbox.get(timeout=self.IDLE)
+            except queue.Empty:
+                with self._lock:
+                    if inbox in self._idle:  # nobody took it meanwhile: end
+                        self._idle.remove(inbox)
+                        return
+                continue  # a call was handed to it as it timed out: take it
             me.name = name
             try:
                 contextvars.Context().run(function)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from corral_core import deadline
 from corral_core.deadline import call_with_timeout
 from corral_core.events import EventKind
 from corral_core.llm import scripted
@@ -21,6 +22,7 @@ from corral_core.llm.types import LLMError
 from corral_core.runner import benchmark_runner
 from corral_core.server import runtime
 from tests.core.test_runner import Store, finished, run
+from tests.timeouts import HANG, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,6 +85,7 @@ def test_tool_calls_and_gradings_reuse_their_threads(store: Store) -> None:
         original(self)
 
     with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(deadline._Workers, "IDLE", HANG)  # however slow the machine, a kept thread waits
         patch.setattr(threading.Thread, "start", counting)
         _, sink = run(samplemath(parallel=1), store)
     assert len(finished(sink)) == 10
@@ -90,7 +93,8 @@ def test_tool_calls_and_gradings_reuse_their_threads(store: Store) -> None:
     assert len(per_call) <= 2  # was one per tool call and one per grading: 10 trials, 20+ threads
 
 
-def test_a_reused_thread_runs_each_call_in_a_fresh_context() -> None:
+def test_a_reused_thread_runs_each_call_in_a_fresh_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(deadline._Workers, "IDLE", HANG)
     var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
     seen: list[tuple[int, str]] = []
 
@@ -104,6 +108,13 @@ def test_a_reused_thread_runs_each_call_in_a_fresh_context() -> None:
     assert call_with_timeout(first, 30.0, "tool-first").ok
     assert call_with_timeout(second, 30.0, "tool-second").ok
     assert seen[0][0] == seen[1][0] and seen[1][1] == "unset"
+
+
+def test_a_kept_thread_ends_once_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(deadline._Workers, "IDLE", 0.01)
+    ran_on: list[threading.Thread] = []
+    assert call_with_timeout(lambda: ran_on.append(threading.current_thread()), HANG, "tool-idle").ok
+    wait_until(lambda: not ran_on[0].is_alive(), "the idle thread to end")
 
 
 def test_a_call_past_its_timeout_is_abandoned_and_the_next_one_runs() -> None:
