@@ -1,6 +1,6 @@
 """corral-tui against Inspect AI on the same tool-calling workload, side by side; and a latency-bound mode.
 
-    python benchmarks/vs_inspect.py [--trials 1000] [--parallel 1 4 16] [--repeats 2]
+    python benchmarks/vs_inspect.py [--trials 1000] [--parallel 1 4 16] [--repeats 2] [--only corral|inspect]
     python benchmarks/vs_inspect.py --latency [--trials 2000] [--in-flight 64 256] [--delay 0.5] [--executor processes]
 
 The workload: ten arithmetic questions, each trial one `calculator` call and then the answer, from
@@ -338,13 +338,14 @@ def _print_run(run: Run) -> None:
 
 
 def side_by_side(args: argparse.Namespace, folder: Path) -> None:
-    python = ensure_inspect()
+    sides = ("corral", "inspect") if args.only is None else (args.only,)
+    python = ensure_inspect() if "inspect" in sides else Path(sys.executable)
     print(f"workload: {args.trials} trials = {len(QUESTIONS)} tasks x {args.trials // len(QUESTIONS)}; "
           f"inspect-ai {INSPECT_VERSION}; {os.cpu_count()} cores; load average {loadavg()}", flush=True)
     results: dict[tuple[str, int], list[Run]] = {}
     for parallel in args.parallel:
         for repeat in range(args.repeats):
-            order = ("corral", "inspect") if repeat % 2 == 0 else ("inspect", "corral")
+            order = sides if repeat % 2 == 0 else sides[::-1]
             for who in order:
                 run = run_corral(folder, args.trials, parallel) if who == "corral" else \
                     run_inspect(python, folder, args.trials, parallel)
@@ -356,11 +357,13 @@ def side_by_side(args: argparse.Namespace, folder: Path) -> None:
     print("|---|---|---|---|---|---|---|")
     for parallel in args.parallel:
         for who in ("corral-tui", "inspect-ai"):
+            if (who, parallel) not in results:
+                continue
             runs = results[(who, parallel)]
             print(f"| {parallel} | {who} | {_median(runs, 'wall'):.1f} | {_median(runs, 'steady_rate'):.1f} | "
                   f"{_median(runs, 'steady_cpu_ms'):.1f} / {_median(runs, 'total_cpu_ms'):.1f} | "
                   f"{_median(runs, 'peak_rss_mb'):.0f} | {_median(runs, 'store_bytes') / 1024:.1f} |")
-    for parallel in args.parallel:
+    for parallel in args.parallel if args.only is None else ():
         ours, theirs = results[("corral-tui", parallel)], results[("inspect-ai", parallel)]
         print(f"parallel {parallel}: corral-tui / Inspect steady trials/s = "
               f"{_median(ours, 'steady_rate') / _median(theirs, 'steady_rate'):.2f}x")
@@ -427,6 +430,8 @@ def main() -> int:
     parser.add_argument("--in-flight", type=int, nargs="+", default=[64, 256])
     parser.add_argument("--delay", type=float, default=0.5, help="--latency: the provider's seconds per call")
     parser.add_argument("--executor", default="local", help="--latency: corral-tui's executor (local, processes)")
+    parser.add_argument("--only", choices=("corral", "inspect"), default=None,
+                        help="run one side only (profiling one side's CPU per trial; no ratio is printed)")
     parser.add_argument("--keep", action="store_true", help="keep the runs' folders (stores, logs) and say where")
     args = parser.parse_args()
     args.trials = args.trials or (2000 if args.latency else 1000)

@@ -454,6 +454,10 @@ class TrialClient(_TaskApi):
         self.doc_style = router.doc_style
         self._transport = router._transport
         self.closed = False
+        # set by a runner that closes the trial once it is finished: the submit (or surrender) asks the
+        # server to close it too (`?close=true`), which spares the DELETE; a server that does not know
+        # the parameter ignores it and close() sends the DELETE as before
+        self.close_on_finish = False
 
     def _prefix(self, task_id: str) -> str:
         if task_id != self.task_id:
@@ -471,6 +475,20 @@ class TrialClient(_TaskApi):
         self._prefix(task_id)
         fetch = super().get_available_tools_for_task
         return self.router.trial_tools(task_id, self._verbosity_params(verbosity), lambda: fetch(task_id, verbosity))
+
+    def submit_answer(self, task_id: str, answer: str) -> TaskTrialResult:
+        return _completion(task_id, self._finish(task_id, "/submit", json={"answer": answer}))
+
+    def surrender_task(self, task_id: str) -> TaskTrialResult:
+        return _completion(task_id, self._finish(task_id, "/surrender"))
+
+    def _finish(self, task_id: str, suffix: str, **kwargs: Any) -> Any:
+        if not self.close_on_finish:
+            return self._post(task_id, suffix, **kwargs)
+        body = self._post(task_id, suffix, params={"close": "true"}, **kwargs)
+        if isinstance(body, dict) and body.get("closed") is True:
+            self.closed = True
+        return body
 
     def get_last_score(self, task_id: str) -> dict[str, Any]:
         self._prefix(task_id)

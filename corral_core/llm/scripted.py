@@ -75,17 +75,38 @@ def find_script(name: str) -> Path:
 
 _cache: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
 _cache_lock = threading.Lock()
+_found: dict[tuple[str, str], Path] = {}  # (name, $CORRAL_TUI_SCRIPTS) -> the file find_script chose
+
+
+def _located_script(name: str) -> tuple[Path, dict[str, Any]]:
+    """find_script + load_script for a model call: the file found for a name is kept while it exists
+    (load_script's stat says so), so a call costs one stat instead of one per folder searched and
+    another to read; a script added later to an earlier folder is seen once the kept one is gone."""
+    key = (name, os.environ.get(SCRIPTS_ENV, ""))
+    path = _found.get(key)
+    if path is not None:
+        try:
+            return path, load_script(path)
+        except FileNotFoundError:
+            _found.pop(key, None)
+    path = find_script(name)
+    _found[key] = path
+    return path, load_script(path)
 
 
 def load_script(path: Path) -> dict[str, Any]:
-    """Parse and check a script file; cached until the file changes."""
-    path = path.resolve()
+    """Parse and check a script file; cached until the file changes.
+
+    A hit costs one stat: the cache is keyed by the path as given (resolving it walked every folder
+    of it on every model call), and the path is resolved only to read the file and name it."""
+    key = path
     stat = path.stat()
     stamp = (stat.st_mtime_ns, stat.st_size)
     with _cache_lock:
-        hit = _cache.get(path)
+        hit = _cache.get(key)
         if hit and hit[0] == stamp:
             return hit[1]
+    path = path.resolve()
     try:
         data = safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -95,7 +116,7 @@ def load_script(path: Path) -> dict[str, Any]:
                                  "Fix: correct the YAML syntax (quote strings containing ':' or '#').") from None
     _check_script(path, data)
     with _cache_lock:
-        _cache[path] = (stamp, data)
+        _cache[key] = (stamp, data)
     return cast("dict[str, Any]", data)
 
 
@@ -230,8 +251,7 @@ def list_name_for(role: str, has_tools: bool) -> str:
 def scripted_turn(name: str, context: CallContext, messages: list[dict[str, Any]],
                   tools: list[dict[str, Any]] | None) -> ScriptedTurn:
     """The turn `scripted/<name>` answers for this call (deterministic in its inputs)."""
-    path = find_script(name)
-    script = load_script(path)
+    path, script = _located_script(name)
     list_name = list_name_for(context.role, bool(tools))
     text = prompt_text(messages, tools)
     task_section = (script.get("tasks") or {}).get(context.task_id)

@@ -96,6 +96,10 @@ log = logging.getLogger(__name__)
 # resume runs these again (retired: an earlier attempt --retry-errors keeps as history; its key runs again)
 RERUN_STATUSES = frozenset({TrialStatus.RUNNING, TrialStatus.CANCELLED, RETIRED_STATUS})
 WAIT_SLICE = 0.1
+# A trial starts without a look at the store if the last look was this recent (seconds): at tens of trials
+# per second the look was a read per trial, and the store writer fences every write of the run anyway
+OWNER_CHECK_EVERY = 0.25
+_clock = time.monotonic
 
 
 class BenchmarkRunner:
@@ -161,6 +165,7 @@ class BenchmarkRunner:
         self.ownership_token: str | None = None  # the benchmark's fencing token while this run owns it
         self._lost_cluster: str | None = None  # why the run's Dask cluster went away (the run is interrupted)
         self._ownership_lost = threading.Event()
+        self._owner_checked_at: float | None = None  # _clock() at the last look at the store
         self.fork: ForkPoint | None = None  # set by ForkRunner (runner/fork.py)
         # the spec's breakpoints; the workbench replaces them while the run goes on (set_breakpoints)
         self.breakpoints = BreakpointSet(spec.hooks.breakpoints)
@@ -220,7 +225,7 @@ class BenchmarkRunner:
             benchmark_id, resumed = opened.benchmark_id, opened.resumed
             self.benchmark_id = benchmark_id
             if self.repository is not None and opened.token is not None:
-                self.ownership_token = opened.token
+                self.ownership_token, self._owner_checked_at = opened.token, None
                 unfence = self._fence(benchmark_id, opened.token)
                 heartbeat = Heartbeat(self.repository, benchmark_id, opened.token, self._lost_ownership).start()
             if retry_errors:
@@ -301,11 +306,16 @@ class BenchmarkRunner:
             emit_event(self._bus, EventKind.OWNERSHIP_LOST, benchmark_id=self.benchmark_id)
 
     def _still_owner(self) -> bool:
-        """Checked before each trial starts: False (and the run stops) once another process owns the benchmark."""
+        """Checked before each trial starts (the store at most every OWNER_CHECK_EVERY s): False (and the run
+        stops) once another process owns the benchmark."""
         if self._ownership_lost.is_set():
             return False
         if self.repository is None or self.ownership_token is None or self.benchmark_id is None:
             return True
+        now = _clock()
+        if self._owner_checked_at is not None and now - self._owner_checked_at < OWNER_CHECK_EVERY:
+            return True
+        self._owner_checked_at = now
         try:
             owned = self.repository.owns(self.benchmark_id, self.ownership_token)
         except StoreError as exc:  # the store writer says when the store is gone for good
@@ -516,12 +526,15 @@ class BenchmarkRunner:
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.spec.parallel, thread_name_prefix="corral-trial")
         try:
             futures = [pool.submit(self._run_job, ctx, job) for job in jobs]
-            pending = set(futures)
-            while pending:
+            all_done = _Countdown(len(futures))
+            for future in futures:
+                future.add_done_callback(all_done.tick)
+            while True:
                 if cancel_event is not None and cancel_event.is_set() and not stop.is_set():
                     self.stop()
                 try:
-                    _, pending = concurrent.futures.wait(pending, timeout=WAIT_SLICE)
+                    if all_done.wait(WAIT_SLICE):
+                        break
                 except KeyboardInterrupt:
                     self.stop()
             if cancel_event is not None and cancel_event.is_set():  # set while the last trials were ending
@@ -715,6 +728,28 @@ class BenchmarkRunner:
         run's to sum up any more), only how many trials it ran."""
         return BenchmarkResult(benchmark_id, self.spec, LOST_OWNERSHIP, {}, [], {}, [], [], None, None, None, resumed,
                                self._trials_run, duration)
+
+
+class _Countdown:
+    """Set once `count` futures are done. The driver waits on it in slices to look at its cancel event:
+    `concurrent.futures.wait(pending)` in that loop locked and hooked every pending future at every
+    slice (a thousand-trial run: a thousand futures, ten times a second)."""
+
+    def __init__(self, count: int) -> None:
+        self._left = count
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        if count == 0:
+            self._done.set()
+
+    def tick(self, _future: object) -> None:
+        with self._lock:
+            self._left -= 1
+            if self._left == 0:
+                self._done.set()
+
+    def wait(self, timeout: float) -> bool:
+        return self._done.wait(timeout)
 
 
 class _PoolSteps:

@@ -218,6 +218,8 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
         return fail_trial(ctx, arm, task_id, index, episode_id, f"could not open a trial on the server: {exc}",
                           fault=Fault.ENVIRONMENT)
     trial_id = client.trial_id
+    if hasattr(client, "close_on_finish"):  # closed below once it ends: let the submission close it
+        client.close_on_finish = True
     started_fields = started_data(arm, index, episode_id)
     if ctx.fork is not None:
         started_fields.update(ctx.fork.started_data())

@@ -143,6 +143,7 @@ class TrialCompletionResponse(BaseModel):
     trial_id: str = Field(description="the id of the trial that just finished")
     surrendered: bool
     explanation: str | None = None
+    closed: bool | None = Field(default=None, description="true when `?close=true` closed the trial runtime")
 
 
 class StatusResponse(BaseModel):

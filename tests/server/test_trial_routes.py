@@ -184,3 +184,36 @@ def test_inputs_seed_an_episode_without_overwriting(http):
     again = open_trial(http, "second", episode_id="resume-1", inputs={"first": "blue"})["trial_id"]
     assert "Output of first: red" in http.get(f"/trials/{again}/prompt").json()["prompt"]
     assert http.post("/tasks/second/trials", json={"episode_id": "e", "inputs": {"first": 1}}).status_code == 422
+
+
+def test_a_submission_with_close_closes_the_trial(http, served):
+    created = open_trial(http)
+    trial = created["trial_id"]
+    answer = http.post(f"/trials/{trial}/submit", params={"close": "true"}, json={"answer": "5"}).json()
+    assert answer["score"] == 1.0 and answer["trial_id"] == trial and answer["closed"] is True
+    assert http.get(f"/trials/{trial}/prompt").status_code == 404
+    assert not Path(created["workspace"]).exists()
+    assert http.delete(f"/trials/{trial}").status_code == 404  # a DELETE after it finds nothing to close
+    assert [e.trial_id for e in served.sink.of_kind(EventKind.TRIAL_CLOSED)].count(trial) == 1
+
+
+def test_a_surrender_with_close_closes_the_trial(http):
+    trial = open_trial(http)["trial_id"]
+    answer = http.post(f"/trials/{trial}/surrender", params={"close": "true"}).json()
+    assert answer["surrendered"] is True and answer["closed"] is True
+    assert http.get(f"/trials/{trial}/prompt").status_code == 404
+
+
+def test_without_close_a_finished_trial_stays_open_until_deleted(http):
+    trial = open_trial(http)["trial_id"]
+    answer = http.post(f"/trials/{trial}/submit", json={"answer": "5"}).json()
+    assert "closed" not in answer
+    assert http.get(f"/trials/{trial}/prompt").status_code == 200
+    assert http.post(f"/trials/{trial}/submit", json={"answer": "5"}).status_code == 409
+    assert http.delete(f"/trials/{trial}").status_code == 200
+
+
+def test_the_task_routes_ignore_close(http):
+    answer = http.post("/tasks/add/submit", params={"close": "true"}, json={"answer": "5"}).json()
+    assert "closed" not in answer
+    assert http.get("/tasks/add/prompt").status_code == 200
