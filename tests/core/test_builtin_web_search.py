@@ -132,4 +132,4 @@ def test_the_backends_checked_without_ddgs_are_those_of_the_installed_ddgs() -> 
 
     from corral_core.tools.builtin.web_search import KNOWN_BACKENDS
 
-    assert KNOWN_BACKENDS == tuple(sorted(ENGINES["text"]))
+    assert tuple(sorted(ENGINES["text"])) == KNOWN_BACKENDS
