@@ -41,6 +41,8 @@ from corral_tui.live import LiveRun
 
 if TYPE_CHECKING:
     from corral_tui.options import CliOptions
+    from corral_tui.screens.approval import ApprovalScreen
+    from corral_tui.screens.fork import ForkChoice
 from corral_tui.messages import (
     ApprovalsChanged,
     BreakpointsRequested,
@@ -65,7 +67,6 @@ from corral_tui.messages import (
     WorkerFailed,
 )
 from corral_tui.run_request import RunRequest, remember, remembered
-from corral_tui.screens.approval import ApprovalScreen, AskingTrial
 from corral_tui.screens.dialogs import (
     BreakpointsScreen,
     ConfirmScreen,
@@ -74,7 +75,6 @@ from corral_tui.screens.dialogs import (
     InterventionScreen,
     SpecFileScreen,
 )
-from corral_tui.screens.fork import ForkChoice, ForkScreen
 from corral_tui.screens.workbench import WorkbenchScreen
 from corral_tui.services import WorkbenchServices
 from corral_tui.services.approvals import Decision, Verdict
@@ -419,6 +419,8 @@ class WorkbenchApp(App[int]):
     def _fork_requested(self, message: ForkRequested) -> None:
         if not self._can_start():
             return
+        from corral_tui.screens.fork import ForkScreen
+
         label = self.config.redact.ident(message.trial_id)
         self.push_screen(ForkScreen(label, message.iterations), callback=partial(self._fork_chosen, message.trial_id))
 
@@ -617,6 +619,8 @@ class WorkbenchApp(App[int]):
         self.refresh_info()
 
     def _approval_dialog(self) -> ApprovalScreen | None:
+        from corral_tui.screens.approval import ApprovalScreen  # with the first approval, not before the first frame
+
         return next((s for s in self.screen_stack if isinstance(s, ApprovalScreen)), None)
 
     def show_next_approval(self, quiet: bool = False) -> None:
@@ -628,6 +632,8 @@ class WorkbenchApp(App[int]):
             if not quiet:
                 self.notify("No approvals pending.")
             return
+        from corral_tui.screens.approval import ApprovalScreen, AskingTrial
+
         request = pending[0]
         self.drain_events()  # the asking trial's latest events (its thought) may still wait in the queue
         trial = self.live.trials.get(request.trial_id or "")

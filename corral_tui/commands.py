@@ -1,5 +1,5 @@
 """Every action, for the command palette (ctrl+p) and the help screen: both read the bindings of
-the app and of the screens in `SCREENS`, so a new binding or screen shows up in both without a
+the app and of the screens in `registry.screens()`, so a new binding or screen shows up in both without a
 second list to keep in step."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from corral_tui.screens.registry import SCREENS
+from corral_tui.screens.registry import screens
 
 
 def _bindings(owner: type) -> list[Binding]:
@@ -39,7 +39,7 @@ def binding_rows(owners: Iterable[tuple[str, type]]) -> list[tuple[str, str, str
 
 def all_binding_owners(app: type[App[Any]]) -> list[tuple[str, type]]:
     """The app and every screen of the registry, in the order the help screen lists them."""
-    return [("everywhere", app), *((info.name, info.screen) for info in SCREENS)]
+    return [("everywhere", app), *((info.name, info.screen) for info in screens())]
 
 
 class ActionsProvider(Provider):
@@ -57,7 +57,7 @@ class ActionsProvider(Provider):
                 seen.add(binding_id)
                 title = binding.description or binding.action
                 commands.append((title, f"key {keys} · {binding_id}", partial(app.run_action, binding.action, node)))
-        for info in SCREENS:
+        for info in screens():
             if info.open_action is not None:
                 commands.append((f"Open {info.name}", info.description, partial(app.run_action, info.open_action)))
         return commands

@@ -15,7 +15,7 @@ from corral_tui.app import WorkbenchApp
 from corral_tui.commands import all_binding_owners, binding_rows
 from corral_tui.screens.base import QueryScreen
 from corral_tui.screens.history import PagedScreen
-from corral_tui.screens.registry import SCREENS
+from corral_tui.screens.registry import screens
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("corral_core", "corral_tui")
@@ -70,16 +70,16 @@ def test_the_services_never_import_textual_or_the_ui() -> None:
 
 
 def test_every_screen_is_registered_and_reaches_help_and_the_palette() -> None:
-    screens = {info.screen for info in SCREENS}
+    registered = {info.screen for info in screens()}
     bases = {QueryScreen, PagedScreen}  # shared behaviour, never shown themselves
     unregistered = sorted(cls.__name__ for cls in _subclasses(Screen)
-                          if cls.__module__.startswith("corral_tui.screens.") and cls not in screens | bases)
+                          if cls.__module__.startswith("corral_tui.screens.") and cls not in registered | bases)
     assert unregistered == [], "add them to corral_tui/screens/registry.py"
     owners = all_binding_owners(WorkbenchApp)  # what the help screen lists
-    assert screens <= {owner for _where, owner in owners}
+    assert registered <= {owner for _where, owner in owners}
     listed = {where for where, *_ in binding_rows(owners)}
-    assert {info.name for info in SCREENS if info.screen.BINDINGS} <= listed
-    for info in SCREENS:  # the palette's "Open ..." entries run these app actions
+    assert {info.name for info in screens() if info.screen.BINDINGS} <= listed
+    for info in screens():  # the palette's "Open ..." entries run these app actions
         if info.open_action is not None:
             action = info.open_action.removeprefix("app.")
             assert callable(getattr(WorkbenchApp, f"action_{action}", None)), info

@@ -144,9 +144,10 @@ class TrialRow(SQLModel, table=True):
     fork_iteration: int | None = None
     # Provider trouble, apart from the agent's own work: transient failures retried, the seconds waited
     # before those retries, and the seconds waited for the model's requests/tokens-per-minute budget.
-    llm_retries: int = 0
-    llm_retry_wait: float = 0.0
-    rate_limit_wait: float = 0.0
+    # (The database's own default 0 is what migration 0004 gave the rows it found; a new store has it too.)
+    llm_retries: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
+    llm_retry_wait: float = Field(default=0.0, sa_column_kwargs={"server_default": "0"})
+    rate_limit_wait: float = Field(default=0.0, sa_column_kwargs={"server_default": "0"})
 
 
 class MessageRow(SQLModel, table=True):

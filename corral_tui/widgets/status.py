@@ -34,7 +34,23 @@ class FittingFooter(Footer):
         self.compact = self.app.size.width < NARROW
 
 
-class InfoBar(Static):
+class Bar(Static):
+    """A bar of fixed height (app.tcss) whose text is replaced often (every half second, every second,
+    every event batch): an unchanged text is not redrawn, and a new one is drawn without a layout pass
+    (the whole screen's), since it cannot change the bar's size."""
+
+    _shown: tuple[object, ...] | None = None
+
+    def show_text(self, text: Text) -> None:
+        key = (text.markup, str(text.style), text.overflow, text.no_wrap, text.justify)
+        if key == self._shown:
+            return
+        self._shown = key
+        height = self.styles.height
+        self.update(text, layout=height is None or not height.is_cells)
+
+
+class InfoBar(Bar):
     """server URL · requests served · model · where trials run (unless local) · progress · run state ·
     pending approvals. Below NARROW columns: shorter labels and the model's id cut to what is left."""
 
@@ -54,7 +70,7 @@ class InfoBar(Static):
         text.append(info.run_state, style="bold cyan")
         if info.approvals:
             text.append(f"  approvals pending: {info.approvals}", style="bold black on yellow")
-        self.update(text)
+        self.show_text(text)
 
 
     def _show_short(self, info: Info, width: int) -> None:
@@ -67,17 +83,17 @@ class InfoBar(Static):
         head = Text.assemble((server, "bold"), ("  req ", "dim"), info.requests, ("  ", ""))
         room = max(width - head.cell_len - tail.cell_len - 2, 6)
         model = info.model if len(info.model) <= room else "…" + info.model[-(room - 1):]
-        self.update(Text.assemble(head, (model, "bold"), tail))
+        self.show_text(Text.assemble(head, (model, "bold"), tail))
 
 
-class StatusLine(Static):
+class StatusLine(Bar):
     """What the selected trial is doing, or the last thing that happened."""
 
     def say(self, message: str, style: str = "") -> None:
-        self.update(Text(message, style=style))
+        self.show_text(Text(message, style=style))
 
 
-class RunBar(Static):
+class RunBar(Bar):
     """The run at a glance: elapsed time, ETA, the run's tokens and cost so far, and each arm's mean
     score so far with its 95% CI and how that interval was computed (mean over tasks of the task means,
     unassisted trials: what the final metrics report), over how many tasks, and its errored trials."""
@@ -104,4 +120,4 @@ class RunBar(Static):
                 text.append(f" ⚠ {score.n_errored} errored ({faults})", style="bold red")
         text.overflow = "ellipsis"  # two lines: the run, then the arms (cut at the width, never wrapped)
         text.no_wrap = True
-        self.update(text)
+        self.show_text(text)

@@ -123,3 +123,13 @@ def test_named_backends_are_accepted() -> None:
     assert validate_backend("duckduckgo") == "duckduckgo"
     assert validate_backend(" duckduckgo , wikipedia ") == "duckduckgo,wikipedia"
     assert web_search_tool(backend="wikipedia").name == "web_search"
+
+
+def test_the_backends_checked_without_ddgs_are_those_of_the_installed_ddgs() -> None:
+    """Suites naming these are checked without importing ddgs: an upgrade of ddgs that drops or adds
+    a text backend fails here (update KNOWN_BACKENDS with the pin)."""
+    from ddgs.engines import ENGINES
+
+    from corral_core.tools.builtin.web_search import KNOWN_BACKENDS
+
+    assert tuple(sorted(ENGINES["text"])) == KNOWN_BACKENDS

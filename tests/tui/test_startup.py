@@ -12,6 +12,8 @@ from tests.tui.helpers import ROOT
 HEAVY = ("fastapi", "uvicorn", "sqlalchemy", "sqlmodel", "litellm", "httpx")
 # loaded after the first frame too (the boot worker, a run, the statistics)
 AFTER_FIRST_FRAME = (*HEAVY, "openai", "numpy", "dask", "distributed", "mcp", "plotext", "textual_plotext")
+# not before "Ready." either (the boot worker's store and servers do without them)
+BOOT_NEEDS_NOT = ("alembic", "httpx", "httpcore", "ddgs", "litellm", "openai", "numpy", "dask", "mcp")
 
 
 def test_building_the_app_imports_no_heavy_module(tmp_path) -> None:
@@ -37,6 +39,33 @@ def test_the_command_line_path_to_the_first_frame_imports_no_heavy_module(tmp_pa
                          env={**os.environ, "XDG_DATA_HOME": str(tmp_path)})
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == []
+
+
+BOOT = """
+import json, sys
+from corral_tui.services import WorkbenchServices
+from tests.tui.stable import test_config
+
+services = WorkbenchServices.build(test_config(db_url=DB))
+try:
+    services.load_suites()
+    services.open_store()
+    services.start()
+    print(json.dumps([m for m in MODULES if m in sys.modules]))
+finally:
+    services.close()
+"""
+
+
+def test_the_boot_before_ready_imports_only_what_the_servers_and_the_store_need(tmp_path) -> None:
+    """What the boot worker does before "Ready." on a new store (the sample suites, the store, the
+    servers) leaves out Alembic (a new store needs no migration), httpx (fetch_url imports it at its
+    first request), ddgs (the sample suite's search backend is checked without it) and litellm and the
+    OpenAI client (loaded after "Ready.")."""
+    code = f"MODULES = {BOOT_NEEDS_NOT!r}\nDB = {str(tmp_path / 'c.db')!r}\n{BOOT}"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
 SEQUENCE = """

@@ -2,7 +2,7 @@
 
 Redirects are followed by hand so every hop is checked (scheme, consent/login wall, private
 address) before it is requested, and every connection goes to the address that was checked
-(netguard.GuardedHttp pins it, so DNS rebinding cannot redirect it). The body is streamed and
+(pinned_http.GuardedHttp pins it, so DNS rebinding cannot redirect it). The body is streamed and
 reading stops at `max_bytes` or once the text extractor holds about 3x `max_chars`, so a huge page
 cannot exhaust memory.
 """
@@ -12,23 +12,24 @@ from __future__ import annotations
 import codecs
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin
-
-import httpcore
-import httpx
 
 from corral_core.tools.base import Tool, ToolExecutionError
 from corral_core.tools.builtin.html_text import ReadableTextParser
 from corral_core.tools.builtin.netguard import (
     MAX_REDIRECTS,
     REDIRECT_CODES,
-    GuardedHttp,
     Resolver,
     check_scheme,
     check_wall,
     system_resolver,
 )
 from corral_core.tools.builtin.params import truncate, unwrap
+
+if TYPE_CHECKING:  # httpx is imported at the first fetch, not when a suite declaring the tool loads
+    import httpcore
+    import httpx
 
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MAX_CHARS = 4000
@@ -128,6 +129,10 @@ def _read_text(response: httpx.Response, max_chars: int, settings: FetchSettings
 
 def fetch_page(url: str, max_chars: int, settings: FetchSettings) -> str:
     """Fetch `url` under `settings` and format the header plus readable text; failures raise in words."""
+    import httpx
+
+    from corral_core.tools.builtin.pinned_http import GuardedHttp
+
     url = url.strip()
     check_scheme(url)
     check_wall(url)

@@ -5,7 +5,7 @@ rule (local test APIs must work). Agent-supplied values only ever fill URL-quote
 encoded too, so `.` and `..` cannot climb the path), the query string or the JSON body. Redirects
 are followed hop by hop: a hop to another origin is checked for private addresses (unless the suite
 allows them) and never gets the declared headers (an API key stays with its host). Every
-connection goes to the address resolved for it (netguard.GuardedHttp).
+connection goes to the address resolved for it (pinned_http.GuardedHttp).
 """
 
 from __future__ import annotations
@@ -15,24 +15,17 @@ import os
 import re
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
-
-import httpcore
-import httpx
 
 from corral_core.safetext import register_secret
 from corral_core.tools.base import Tool, ToolExecutionError
-from corral_core.tools.builtin.netguard import (
-    ALLOWED_SCHEMES,
-    MAX_REDIRECTS,
-    REDIRECT_CODES,
-    GuardedHttp,
-    Resolver,
-    origin,
-    system_resolver,
-)
+from corral_core.tools.builtin.netguard import ALLOWED_SCHEMES, MAX_REDIRECTS, REDIRECT_CODES, Resolver, system_resolver
 from corral_core.tools.builtin.params import ToolDeclarationError, schema_from_parameters, truncate
+
+if TYPE_CHECKING:  # httpx is imported at the first call, not when a suite declaring the tool loads
+    import httpcore
+    import httpx
 
 HTTP_METHODS = ("GET", "POST", "PUT", "DELETE")
 DEFAULT_TIMEOUT = 30.0
@@ -84,6 +77,8 @@ def _query_value(value: Any) -> str | list[str]:
 
 def _read_capped(response: httpx.Response, max_bytes: int, deadline: float) -> str:
     """The body as text, at most `max_bytes` of it; a body still trickling in at `deadline` times out."""
+    import httpx
+
     data = bytearray()
     for chunk in response.iter_bytes():
         data.extend(chunk[: max_bytes - len(data)])
@@ -158,6 +153,8 @@ def http_tool(
     defaults = {key: prop["default"] for key, prop in properties.items() if "default" in prop}
 
     def call_endpoint(**arguments: Any) -> str:
+        import httpx
+
         values = {**defaults, **{k: v for k, v in arguments.items() if v is not None}}
         for placeholder in placeholders:
             if placeholder not in values:
@@ -195,6 +192,8 @@ def http_tool(
     def _send(start: httpx.URL, method: str, headers: dict[str, str], body: dict[str, Any] | None,
               deadline: float) -> tuple[int, str, str]:
         """Send the request, following redirects by hand; (status, reason, body text)."""
+        from corral_core.tools.builtin.pinned_http import GuardedHttp, origin
+
         declared, current = origin(start), start
         with GuardedHttp(timeout=timeout, resolver=resolver or system_resolver,
                          network_backend=network_backend) as http:

@@ -1,0 +1,42 @@
+"""The one-line bars (info, run, status) are rewritten every half second, every second and every event
+batch: an unchanged text is not redrawn, and a new one is drawn without laying the whole screen out
+again (their height is fixed), which an idle workbench otherwise did twice a second."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from corral_tui.widgets.status import Bar, InfoBar, RunBar, StatusLine
+from tests.tui.helpers import SIZE, make_app, wait_ready
+
+
+@pytest.mark.anyio
+async def test_an_unchanged_bar_is_not_redrawn_and_a_new_text_needs_no_layout(tmp_path: Path) -> None:
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        screen = app.workbench_screen
+        refreshed: list[tuple[str, bool]] = []
+
+        def spy(bar: Bar) -> None:
+            original = bar.refresh
+
+            def refresh(*args: Any, **kwargs: Any) -> Any:
+                refreshed.append((type(bar).__name__, bool(kwargs.get("layout", False))))
+                return original(*args, **kwargs)
+
+            bar.refresh = refresh  # type: ignore[method-assign]
+
+        for kind in (InfoBar, RunBar, StatusLine):
+            spy(screen.query_one(kind))
+        said = screen.query_one(StatusLine).render()
+        # no await in between: no timer runs, only these calls draw
+        app.refresh_info()
+        screen.tick()
+        screen.say(str(said))
+        assert refreshed == []
+        screen.say("Something new happened.")
+        assert refreshed == [("StatusLine", False)]
