@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
