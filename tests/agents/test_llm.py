@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from corral_core.llm import ERROR_KINDS, LLMError, LLMToolCall, ModelSettings, Usage, request_digest
+from tests.timeouts import HANG
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,7 +23,7 @@ def test_importing_the_llm_layer_does_not_import_litellm() -> None:
         "print('litellm' in sys.modules, 'openai' in sys.modules)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=HANG,
                          cwd=REPO)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False"]
@@ -41,7 +42,7 @@ def test_first_call_sets_offline_env_before_importing_litellm() -> None:
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("LITELLM_")}
     env["PYTHONPATH"] = str(REPO)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60,
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=HANG,
                          cwd=REPO)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "ERROR", "True", "True"]
@@ -105,6 +106,6 @@ def test_preload_imports_litellm_ahead_of_the_first_call():
 
     code = ("import sys, corral_core.llm as llm; assert 'litellm' not in sys.modules; "
             "llm.preload(); print('litellm' in sys.modules)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True"

@@ -9,10 +9,7 @@ otherwise), and the run's output says it fell back.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +18,7 @@ import pytest
 from corral_core.client import CorralRouter, TaskRouteTrial, TrialClient
 from corral_core.server import EmbeddedServer
 from tests.compat.corral_e2_server import create_corral_e2_app
+from tests.inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = {"sum_small": ("What is 2 + 3?", "5"), "sum_big": ("What is 40 + 2?", "42")}
@@ -98,10 +96,8 @@ def test_our_runner_scores_every_trial_over_corral_task_routes(standin: tuple[st
     (tmp_path / "standin.yaml").write_text(SUITE)
     (tmp_path / "standin.script.yaml").write_text(SCRIPT)
     (tmp_path / "spec.yaml").write_text(SPEC)
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
-    proc = subprocess.run([sys.executable, "-m", "corral_tui.cli", "--batch", "spec.yaml", "--server", url,
-                           "--db", str(tmp_path / "runs.db"), "--json", "out.json"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    proc = run_cli("--batch", "spec.yaml", "--server", url, "--db", str(tmp_path / "runs.db"), "--json", "out.json",
+                   cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "has no trial routes (a Corral E2 server)" in proc.stderr
     assert "one trial per task at a time" in proc.stderr

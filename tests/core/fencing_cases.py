@@ -1,6 +1,7 @@
 """Two runners on one benchmark, on any store URL (tests/core/test_fencing.py: SQLite; tests/postgres: PostgreSQL).
 
-Runner A is a real batch subprocess held at a known trial by the gate (tests/core/gate.py). Time passing is
+Runner A is a real batch subprocess held at a known trial by the gate (tests/core/gate.py); runner B, which
+takes over, runs in the test's own process (tests/inprocess.py). Time passing is
 simulated where it counts, in the store: A's last heartbeat is made older than STALE_AFTER while A is stopped
 (SIGSTOP), instead of waiting a minute."""
 
@@ -22,6 +23,7 @@ from corral_core.store import make_engine
 from corral_core.store.ownership import STALE_AFTER
 from corral_core.store.tables import benchmark_table
 from tests.core.gate import Gate, wait_until
+from tests.inprocess import run_cli
 
 DATA = Path(__file__).resolve().parent / "data"
 ARMS = ("minimal", "full")
@@ -91,8 +93,7 @@ def stopped_past_the_heartbeat_then_continued(tmp_path: Path, db: str) -> None:
             engine.dispose()
         gate.release()
         b_json = tmp_path / "b.json"
-        b = subprocess.run(batch(spec, db, b_json), cwd=tmp_path, env=gate.env(env()), capture_output=True,
-                           text=True, timeout=300)
+        b = run_cli(*batch(spec, db, b_json)[3:], cwd=tmp_path, env=gate.env(env()))  # B: main() in this process
         assert b.returncode == 0, b.stderr
         assert json.loads(b_json.read_text())["benchmark_id"] == benchmark_id  # B resumed A's benchmark
         calls_after_b = gate.calls

@@ -1,12 +1,11 @@
-"""`corral-tui --batch`, `history` and `export` as a user runs them: a subprocess, files, exit codes."""
+"""`corral-tui --batch`, `history` and `export` as a user runs them: the command line, files, exit codes (run
+in this process: tests/inprocess.py; tests/packaging runs the installed command as a real process)."""
 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from collections import defaultdict
 from math import comb
 from pathlib import Path
@@ -14,15 +13,15 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
+from tests.inprocess import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "sample_tasks" / "quickstart.bench.yaml"
 SAMPLEMATH = ROOT / "sample_tasks" / "samplemath.yaml"
 
 
-def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
-    return subprocess.run([sys.executable, "-m", "corral_tui.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return run_cli(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from tests.core.gate import Gate, wait_until
+from tests.inprocess import run_cli
 
 DATA = Path(__file__).resolve().parent / "data"
 ARMS = ("minimal", "full")
@@ -51,8 +52,7 @@ def test_killed_batch_resumes_every_trial_exactly_once(tmp_path: Path) -> None:
     before = read(db, "select id, arm, task_id, trial_index, score from trial where status != 'running'")
     assert len(before) == 3  # the three trials before the held one
 
-    resumed = subprocess.run([*command, "--resume", benchmark_id], cwd=tmp_path, env=env, capture_output=True,
-                             text=True, timeout=120)
+    resumed = run_cli(*command[3:], "--resume", benchmark_id, cwd=tmp_path, env=env)  # in this process
     assert resumed.returncode == 0, resumed.stderr
     assert read(db, "select status from benchmark where id=?", benchmark_id) == [("finished",)]
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from corral_core.errors import UserError
 from corral_core.spec import spec_from_dict
 from corral_tui.cli import load_env_file
 from tests.fakes.fake_openai import FakeOpenAI, FakeReply
+from tests.inprocess import run_cli
 
 SAMPLEMATH = Path(__file__).resolve().parents[2] / "sample_tasks" / "samplemath.yaml"
 
@@ -63,10 +62,8 @@ def test_batch_with_env_file_model_base_url_and_max_connections_survives_rate_li
     env.update(LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_LOG="ERROR")
     replies = [FakeReply.rate_limited(), FakeReply.text("Final Answer: 42")]
     with FakeOpenAI(replies * 4, hold=False) as server:
-        proc = subprocess.run(
-            [sys.executable, "-m", "corral_tui.cli", "--batch", "p.bench.yaml", "--db", "x.db", "--json", "out.json",
-             "--model-base-url", server.base_url, "--max-connections", "1", "--quiet"],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        proc = run_cli("--batch", "p.bench.yaml", "--db", "x.db", "--json", "out.json", "--model-base-url",
+                       server.base_url, "--max-connections", "1", "--quiet", cwd=tmp_path, env=env)
         keys = {r.headers.get("authorization") for r in server.received}
         peak, sent = server.max_in_flight, len(server.received)
     assert proc.returncode in (0, 1), proc.stderr

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from corral_core.metrics import sign_flip_test
+from tests.inprocess import run_cli
 
 pytest.importorskip("inspect_ai")
 
@@ -58,9 +59,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
-    return subprocess.run([sys.executable, "-m", "corral_tui.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=300)
+    return run_cli(*args)
 
 
 def task_means(answers: dict[str, object], tasks: list[str]) -> list[float]:

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLEMATH = ROOT / "sample_tasks" / "samplemath.yaml"
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
-    return subprocess.run([sys.executable, "-m", "corral_tui.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return run_cli(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")

@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from corral_core.metrics.records import retired_attempt, retired_original_index
 from corral_core.runner import BenchmarkRunner
 from corral_core.spec import spec_from_dict
 from tests.fakes.fake_openai import FakeOpenAI, FakeReply
+from tests.inprocess import run_cli
 
 SAMPLEMATH = Path(__file__).resolve().parents[2] / "sample_tasks" / "samplemath.yaml"
 KEY_ENV = "CORRAL_TEST_FAKE_KEY"
@@ -96,13 +95,12 @@ def test_cli_retry_errors_without_an_id_takes_the_newest_benchmark_of_the_spec(
                     repeat_last=True) as server:
         spec_file.write_text(f"name: r\nsuite: {SAMPLEMATH}\ntasks: [add, multiply]\nmodel: {{id: openai/fake-model, "
                              f"api_base: '{server.base_url}', api_key_env: {KEY_ENV}, max_retries: 0}}\n")
-        base = [sys.executable, "-m", "corral_tui.cli", "--batch", str(spec_file), "--db", "x.db", "--quiet"]
-        first = subprocess.run(base, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        base = ["--batch", str(spec_file), "--db", "x.db", "--quiet"]  # each run in this process (tests/inprocess.py)
+        first = run_cli(*base, cwd=tmp_path, env=env)
         assert first.returncode == 1 and "--retry-errors bm_" in first.stderr, first.stderr
-        second = subprocess.run([*base, "--retry-errors", "--json", "out.json"], cwd=tmp_path, env=env,
-                                capture_output=True, text=True, timeout=300)
-        monkeypatch.chdir(tmp_path)  # refused before anything runs: in this process (a subprocess costs seconds)
-        both = main([*base[3:], "--retry-errors", "--resume", "bm_x"])
+        second = run_cli(*base, "--retry-errors", "--json", "out.json", cwd=tmp_path, env=env)
+        monkeypatch.chdir(tmp_path)  # refused before anything runs
+        both = main([*base, "--retry-errors", "--resume", "bm_x"])
     assert second.returncode == 0, second.stderr
     document = json.loads((tmp_path / "out.json").read_text())
     assert document["trials_run"] == 1 and [t["status"] for t in document["trials"]] == ["completed"] * 2

@@ -19,6 +19,7 @@ import httpx
 
 from tests.core.gate import Gate, wait_until
 from tests.core.test_batch_live import ENV, read, slow_spec, start
+from tests.inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,9 +46,9 @@ def test_sigterm_stops_a_batch_with_a_resume_hint_and_143_and_the_resume_complet
     hint = next(line for line in err.splitlines() if "Resume with" in line)
     assert f"--resume {benchmark_id}" in hint
 
-    resumed = start(spec, db, "--quiet", "--resume", benchmark_id)
-    _, err = resumed.communicate(timeout=120)
-    assert resumed.returncode == 0, err
+    resumed = run_cli("--batch", str(spec), "--db", str(db), "--quiet", "--resume", benchmark_id,
+                      cwd=spec.parent, env=ENV)  # in this process: only the stopped run needs a signal
+    assert resumed.returncode == 0, resumed.stderr
     rows = read(db, "select task_id, trial_index from trial where benchmark_id=? and status='completed'",
                 benchmark_id)
     assert sorted(rows) == [(t, i) for t in ("t1", "t2", "t3", "t4") for i in range(5)]  # each exactly once

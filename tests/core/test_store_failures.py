@@ -4,11 +4,9 @@ exactly once."""
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
 import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ from corral_core.events import Event, EventKind, ListSink
 from corral_core.runner import BenchmarkRunner
 from corral_core.spec import spec_from_dict
 from corral_core.store import Repository, StoreWriter, init_db, make_engine
+from tests.inprocess import run_cli
 from tests.timeouts import HANG
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,9 +54,7 @@ def rows(path: Path, sql: str, *args: object) -> list[tuple]:
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
-    return subprocess.run([sys.executable, "-m", "corral_tui.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return run_cli(*args, cwd=cwd)
 
 
 class Order:

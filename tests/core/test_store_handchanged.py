@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core.test_store_schema import QUICKSTART, assert_one_message, cli, cli_here, dump, fresh_store
+from tests.core.test_store_schema import QUICKSTART, assert_one_message, cli, dump, fresh_store
 
 
 def test_an_emptied_version_table_is_named_as_such(tmp_path: Path) -> None:
@@ -17,7 +17,7 @@ def test_an_emptied_version_table_is_named_as_such(tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:
         conn.execute("delete from corral_schema_version")
     before = dump(path)
-    batch = cli_here("--batch", str(QUICKSTART), "--db", str(path), "--quiet", cwd=tmp_path)
+    batch = cli("--batch", str(QUICKSTART), "--db", str(path), "--quiet", cwd=tmp_path)
     assert_one_message(batch, "empty schema version table (corral_schema_version)", "INSERT INTO")
     assert "recover" not in batch.stderr and "duplicate column" not in batch.stderr
     assert_one_message(cli("history", "--db", str(path), cwd=tmp_path), "empty schema version table")
@@ -33,6 +33,6 @@ def test_an_extra_not_null_column_is_refused_before_anything_is_written(tmp_path
         conn.execute(create.replace("PRIMARY KEY (id)", f"{column}, PRIMARY KEY (id)"))
         conn.execute("drop table benchmark_before")
     before = dump(path)
-    batch = cli_here("--batch", str(QUICKSTART), "--db", str(path), "--quiet", cwd=tmp_path)
+    batch = cli("--batch", str(QUICKSTART), "--db", str(path), "--quiet", cwd=tmp_path)
     assert_one_message(batch, "table benchmark has NOT NULL column(s) note")
     assert dump(path) == before

@@ -3,9 +3,6 @@ ones refused with exit 2 and one message, and nothing is written to a refused st
 
 from __future__ import annotations
 
-import contextlib
-import io
-import os
 import sqlite3
 import subprocess
 import sys
@@ -19,6 +16,7 @@ from corral_core.errors import UserError
 from corral_core.store import Repository, init_db, make_engine
 from corral_core.store import schema as store_schema
 from corral_core.store.tables import ALL_TABLES
+from tests.inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
@@ -26,21 +24,10 @@ LEGACY_DUMP = DATA / "store_0_1.sql"  # made by corral-tui 0.1, before the schem
 QUICKSTART = ROOT / "sample_tasks" / "quickstart.bench.yaml"
 
 
-def cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
-    return subprocess.run([sys.executable, "-m", "corral_tui.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
-
-
-def cli_here(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`corral-tui ARGS` in this process, for a batch the store refuses before it runs: a subprocess would pay
-    litellm's import (seconds of CPU) to print one line. `history` and `export` stay subprocesses (`cli`)."""
-    from corral_tui.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(args))
-    return subprocess.CompletedProcess(["corral-tui", *args], code, out.getvalue(), err.getvalue())
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`corral-tui ARGS` in this process (tests/inprocess.py): each command here reads one damaged or
+    refused store and prints one paragraph; a child interpreter would pay seconds of imports for it."""
+    return run_cli(*args, cwd=cwd)
 
 
 def fresh_store(path: Path) -> Path:
@@ -258,7 +245,7 @@ def test_a_store_from_a_newer_version_is_refused_and_left_untouched(tmp_path: Pa
     set_revision(path, "9999_from_the_future")
     before = dump(path)
 
-    batch = cli_here("--batch", str(QUICKSTART), "--db", str(path), "--quiet", cwd=tmp_path)
+    batch = cli("--batch", str(QUICKSTART), "--db", str(path), "--quiet", cwd=tmp_path)
     assert_one_message(batch, "9999_from_the_future", "newer corral-tui", "--db")
     assert dump(path) == before  # no benchmark, no trial, no migration
 
@@ -274,7 +261,7 @@ def test_a_table_replaced_by_hand_is_refused(tmp_path: Path) -> None:
         conn.execute("drop table trial")
         conn.execute("create table trial (id text primary key, benchmark_id text)")
     before = dump(path)
-    batch = cli_here("--batch", str(QUICKSTART), "--db", str(path), "--quiet", cwd=tmp_path)
+    batch = cli("--batch", str(QUICKSTART), "--db", str(path), "--quiet", cwd=tmp_path)
     assert_one_message(batch, "table trial lacks", "arm")
     assert dump(path) == before
 
@@ -299,7 +286,7 @@ def test_a_corrupt_store_is_a_user_error_for_every_command(tmp_path: Path, damag
                     ("export", "bm_1", "--db", str(path))):
         proc = cli(*command, cwd=tmp_path)
         assert_one_message(proc, str(path))
-    assert_one_message(cli_here("--batch", str(QUICKSTART), "--db", str(path), "--quiet", cwd=tmp_path), str(path))
+    assert_one_message(cli("--batch", str(QUICKSTART), "--db", str(path), "--quiet", cwd=tmp_path), str(path))
 
 
 def test_export_of_a_benchmark_kept_in_a_damaged_store_is_one_paragraph(tmp_path: Path) -> None:

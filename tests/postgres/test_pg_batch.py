@@ -16,6 +16,7 @@ from pathlib import Path
 import psycopg
 
 from tests.core.gate import Gate
+from tests.inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "sample_tasks" / "quickstart.bench.yaml"
@@ -29,9 +30,9 @@ def env() -> dict[str, str]:
     return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_LOG": "ERROR"}
 
 
-def cli(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "corral_tui.cli", *args], cwd=cwd, env=env(), capture_output=True,
-                          text=True, timeout=timeout)
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`corral-tui ARGS` in this process (tests/inprocess.py); the runs that are killed or race stay processes."""
+    return run_cli(*args, cwd=cwd, env=env())
 
 
 def rows(url: str, sql: str, *args: object) -> list[tuple]:
@@ -112,8 +113,7 @@ def test_a_run_killed_with_sigkill_resumes_every_trial_exactly_once(pg_url: str,
     before = rows(pg_url, "select id from trial where status != 'running'")
     assert 3 <= len(before) < len(ARMS) * len(TASKS) * TRIALS
 
-    resumed = subprocess.run([*command, "--resume", benchmark_id], cwd=tmp_path, env=env(), capture_output=True,
-                             text=True, timeout=300)
+    resumed = cli(*command[3:], "--resume", benchmark_id, cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert rows(pg_url, "select status from benchmark where id = %s", benchmark_id) == [("finished",)]
     trials = assert_every_trial_once(pg_url, benchmark_id)

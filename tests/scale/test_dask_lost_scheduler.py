@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tests.core.fencing_cases import ARMS, EVERY_KEY, TASKS, TRIALS, rows, slow_spec
 from tests.core.gate import Gate, wait_until
+from tests.inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -98,9 +99,10 @@ def test_a_lost_scheduler_leaves_the_rest_unrun_and_a_resume_runs_exactly_it(tmp
 
     second = Cluster(tmp_path / "second", env)
     try:
-        resumed = subprocess.run([*command, "--executor", second.executor, "--resume", benchmark_id, "--json",
-                                  str(tmp_path / "resumed.json")], cwd=tmp_path, env=env, capture_output=True,
-                                 text=True, timeout=300)
+        # the resume and the local run below call main() in this process (tests/inprocess.py): only the run
+        # whose scheduler is killed needs to be a process of its own
+        resumed = run_cli(*command[3:], "--executor", second.executor, "--resume", benchmark_id, "--json",
+                          str(tmp_path / "resumed.json"), cwd=tmp_path, env=env)
     finally:
         second.close()
     assert resumed.returncode == 0, resumed.stderr
@@ -111,8 +113,8 @@ def test_a_lost_scheduler_leaves_the_rest_unrun_and_a_resume_runs_exactly_it(tmp
     assert Counter((a, t, i) for a, t, i, _ in found) == EVERY_KEY and {s for *_, s in found} == {"completed"}
     assert rows(str(db), "select status from benchmark") == [("finished",)]
 
-    local = subprocess.run([*command, "--db", str(tmp_path / "local.db"), "--json", str(tmp_path / "local.json")],
-                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    local = run_cli(*command[3:], "--db", str(tmp_path / "local.db"), "--json", str(tmp_path / "local.json"),
+                    cwd=tmp_path, env=env)
     assert local.returncode == 0, local.stderr
     (headline,), = rows(str(db), "select headline_score from benchmark")
     assert headline == json.loads((tmp_path / "local.json").read_text())["headline_score"]

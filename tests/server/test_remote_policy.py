@@ -2,7 +2,7 @@
 
 Before the fix a batch with `approval: reject` against `corral-tui serve --approve auto` ran the
 confirm-level tool in every trial (the server's own policy decided). Each test here starts a real
-`corral-tui serve` process on a free loopback port and runs a real `corral-tui --batch` against it;
+`corral-tui serve` process on a free loopback port and runs `corral-tui --batch` (its `main()`) against it;
 `write_marker` (tests/tui/data/tuitest_env.py) leaves a file behind whenever it really runs.
 """
 
@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from tests.core.test_batch_live import ENV, read
+from tests.inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 TUITEST = ROOT / "tests" / "tui" / "data" / "tuitest.yaml"
@@ -68,9 +69,8 @@ def _batch(tmp_path: Path, url: str, approval: str) -> tuple[subprocess.Complete
     spec.write_text(f"name: policy-{approval}\nsuite: {TUITEST}\nmodel: scripted/{SCRIPT}\ntasks: [mark]\n"
                     f"trials_per_task: {TRIALS}\nparallel: 1\napproval: {approval}\n", encoding="utf-8")
     db = tmp_path / f"{approval}.db"
-    done = subprocess.run([sys.executable, "-m", "corral_tui.cli", "--batch", str(spec), "--db", str(db),
-                           "--server", url, "--quiet"], cwd=tmp_path, env=ENV, capture_output=True, text=True,
-                          timeout=300)
+    # the batch runs in this process (tests/inprocess.py), the server stays a process of its own
+    done = run_cli("--batch", str(spec), "--db", str(db), "--server", url, "--quiet", cwd=tmp_path, env=ENV)
     return done, db
 
 

@@ -22,9 +22,10 @@ def tui_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return markers
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def recorded_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store with the same two-arm benchmark recorded twice (improved, then baseline)."""
+    """A store with the same two-arm benchmark recorded twice (improved, then baseline); recorded once per
+    worker for every snapshot module (the tests copy it before they open it: none writes to it)."""
     folder = tmp_path_factory.mktemp("recorded")
     for _ in range(2):
         record_benchmark(folder / "corral.db", folder / "work")
