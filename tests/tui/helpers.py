@@ -79,6 +79,44 @@ async def settle(pilot: Pilot) -> None:
             field.refresh()
     await wait_for(pilot, lambda: footer_settled(pilot.app), "the key footer to show the bindings in force")
     await pilot.pause()
+    await drawn(pilot)
+
+
+# pending work a widget may still hold after its last message: Textual does each on a later refresh or idle
+_PENDING = ("_layout_required", "_repaint_required", "_recompose_required", "_refresh_styles_required",
+            "_scroll_required", "_require_update_dimensions")
+STABLE_FRAMES = 3  # the same picture this many times in a row, the app quiet before each
+FRAME_TRIES = 200  # a screen that never stops changing is pictured as it is after this many (the test judges)
+
+
+def quiet(app: Any) -> bool:
+    """Nothing left to draw: no message waiting in the app or any node of the active screen, and no widget
+    holding a layout, repaint, recompose, style refresh, scroll or a DataTable's column sizing (done on its
+    next idle) for later."""
+    screen = app.screen
+    if getattr(screen, "_dirty_widgets", None) or not app._message_queue.empty():
+        return False
+    for node in screen.walk_children(with_self=True):
+        if not node._message_queue.empty() or any(getattr(node, flag, False) for flag in _PENDING):
+            return False
+    return True
+
+
+async def drawn(pilot: Pilot) -> None:
+    """Wait until the screen is drawn for its state: the app `quiet` and its picture unchanged over
+    `STABLE_FRAMES` pauses. On a loaded machine a widget's last redraw (a DataTable sized to rows that
+    just arrived, a footer, a dialog's layout) can come a refresh after the test's own steps are done."""
+    last, same = None, 0
+    for _ in range(FRAME_TRIES):
+        await pilot.pause()
+        if not quiet(pilot.app):
+            same = 0
+            continue
+        frame = pilot.app.export_screenshot()
+        same = same + 1 if frame == last else 1
+        last = frame
+        if same >= STABLE_FRAMES:
+            return
 
 
 def _state(app: Any) -> str:
