@@ -27,6 +27,7 @@ from corral_tui.config import Redactor
 from corral_tui.messages import CompareRequested, ResumeRequested, TimelineRequested, TrialsRequested
 from corral_tui.render import clip, format_cost, format_score, format_tokens, status_text
 from corral_tui.screens.base import QueryScreen
+from corral_tui.widgets.select import Choice
 from corral_tui.widgets.status import FittingFooter
 
 if TYPE_CHECKING:
@@ -262,9 +263,9 @@ class TrialsScreen(PagedScreen["TrialInfo"]):
         yield Label(f"Trials of {self.benchmark.spec_name} ({self.redact.ident(self.benchmark.id)})",
                     classes="screen-title")
         with Horizontal(id="filters"):
-            yield Select([(t, t) for t in tasks], prompt="any task", id="filter-task", compact=True)
-            yield Select([(a, a) for a in arms], prompt="any arm", id="filter-arm", compact=True)
-            yield Select([(s, s) for s in TRIAL_FILTER_STATUSES], prompt="any status", id="filter-status",
+            yield Choice([(t, t) for t in tasks], prompt="any task", id="filter-task", compact=True)
+            yield Choice([(a, a) for a in arms], prompt="any arm", id="filter-arm", compact=True)
+            yield Choice([(s, s) for s in TRIAL_FILTER_STATUSES], prompt="any status", id="filter-status",
                          compact=True)
         yield DataTable(id="rows", cursor_type="row", zebra_stripes=True)
         yield Label("", id="page-info")

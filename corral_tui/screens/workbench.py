@@ -45,6 +45,7 @@ from corral_tui.screens.dialogs import ErrorScreen
 from corral_tui.services.catalogue import SuiteView
 from corral_tui.services.session import Command
 from corral_tui.widgets.run_form import RunForm
+from corral_tui.widgets.select import Choice
 from corral_tui.widgets.status import FittingFooter, Info, InfoBar, RunBar, StatusLine
 from corral_tui.widgets.task_tree import TaskRef, TaskTree
 from corral_tui.widgets.trial_panes import TrialPanes
@@ -122,7 +123,7 @@ class WorkbenchScreen(QueryScreen):
         with Horizontal(id="top"):
             yield TaskTree(id="tasks")
             with Vertical(id="task-view"):
-                yield Select([(level, level) for level in VERBOSITY_LEVELS], value="full", allow_blank=False,
+                yield Choice([(level, level) for level in VERBOSITY_LEVELS], value="full", allow_blank=False,
                              id="verbosity", compact=True, prompt="verbosity")
                 with VerticalScroll(id="task-scroll"):
                     yield Static(Text("Loading suites…", style="dim"), id="task-text")
@@ -176,8 +177,8 @@ class WorkbenchScreen(QueryScreen):
     def show_info(self, info: Info) -> None:
         self.query_one(InfoBar).show(info)
 
-    def say(self, message: str, style: str = "") -> None:
-        self.query_one(StatusLine).say(message, style)
+    def say(self, message: str, style: str = "", when_drawn: Callable[[], None] | None = None) -> None:
+        self.query_one(StatusLine).say(message, style, when_drawn)
 
     def reset_run(self) -> None:
         self.query_one(TrialsTable).reset()

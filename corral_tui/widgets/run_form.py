@@ -17,6 +17,7 @@ from textual.widgets.input import Selection
 from corral_core.agents.breakpoints import parse_breakpoints
 from corral_core.spec import AGENT_TYPES, APPROVAL_POLICIES, MAX_PARALLEL
 from corral_tui.run_request import RunRequest, parse_count, parse_verbosities, split_list
+from corral_tui.widgets.select import Choice
 
 FORM_POLICIES = ("ask", *(policy for policy in APPROVAL_POLICIES if policy != "ask"))  # the default first
 PLACEHOLDER_TASKS = 4  # task ids named in the Tasks placeholder
@@ -86,7 +87,7 @@ class RunForm(Vertical):
             yield Label("Tasks")
             yield FormInput(placeholder="all", id="form-tasks", compact=True)
             yield Label("Agent")
-            yield Select([(name, name) for name in AGENT_TYPES], value="react", allow_blank=False,
+            yield Choice([(name, name) for name in AGENT_TYPES], value="react", allow_blank=False,
                          id="form-agent", compact=True)
             yield Label("+ agents (arms)")
             yield FormInput(placeholder="compare with, e.g. planner, reflection", id="form-agents", compact=True)
@@ -107,7 +108,7 @@ class RunForm(Vertical):
             yield Label("Parallel")
             yield FormInput("1", id="form-parallel", type="integer", compact=True)
             yield Label("Approval")
-            yield Select([(name, name) for name in FORM_POLICIES], value="ask", allow_blank=False,
+            yield Choice([(name, name) for name in FORM_POLICIES], value="ask", allow_blank=False,
                          id="form-approval", compact=True)
             yield Label("Breakpoints")
             yield FormInput(placeholder="e.g. tool:calculator", id="form-breakpoints", compact=True)
