@@ -273,9 +273,10 @@ class WorkbenchApp(App[int]):
     def _services_ready(self, message: ServicesReady) -> None:
         self.ready = True
         self.urls = message.urls
-        self.workbench_screen.say("Ready. Pick a suite or task, fill in the run form, press r to run.")
+        # litellm's import (seconds holding the GIL) starts once "Ready." is on screen, not before its frame
+        self.workbench_screen.say("Ready. Pick a suite or task, fill in the run form, press r to run.",
+                                  when_drawn=self.services.warm_up)
         self.refresh_info()
-        self.call_after_refresh(self.services.warm_up)  # litellm's import, once "Ready." is painted
 
     @on(TaskTextLoaded)
     def _task_text(self, message: TaskTextLoaded) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.text import Text
+from textual.visual import VisualType
 from textual.widgets import Footer, Static
 
 from corral_core.domain import WorkbenchState
@@ -40,14 +42,27 @@ class Bar(Static):
     (the whole screen's), since it cannot change the bar's size."""
 
     _shown: tuple[object, ...] | None = None
+    _when_drawn: Callable[[], None] | None = None
 
-    def show_text(self, text: Text) -> None:
+    def show_text(self, text: Text, when_drawn: Callable[[], None] | None = None) -> None:
+        """Show `text`; `when_drawn` runs once it is on screen (or at once, if it already is)."""
         key = (text.markup, str(text.style), text.overflow, text.no_wrap, text.justify)
         if key == self._shown:
+            if when_drawn is not None:
+                self.app.call_later(when_drawn)
             return
         self._shown = key
+        self._when_drawn = when_drawn
         height = self.styles.height
         self.update(text, layout=height is None or not height.is_cells)
+
+    def render(self) -> VisualType:
+        """The compositor renders a changed bar while it paints the frame: what waits for the text to be
+        drawn is queued behind that frame's output."""
+        if self._when_drawn is not None:
+            self.app.call_later(self._when_drawn)
+            self._when_drawn = None
+        return super().render()
 
 
 class InfoBar(Bar):
@@ -89,8 +104,8 @@ class InfoBar(Bar):
 class StatusLine(Bar):
     """What the selected trial is doing, or the last thing that happened."""
 
-    def say(self, message: str, style: str = "") -> None:
-        self.show_text(Text(message, style=style))
+    def say(self, message: str, style: str = "", when_drawn: Callable[[], None] | None = None) -> None:
+        self.show_text(Text(message, style=style), when_drawn)
 
 
 class RunBar(Bar):
