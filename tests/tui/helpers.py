@@ -36,11 +36,16 @@ def make_app(tmp_path: Path, suites: Iterable[Path] | None = (SAMPLEMATH,), **ov
 async def wait_for(pilot: Pilot, predicate: Callable[[], Any], what: str, timeout: float = 120.0) -> None:
     """Let the app run until `predicate()` is true; fail naming `what` after `timeout` seconds (a bound
     for a failing test only: a loaded machine may take long, a passing test returns as soon as it holds)."""
+    from textual.pilot import WaitForScreenTimeout
+
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for: {what}\n{_state(pilot.app)}")
-        await pilot.pause(0.05)
+        try:
+            await pilot.pause(0.05)
+        except WaitForScreenTimeout:  # Textual's own 30 s bound on the screen's queue: ours is `timeout`
+            continue
 
 
 def footer_settled(app: Any) -> bool:
