@@ -44,3 +44,39 @@ async def test_an_unchanged_bar_is_not_redrawn_and_a_new_text_needs_no_layout(tm
         assert refreshed == []
         screen.say("Something new happened.")
         assert refreshed == [("StatusLine", False)]
+
+
+@pytest.mark.anyio
+async def test_what_waits_for_a_bar_runs_after_the_frame_that_draws_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Ready." starts litellm's import (seconds holding the GIL) only once a frame with it has gone out:
+    `App.call_after_refresh` waits for the app's own queue only, and under load the import came first."""
+    from rich.text import Text
+    from textual.app import App, ComposeResult
+
+    frames: list[str] = []
+    order: list[str] = []
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield StatusLine()
+
+    original = App._display
+
+    def display(self: App[None], screen: Any, renderable: Any) -> None:
+        if renderable is not None:
+            frames.append("frame")
+        original(self, screen, renderable)
+
+    monkeypatch.setattr(App, "_display", display)
+    app = One()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        shown = len(frames)
+        app.query_one(StatusLine).show_text(Text("Ready."), when_drawn=lambda: order.append(f"after {len(frames)}"))
+        assert order == []
+        await pilot.pause()
+        await pilot.pause()
+        assert order and int(order[0].split()[1]) > shown  # a frame went out before it ran
+        app.query_one(StatusLine).show_text(Text("Ready."), when_drawn=lambda: order.append("again"))
+        await pilot.pause()
+        assert order[-1] == "again"  # already on screen: runs without waiting for a frame
