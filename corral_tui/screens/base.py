@@ -4,9 +4,10 @@ the typed answer back to the screen; a failed query is reported to the app as `W
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from textual import on
+from textual.geometry import Size
 from textual.message import Message
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
@@ -15,6 +16,22 @@ from corral_tui.messages import WorkerFailed
 
 T = TypeVar("T")
 QUERY_GROUP = "query"
+
+
+def apply_breakpoints(screen: Screen[Any], size: Size) -> None:
+    """Give `screen` the width and height classes of its breakpoints for `size`, as Textual does on the
+    screen's first Resize. That Resize comes after the first frame: a screen that has its classes from
+    the start is styled, laid out and painted once, instead of once without them and again with them."""
+    app = screen.app
+    horizontal = app.HORIZONTAL_BREAKPOINTS if screen.HORIZONTAL_BREAKPOINTS is None else screen.HORIZONTAL_BREAKPOINTS
+    vertical = app.VERTICAL_BREAKPOINTS if screen.VERTICAL_BREAKPOINTS is None else screen.VERTICAL_BREAKPOINTS
+    classes = {name: False for _, name in [*(horizontal or ()), *(vertical or ())]}
+    for points, dimension in ((horizontal or (), size.width), (vertical or (), size.height)):
+        for point, name in sorted(points, reverse=True):
+            if dimension >= point:
+                classes[name] = True
+                break
+    screen.update_classes(classes)
 
 
 class QueryScreen(Screen[None]):

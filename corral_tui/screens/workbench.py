@@ -40,7 +40,7 @@ from corral_tui.messages import (
 )
 from corral_tui.render import format_cost, format_tokens
 from corral_tui.run_request import VERBOSITY_LEVELS
-from corral_tui.screens.base import QueryScreen
+from corral_tui.screens.base import QueryScreen, apply_breakpoints
 from corral_tui.screens.dialogs import ErrorScreen
 from corral_tui.services.catalogue import SuiteView
 from corral_tui.services.session import Command
@@ -117,6 +117,7 @@ class WorkbenchScreen(QueryScreen):
         self._info_bar: InfoBar | None = None
 
     def compose(self) -> ComposeResult:
+        apply_breakpoints(self, self.app.size)  # before the widgets are styled: the first frame is laid out once
         yield Header()
         self._info_bar = InfoBar(id="info")
         yield self._info_bar
