@@ -43,8 +43,7 @@ class FittingFooter(Footer):
 
     def _shown_keys(self) -> tuple[object, ...]:
         """Everything `Footer.compose` draws from: the shown bindings with their state and key display."""
-        keys = tuple((binding.key, self.app.get_key_display(binding), binding.description, binding.action,
-                      enabled, tooltip, binding.tooltip, binding.group)
+        keys = tuple((binding, enabled, tooltip, self.app.get_key_display(binding))
                      for key, (_, binding, enabled, tooltip) in self.screen.active_bindings.items()
                      if binding.show or key == self.app.COMMAND_PALETTE_BINDING)
         return (self._bindings_ready, self.show_command_palette, self.app.ENABLE_COMMAND_PALETTE, keys)
