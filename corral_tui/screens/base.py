@@ -18,10 +18,9 @@ T = TypeVar("T")
 QUERY_GROUP = "query"
 
 
-def apply_breakpoints(screen: Screen[Any], size: Size) -> None:
-    """Give `screen` the width and height classes of its breakpoints for `size`, as Textual does on the
-    screen's first Resize. That Resize comes after the first frame: a screen that has its classes from
-    the start is styled, laid out and painted once, instead of once without them and again with them."""
+def breakpoint_classes(screen: Screen[Any], size: Size) -> dict[str, bool]:
+    """The width and height classes of `screen`'s breakpoints (its own, else the app's) for `size`: each
+    class name, and whether it applies (as Textual sets them on the screen's Resize)."""
     app = screen.app
     horizontal = app.HORIZONTAL_BREAKPOINTS if screen.HORIZONTAL_BREAKPOINTS is None else screen.HORIZONTAL_BREAKPOINTS
     vertical = app.VERTICAL_BREAKPOINTS if screen.VERTICAL_BREAKPOINTS is None else screen.VERTICAL_BREAKPOINTS
@@ -31,7 +30,21 @@ def apply_breakpoints(screen: Screen[Any], size: Size) -> None:
             if dimension >= point:
                 classes[name] = True
                 break
-    screen.update_classes(classes)
+    return classes
+
+
+def apply_breakpoints(screen: Screen[Any], size: Size) -> None:
+    """Give `screen` its breakpoint classes for `size` now. Textual gives them on the screen's first
+    Resize, which comes after the first frame: a screen that has them from the start is styled, laid
+    out and painted once, instead of once without them and again with them."""
+    screen.update_classes(breakpoint_classes(screen, size))
+
+
+def laid_out_for(screen: Screen[Any], size: Size) -> bool:
+    """Whether `screen` is laid out at `size` with that size's breakpoint classes: a Resize to `size`
+    would change nothing."""
+    return screen.size == size and all(screen.has_class(name) == on
+                                       for name, on in breakpoint_classes(screen, size).items())
 
 
 class QueryScreen(Screen[None]):
