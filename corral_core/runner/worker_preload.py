@@ -10,7 +10,7 @@ import distributed  # noqa: F401
 import corral_core.client
 import corral_core.runner.dask_worker
 import corral_core.runner.trial
-import corral_core.server  # noqa: F401
+import corral_core.server.app  # noqa: F401
 from corral_core.llm import preload
 
 preload()

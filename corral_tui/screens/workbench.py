@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -40,7 +40,7 @@ from corral_tui.messages import (
 )
 from corral_tui.render import format_cost, format_tokens
 from corral_tui.run_request import VERBOSITY_LEVELS
-from corral_tui.screens.base import QueryScreen
+from corral_tui.screens.base import QueryScreen, apply_breakpoints, laid_out_for
 from corral_tui.screens.dialogs import ErrorScreen
 from corral_tui.services.catalogue import SuiteView
 from corral_tui.services.session import Command
@@ -117,6 +117,7 @@ class WorkbenchScreen(QueryScreen):
         self._info_bar: InfoBar | None = None
 
     def compose(self) -> ComposeResult:
+        apply_breakpoints(self, self.app.size)  # before the widgets are styled: the first frame is laid out once
         yield Header()
         self._info_bar = InfoBar(id="info")
         yield self._info_bar
@@ -134,6 +135,12 @@ class WorkbenchScreen(QueryScreen):
         yield RunBar(id="run-bar")
         yield StatusLine("Starting the environment server…", id="status")
         yield FittingFooter()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A Resize to the size the screen is already laid out at, with its classes (Textual sends three
+        after the first frame), changes nothing: Textual's handler would lay it all out again for each."""
+        if laid_out_for(self, event.size):
+            event.prevent_default()
 
     @property
     def live(self) -> bool:

@@ -81,10 +81,10 @@ class WorkbenchServices:
         return urls
 
     def warm_up(self) -> None:
-        """Load litellm in the background (not while closing): after "Ready." is on screen, since the
-        import holds the GIL for seconds and the UI thread needs it to paint."""
+        """Build the embedded servers' apps, then load litellm, in the background (not while closing):
+        after "Ready." is on screen, since both hold the GIL and the UI thread needs it to paint."""
         if not self.session.closing:
-            warm_up()
+            warm_up(self.lifecycle.build_apps)
 
     def begin_close(self) -> None:
         """Start stopping without waiting: the run is cancelled, pending approvals decided `cancelled`."""

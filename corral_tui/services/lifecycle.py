@@ -93,11 +93,12 @@ class ServiceLifecycle:
         self.sink.add(self.writer)
 
     def _start_servers(self, suites: Mapping[str, Suite], gate: ApprovalGate | None) -> dict[str, str]:
-        from corral_core.server import EmbeddedServer, create_app
+        from corral_core.server.embedded import EmbeddedServer
+        from corral_core.server.lazy import LazyApp
 
-        for name, suite in suites.items():
-            app = create_app(suite, gate=gate, sink=self.sink, base_work_dir=self.work_dir, tool_timeout=TOOL_TIMEOUT,
-                             telemetry=False)
+        for name, suite in suites.items():  # each app is built on its first request, or by build_apps
+            app = LazyApp(suite, gate=gate, sink=self.sink, base_work_dir=self.work_dir, tool_timeout=TOOL_TIMEOUT,
+                          telemetry=False)
             self._servers[name] = EmbeddedServer(app)
         errors = in_parallel([server.start for server in self._servers.values()], START_TIMEOUT)
         if errors:
@@ -125,6 +126,13 @@ class ServiceLifecycle:
                 self._remote_served = int(self._remote.health().get("requests_served") or self._remote_served)
             except Exception as exc:
                 log.info("reading the remote server's health failed: %s", exc)
+
+    def build_apps(self) -> None:
+        """Build the embedded servers' apps now (each is otherwise built on its first request)."""
+        for server in list(self._servers.values()):
+            if self._stop.is_set():
+                return
+            server.app.build()
 
     def url_for(self, suite: str) -> str | None:
         """The environment server of `suite` (None until it runs)."""
@@ -178,19 +186,23 @@ def in_parallel(calls: list[Callable[[], Any]], timeout: float) -> list[BaseExce
     return errors
 
 
-def warm_up() -> None:
+def warm_up(first: Callable[[], None] | None = None) -> None:
     """Load litellm (about 2.5 s) on a daemon thread, so the first run does not wait for it and
-    quitting never does either (an import cannot be interrupted).
+    quitting never does either (an import cannot be interrupted); `first` runs on that thread before.
 
     Then freeze the start-up heap (`gc.freeze`): litellm and the app are ~400,000 long-lived objects,
     and every full collection walked them all, stalling the UI 0.2-1 s at a time under a flood of
     events (benchmarks/tui_load.py). Frozen, they are never collected, and never needed to be."""
     import sys
 
-    if "litellm" in sys.modules:
-        return
-
     def load() -> None:
+        if first is not None:
+            try:
+                first()
+            except Exception as exc:  # the request that needs it reports it
+                log.info("warm-up failed: %s", exc)
+        if "litellm" in sys.modules:
+            return
         from corral_core.llm import preload
 
         try:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.visual import VisualType
 from textual.widgets import Footer, Static
 
@@ -30,10 +31,31 @@ NARROW = 100  # below this many columns the info bar and the footer take their s
 
 class FittingFooter(Footer):
     """The key footer, compact (less space between keys) on a terminal narrower than NARROW columns, so
-    the keys that matter still fit at 80."""
+    the keys that matter still fit at 80.
+
+    Textual's footer rebuilds its keys whenever the focus moves (eight times before "Ready.", 25 widgets
+    each, every one styled twice): this one rebuilds only when the keys it would show have changed."""
+
+    _composed: tuple[object, ...] | None = None
 
     def on_resize(self) -> None:
         self.compact = self.app.size.width < NARROW
+
+    def _shown_keys(self) -> tuple[object, ...]:
+        """Everything `Footer.compose` draws from: the shown bindings with their state and key display."""
+        keys = tuple((binding, enabled, tooltip, self.app.get_key_display(binding))
+                     for key, (_, binding, enabled, tooltip) in self.screen.active_bindings.items()
+                     if binding.show or key == self.app.COMMAND_PALETTE_BINDING)
+        return (self._bindings_ready, self.show_command_palette, self.app.ENABLE_COMMAND_PALETTE, keys)
+
+    def compose(self) -> ComposeResult:
+        self._composed = self._shown_keys()
+        yield from super().compose()
+
+    async def recompose(self) -> None:
+        if self._composed is not None and self.is_attached and self._shown_keys() == self._composed:
+            return
+        await super().recompose()
 
 
 class Bar(Static):

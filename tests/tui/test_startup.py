@@ -13,7 +13,7 @@ HEAVY = ("fastapi", "uvicorn", "sqlalchemy", "sqlmodel", "litellm", "httpx")
 # loaded after the first frame too (the boot worker, a run, the statistics)
 AFTER_FIRST_FRAME = (*HEAVY, "openai", "numpy", "dask", "distributed", "mcp", "plotext", "textual_plotext")
 # not before "Ready." either (the boot worker's store and servers do without them)
-BOOT_NEEDS_NOT = ("alembic", "httpx", "httpcore", "ddgs", "litellm", "openai", "numpy", "dask", "mcp")
+BOOT_NEEDS_NOT = ("alembic", "httpx", "httpcore", "ddgs", "litellm", "openai", "numpy", "dask", "mcp", "fastapi")
 
 
 def test_building_the_app_imports_no_heavy_module(tmp_path) -> None:
@@ -60,8 +60,9 @@ finally:
 def test_the_boot_before_ready_imports_only_what_the_servers_and_the_store_need(tmp_path) -> None:
     """What the boot worker does before "Ready." on a new store (the sample suites, the store, the
     servers) leaves out Alembic (a new store needs no migration), httpx (fetch_url imports it at its
-    first request), ddgs (the sample suite's search backend is checked without it) and litellm and the
-    OpenAI client (loaded after "Ready.")."""
+    first request), ddgs (the sample suite's search backend is checked without it), FastAPI (each
+    server's app is built on its first request, or after "Ready.") and litellm and the OpenAI client
+    (loaded after "Ready.")."""
     code = f"MODULES = {BOOT_NEEDS_NOT!r}\nDB = {str(tmp_path / 'c.db')!r}\n{BOOT}"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -93,7 +94,7 @@ def display(self, screen, renderable):
 warmed = threading.Event()
 
 
-def warm_up():
+def warm_up(first=None):
     seen["warm-up after ready painted"] = "ready painted" in seen
     warmed.set()
 
