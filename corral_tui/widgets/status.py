@@ -36,7 +36,7 @@ class FittingFooter(Footer):
     Textual's footer rebuilds its keys whenever the focus moves (eight times before "Ready.", 25 widgets
     each, every one styled twice): this one rebuilds only when the keys it would show have changed."""
 
-    _composed: tuple[object, ...] | None = None
+    _drawn_keys: tuple[object, ...] | None = None
 
     def on_resize(self) -> None:
         self.compact = self.app.size.width < NARROW
@@ -46,14 +46,18 @@ class FittingFooter(Footer):
         keys = tuple((binding, enabled, tooltip, self.app.get_key_display(binding))
                      for key, (_, binding, enabled, tooltip) in self.screen.active_bindings.items()
                      if binding.show or key == self.app.COMMAND_PALETTE_BINDING)
-        return (self._bindings_ready, self.show_command_palette, self.app.ENABLE_COMMAND_PALETTE, keys)
+        return (self.show_command_palette, self.app.ENABLE_COMMAND_PALETTE, keys)
 
     def compose(self) -> ComposeResult:
-        self._composed = self._shown_keys()
-        yield from super().compose()
+        drawn = False
+        for widget in super().compose():  # one by one: a key group's `with` block must see its own keys
+            drawn = True
+            yield widget
+        # an empty compose (Textual's footer draws nothing until its bindings are ready) is never kept
+        self._drawn_keys = self._shown_keys() if drawn else None
 
     async def recompose(self) -> None:
-        if self._composed is not None and self.is_attached and self._shown_keys() == self._composed:
+        if self._drawn_keys is not None and self.is_attached and self._shown_keys() == self._drawn_keys:
             return
         await super().recompose()
 
