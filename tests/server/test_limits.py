@@ -106,3 +106,29 @@ def test_serve_refuses_unusable_limits(flags: list[str], capsys: pytest.CaptureF
 
     assert serve_main(["sample_tasks/samplemath.yaml", *flags]) == 2
     assert flags[0] in capsys.readouterr().err
+
+
+def test_after_a_response_the_next_half_sent_request_is_answered_408(server) -> None:
+    """The deadline moves on with every response (one timer per connection), and still cuts the next request."""
+    url, headers = server
+    auth = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    with connect(url) as sock:
+        for _ in range(3):
+            sock.sendall(f"GET /tasks/echo/status HTTP/1.1\r\nHost: localhost\r\n{auth}\r\n".encode())
+            answer = b""
+            while b'"trial_id"' not in answer:
+                answer += sock.recv(65536)
+            assert answer.startswith(b"HTTP/1.1 200 ")
+        sock.sendall(b"POST /tasks/echo/submit HTTP/1.1\r\nHost: localhost\r\n")
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 408 ")
+
+
+def test_the_server_parses_http_with_httptools() -> None:
+    """uvicorn's C parser: its pure-Python h11 protocol cost the server a third more CPU per request."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    from corral_core.server.embedded import uvicorn_config
+    from corral_core.server.limits import deadline_protocol
+
+    assert issubclass(deadline_protocol(1.0), HttpToolsProtocol)
+    assert issubclass(uvicorn_config(create_app(make_suite())).http, HttpToolsProtocol)  # type: ignore[arg-type]
