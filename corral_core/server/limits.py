@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_REQUEST_TIMEOUT",
     "KEEP_ALIVE_TIMEOUT",
+    "MAX_HEAD_BYTES",
     "BodyLimitMiddleware",
     "DeadlineHttpToolsProtocol",
     "deadline_protocol",
@@ -33,6 +34,7 @@ __all__ = [
 DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024  # tool arguments and answers are text; 10 MiB is plenty
 DEFAULT_REQUEST_TIMEOUT = 30.0  # seconds to deliver one complete request
 KEEP_ALIVE_TIMEOUT = 5  # seconds an idle keep-alive connection stays open (uvicorn's default)
+MAX_HEAD_BYTES = 16 * 1024  # a request's line and headers (h11's limit, which uvicorn's h11 protocol had)
 
 _TIMEOUT_RESPONSE = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\n"
                      b"connection: close\r\ncontent-length: 47\r\n\r\n"
@@ -97,10 +99,30 @@ class DeadlineHttpToolsProtocol(HttpToolsProtocol):
         super().__init__(*args, **kwargs)
         self._deadline: asyncio.TimerHandle | None = None
         self._deadline_at = 0.0
+        self._head_bytes = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._arm_deadline()
+
+    # A request head is held in memory until it is complete: at most MAX_HEAD_BYTES of it (as h11 did),
+    # else the parser's error, and uvicorn answers 400 and closes.
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._head_bytes = 0
+
+    def on_url(self, url: bytes) -> None:
+        self._count_head(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._count_head(len(name) + len(value) + 4)
+        super().on_header(name, value)
+
+    def _count_head(self, size: int) -> None:
+        self._head_bytes += size
+        if self._head_bytes > MAX_HEAD_BYTES:
+            raise ValueError(f"request head over {MAX_HEAD_BYTES} bytes")
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

@@ -132,3 +132,21 @@ def test_the_server_parses_http_with_httptools() -> None:
 
     assert issubclass(deadline_protocol(1.0), HttpToolsProtocol)
     assert issubclass(uvicorn_config(create_app(make_suite())).http, HttpToolsProtocol)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("where", ["header", "url"])
+def test_a_request_head_over_the_limit_is_answered_400_and_closed(server, where) -> None:
+    """A head is held in memory until complete: it is bounded (16 KiB, as uvicorn's h11 protocol did)."""
+    from corral_core.server.limits import MAX_HEAD_BYTES
+
+    url, headers = server
+    auth = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    big = "a" * (MAX_HEAD_BYTES + 1)
+    line = f"GET /health?{big} HTTP/1.1\r\n" if where == "url" else "GET /health HTTP/1.1\r\n"
+    extra = f"X-Big: {big}\r\n" if where == "header" else ""
+    with connect(url) as sock:
+        sock.sendall(f"{line}Host: localhost\r\n{auth}{extra}\r\n".encode())
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 400 ")
+    with httpx.Client(base_url=url, headers={**headers, "X-Fits": "a" * (MAX_HEAD_BYTES // 2)},
+                      timeout=FAIL_AFTER) as http:
+        assert http.get("/health").status_code == 200
