@@ -119,6 +119,14 @@ class DeadlineHttpToolsProtocol(HttpToolsProtocol):
         self._count_head(len(name) + len(value) + 4)
         super().on_header(name, value)
 
+    def on_headers_complete(self) -> None:
+        """One Host header, and none only on HTTP/1.0, as h11 required: the Host check (server/hosts.py)
+        reads the one there is."""
+        hosts = sum(1 for name, _ in self.headers if name == b"host")
+        if hosts > 1 or (hosts == 0 and self.parser.get_http_version() != "1.0"):
+            raise ValueError("a request needs exactly one Host header (none only on HTTP/1.0)")
+        super().on_headers_complete()
+
     def _count_head(self, size: int) -> None:
         self._head_bytes += size
         if self._head_bytes > MAX_HEAD_BYTES:

@@ -150,3 +150,16 @@ def test_a_request_head_over_the_limit_is_answered_400_and_closed(server, where)
     with httpx.Client(base_url=url, headers={**headers, "X-Fits": "a" * (MAX_HEAD_BYTES // 2)},
                       timeout=FAIL_AFTER) as http:
         assert http.get("/health").status_code == 200
+
+
+@pytest.mark.parametrize("hosts", ["", "Host: localhost\r\nHost: localhost\r\n"], ids=["none", "two"])
+def test_an_http11_request_needs_exactly_one_host_header(server, hosts) -> None:
+    """As h11 required: the Host check reads the one Host header there is."""
+    url, headers = server
+    auth = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    with connect(url) as sock:
+        sock.sendall(f"GET /health HTTP/1.1\r\n{hosts}{auth}\r\n".encode())
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 400 ")
+    with connect(url) as sock:  # HTTP/1.0 may leave it out
+        sock.sendall(f"GET /health HTTP/1.0\r\n{auth}\r\n".encode())
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 200 ")
