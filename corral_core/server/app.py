@@ -28,6 +28,7 @@ from corral_core.events import EventSink
 from corral_core.server.approvals import PolicyGate, QueueGate
 from corral_core.server.auth import BearerAuthMiddleware
 from corral_core.server.hosts import HostGuardMiddleware, HostPolicy
+from corral_core.server.hot_routes import HotRoutes
 from corral_core.server.limits import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from corral_core.server.mcp_endpoint import DEFAULT_MAX_STREAMS, DEFAULT_STREAM_IDLE, McpEndpoint
 from corral_core.server.middleware import RequestStatsMiddleware
@@ -102,6 +103,8 @@ def create_app(
     app.router.routes.extend(mcp.routes())  # MCP Streamable HTTP: /tasks/{id}/mcp, /trials/{id}/mcp
     _add_service_routes(app, runtime, gate)
     app.state.token = token
+    # innermost: a trial's own routes served without FastAPI's per-request machinery, the same answers
+    app.add_middleware(HotRoutes, runtime=runtime, handlers=app.exception_handlers)
     app.add_middleware(BodyLimitMiddleware, max_body_bytes=max_body_bytes)  # inside auth: 401 reads no body
     if token:
         app.add_middleware(BearerAuthMiddleware, token=token)

@@ -80,6 +80,46 @@ def _json(content: Any) -> SafeJSONResponse:
     return SafeJSONResponse(content)
 
 
+# --- the work of the routes every trial takes (also served by server/hot_routes.py) -------------------
+
+def tool_call(runtime: ServerRuntime, target: Target, request: ToolRequest, trace: dict[str, str] | None
+              ) -> SafeJSONResponse:
+    """POST .../tools/execute."""
+    return _json({"result": runtime.execute(target, request.tool_name, request.arguments, trace)})
+
+
+def finish(runtime: ServerRuntime, target: Target, answer: Any, *, surrender: bool, close: bool) -> SafeJSONResponse:
+    """POST .../submit and .../surrender. `?close=true` on a trial runtime: closed with its answer, as
+    DELETE /trials/{id} would (one round trip fewer per trial; the task routes ignore it)."""
+    completion = runtime.finish(target, answer, surrender=surrender)
+    if close and isinstance(target, TrialRuntime):
+        with contextlib.suppress(NotFoundError):  # closed meanwhile by a DELETE: closed all the same
+            runtime.close_trial(target.trial_id)
+        completion["closed"] = True
+    return _json(completion)
+
+
+def open_trial_response(runtime: ServerRuntime, task_id: str, request: TrialCreateRequest | None, base_url: str
+                        ) -> SafeJSONResponse:
+    """POST /tasks/{task_id}/trials; `base_url` is the request's, for the trial's `mcp_url`."""
+    request = request or TrialCreateRequest()
+    level = _level(request.verbosity).value if request.verbosity is not None else None
+    meta = {"benchmark_id": request.benchmark_id, "arm": request.arm, "trial_index": request.trial_index}
+    runtime_ = runtime.open_trial(task_id, episode_id=request.episode_id,
+                                  benchmark_id=request.benchmark_id, meta=meta, inputs=request.inputs,
+                                  approval=request.approval)
+    trial_id = runtime_.trial_id
+    runtime_.verbosity = level
+    mcp_url = f"{base_url.rstrip('/')}/trials/{trial_id}/mcp" + (f"?verbosity={level}" if level else "")
+    created: dict[str, Any] = {"trial_id": trial_id, "trial_runtime_id": trial_id, "task_id": task_id,
+                               "workspace": runtime_.workspace, "mcp_url": mcp_url}
+    # what an agent asks first: sent now, it spares a GET /prompt round trip (an environment that
+    # cannot give it now leaves it out, and GET /prompt says why)
+    with contextlib.suppress(Exception):
+        created["prompt"] = runtime_.env.get_task_prompt()
+    return _json(created)
+
+
 def add_target_routes(
     router: APIRouter,
     runtime: ServerRuntime,
@@ -139,28 +179,19 @@ def add_target_routes(
     def execute(target: TargetDep, request: ToolRequest, http: Request) -> SafeJSONResponse:
         """Run a tool. Tool failures are HTTP 200 with a non-success `status` (Corral's shape)."""
         trace = {key: http.headers[key] for key in TRACE_HEADERS if key in http.headers} or None
-        return _json({"result": runtime.execute(target, request.tool_name, request.arguments, trace)})
+        return tool_call(runtime, target, request, trace)
 
     @post(f"{prefix}/submit", tags=[tag], response_model=TrialCompletionResponse,
           responses={**ERRORS_404, **ERRORS_409, **ERRORS_422})
     def submit(target: TargetDep, request: SubmitRequest, close: CloseParam = False) -> SafeJSONResponse:
         """Score an answer; `trial_id` is the trial that just ended."""
-        return _json(_finished(target, runtime.finish(target, request.answer, surrender=False), close))
+        return finish(runtime, target, request.answer, surrender=False, close=close)
 
     @post(f"{prefix}/surrender", tags=[tag], response_model=TrialCompletionResponse,
           responses={**ERRORS_404, **ERRORS_409})
     def surrender(target: TargetDep, close: CloseParam = False) -> SafeJSONResponse:
         """Give up the trial (score 0, or the score already set)."""
-        return _json(_finished(target, runtime.finish(target, None, surrender=True), close))
-
-    def _finished(target: Target, completion: dict[str, Any], close: bool) -> dict[str, Any]:
-        """`?close=true` on a trial runtime: closed with its answer, as DELETE /trials/{id} would (one
-        round trip fewer per trial; the task routes ignore it)."""
-        if close and isinstance(target, TrialRuntime):
-            with contextlib.suppress(NotFoundError):  # closed meanwhile by a DELETE: closed all the same
-                runtime.close_trial(target.trial_id)
-            completion["closed"] = True
-        return completion
+        return finish(runtime, target, None, surrender=True, close=close)
 
     @post(f"{prefix}/configure", tags=[tag], response_model=ConfigureResponse, responses=ERRORS_404)
     def configure(target: TargetDep) -> SafeJSONResponse:
@@ -222,22 +253,7 @@ def build_router(runtime: ServerRuntime) -> APIRouter:
         """Open an isolated trial; trials given the same `episode_id` share upstream outputs. With
         `approval`, the trial applies that policy to confirm-level tools if it is stricter than the
         server's own; a looser one is refused (409)."""
-        request = request or TrialCreateRequest()
-        level = _level(request.verbosity).value if request.verbosity is not None else None
-        meta = {"benchmark_id": request.benchmark_id, "arm": request.arm, "trial_index": request.trial_index}
-        runtime_ = runtime.open_trial(task_id, episode_id=request.episode_id,
-                                      benchmark_id=request.benchmark_id, meta=meta, inputs=request.inputs,
-                                      approval=request.approval)
-        trial_id = runtime_.trial_id
-        runtime_.verbosity = level
-        mcp_url = f"{str(http.base_url).rstrip('/')}/trials/{trial_id}/mcp" + (f"?verbosity={level}" if level else "")
-        created: dict[str, Any] = {"trial_id": trial_id, "trial_runtime_id": trial_id, "task_id": task_id,
-                                   "workspace": runtime_.workspace, "mcp_url": mcp_url}
-        # what an agent asks first: sent now, it spares a GET /prompt round trip (an environment that
-        # cannot give it now leaves it out, and GET /prompt says why)
-        with contextlib.suppress(Exception):
-            created["prompt"] = runtime_.env.get_task_prompt()
-        return _json(created)
+        return open_trial_response(runtime, task_id, request, str(http.base_url))
 
     @router.delete("/trials/{trial_id}", tags=["trials"], responses=ERRORS_404)
     def close_trial(trial_id: TrialId) -> SafeJSONResponse:

@@ -106,3 +106,60 @@ def test_serve_refuses_unusable_limits(flags: list[str], capsys: pytest.CaptureF
 
     assert serve_main(["sample_tasks/samplemath.yaml", *flags]) == 2
     assert flags[0] in capsys.readouterr().err
+
+
+def test_after_a_response_the_next_half_sent_request_is_answered_408(server) -> None:
+    """The deadline moves on with every response (one timer per connection), and still cuts the next request."""
+    url, headers = server
+    auth = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    with connect(url) as sock:
+        for _ in range(3):
+            sock.sendall(f"GET /tasks/echo/status HTTP/1.1\r\nHost: localhost\r\n{auth}\r\n".encode())
+            answer = b""
+            while b'"trial_id"' not in answer:
+                answer += sock.recv(65536)
+            assert answer.startswith(b"HTTP/1.1 200 ")
+        sock.sendall(b"POST /tasks/echo/submit HTTP/1.1\r\nHost: localhost\r\n")
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 408 ")
+
+
+def test_the_server_parses_http_with_httptools() -> None:
+    """uvicorn's C parser: its pure-Python h11 protocol cost the server a third more CPU per request."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    from corral_core.server.embedded import uvicorn_config
+    from corral_core.server.limits import deadline_protocol
+
+    assert issubclass(deadline_protocol(1.0), HttpToolsProtocol)
+    assert issubclass(uvicorn_config(create_app(make_suite())).http, HttpToolsProtocol)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("where", ["header", "url"])
+def test_a_request_head_over_the_limit_is_answered_400_and_closed(server, where) -> None:
+    """A head is held in memory until complete: it is bounded (16 KiB, as uvicorn's h11 protocol did)."""
+    from corral_core.server.limits import MAX_HEAD_BYTES
+
+    url, headers = server
+    auth = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    big = "a" * (MAX_HEAD_BYTES + 1)
+    line = f"GET /health?{big} HTTP/1.1\r\n" if where == "url" else "GET /health HTTP/1.1\r\n"
+    extra = f"X-Big: {big}\r\n" if where == "header" else ""
+    with connect(url) as sock:
+        sock.sendall(f"{line}Host: localhost\r\n{auth}{extra}\r\n".encode())
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 400 ")
+    with httpx.Client(base_url=url, headers={**headers, "X-Fits": "a" * (MAX_HEAD_BYTES // 2)},
+                      timeout=FAIL_AFTER) as http:
+        assert http.get("/health").status_code == 200
+
+
+@pytest.mark.parametrize("hosts", ["", "Host: localhost\r\nHost: localhost\r\n"], ids=["none", "two"])
+def test_an_http11_request_needs_exactly_one_host_header(server, hosts) -> None:
+    """As h11 required: the Host check reads the one Host header there is."""
+    url, headers = server
+    auth = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    with connect(url) as sock:
+        sock.sendall(f"GET /health HTTP/1.1\r\n{hosts}{auth}\r\n".encode())
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 400 ")
+    with connect(url) as sock:  # HTTP/1.0 may leave it out
+        sock.sendall(f"GET /health HTTP/1.0\r\n{auth}\r\n".encode())
+        assert read_until_closed(sock).startswith(b"HTTP/1.1 200 ")
