@@ -3,6 +3,7 @@ no callback listens, and litellm's price of the response taken once, not looked 
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -221,3 +222,72 @@ def test_the_request_copies_the_conversation_so_litellm_cannot_change_the_agents
     kwargs["tools"][0]["function"]["parameters"]["properties"]["x"] = {}
     assert messages[0]["content"][0]["text"] == "2 + 2?" and tools[0]["function"]["parameters"]["properties"] == {}
     assert kwargs["messages"][0]["extra"] is not part and kwargs["messages"][0]["extra"].text == "hi"
+
+
+def test_a_models_info_is_searched_once_per_model_not_twice_per_call(provider: FakeOpenAI,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from corral_core.llm import model_info
+
+    litellm = client._litellm()
+    main = importlib.import_module("litellm.main")
+    calls: list[Any] = []
+    original = model_info.original_of(main.get_model_info_helper)
+    assert original is not main.get_model_info_helper, "the memo is not installed"
+    model_info.forget()
+    monkeypatch.setattr(main.get_model_info_helper, "_corral_original",
+                        lambda **k: calls.append(k) or original(**k))  # what the memo lets through to litellm
+    try:
+        for question in ("What is 2 + 2?", "What is 3 + 3?", "What is 4 + 4?"):
+            result = client.completion(_settings(provider), [{"role": "user", "content": question}], TOOLS)
+            assert result.content == "Final Answer: 42"
+        assert [(c["model"], c["custom_llm_provider"]) for c in calls] == [("gpt-4o-mini", "openai")]
+        with FakeOpenAI([FakeReply.text("Final Answer: 5")], repeat_last=True, model="corral-unlisted") as other:
+            settings = ModelSettings("openai/corral-unlisted", api_base=other.base_url, api_key_env=KEY_ENV,
+                                     max_retries=0)
+            for _ in range(3):
+                assert client.completion(settings, [{"role": "user", "content": "What is 2 + 3?"}]).content \
+                    == "Final Answer: 5"
+        assert [c["model"] for c in calls] == ["gpt-4o-mini", "corral-unlisted"]  # not listed: remembered too
+        litellm.register_model({"corral-unlisted": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
+                                                    "litellm_provider": "openai", "mode": "chat"}})
+        with FakeOpenAI([FakeReply.text("Final Answer: 5")], repeat_last=True, model="corral-unlisted") as other:
+            settings = ModelSettings("openai/corral-unlisted", api_base=other.base_url, api_key_env=KEY_ENV,
+                                     max_retries=0)
+            assert client.completion(settings, [{"role": "user", "content": "What is 2 + 3?"}]).cost is not None
+        assert [c["model"] for c in calls] == ["gpt-4o-mini", "corral-unlisted", "corral-unlisted"]
+    finally:
+        litellm.model_cost.pop("corral-unlisted", None)
+        model_info.forget()
+
+
+def test_the_memo_answers_what_litellm_answers_and_each_caller_gets_its_own_copy() -> None:
+    import litellm.main
+
+    from corral_core.llm import model_info
+
+    client._litellm()
+    memo = litellm.main.get_model_info_helper
+    original = model_info.original_of(memo)
+    assert memo is not original and getattr(memo, "_corral_memo", False)
+    model_info.forget()
+    for _ in range(2):
+        first = memo(model="gpt-4o-mini", custom_llm_provider="openai")
+        assert first == original(model="gpt-4o-mini", custom_llm_provider="openai")
+        first["mode"] = "responses"  # litellm's bridge check writes into the answer
+    assert memo(model="gpt-4o-mini", custom_llm_provider="openai")["mode"] == "chat"
+    for _ in range(2):
+        with pytest.raises(Exception) as raised:
+            memo(model="corral-no-such-model", custom_llm_provider="openai")
+        with pytest.raises(type(raised.value)) as direct:
+            original(model="corral-no-such-model", custom_llm_provider="openai")
+        assert str(raised.value) == str(direct.value)
+
+
+def test_a_provider_whose_model_info_comes_from_its_server_is_asked_every_time() -> None:
+    from corral_core.llm import model_info
+
+    client._litellm()
+    model_info.forget()
+    assert model_info._reads_tables_only("gpt-4o-mini", "openai")
+    assert not model_info._reads_tables_only("llama3", "ollama")  # litellm asks the Ollama server for it
+    assert not model_info._reads_tables_only("gpt-4o-mini", None)
