@@ -1,6 +1,6 @@
 """Per-call work litellm and the OpenAI SDK do that nobody reads here, skipped where the answer is known.
 
-Two library internals, both behind this one module and both checked when installed (a version that
+Three library internals, all behind this one module and both checked when installed (a version that
 moved them only loses the speed):
 
 - litellm times every synchronous provider request and hands the timing to its *service* loggers
@@ -13,6 +13,11 @@ moved them only loses the speed):
   alias and no format (checked over the whole type tree when installing), so for a body of plain JSON
   values the rewrite only drops the omitted arguments; that is done directly. Any other body
   (a pydantic model, a tuple, a file) still takes the SDK's path.
+- The OpenAI SDK builds every chat completion it receives with `construct_type`, its own lenient,
+  pure-Python walk of the model's type tree (~0.13 ms a response). pydantic's strict validation builds
+  the same model in ~0.01 ms (same fields, same extra fields kept, no value converted); a response it
+  refuses (a `finish_reason` outside OpenAI's list, a string where a number belongs) is built by the SDK's
+  walk as before, so nothing a lenient build accepted is lost.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ def install_for_providers() -> bool:
     if _chat_body_installed is None:
         with _lock:
             if _chat_body_installed is None:
-                _chat_body_installed = _plain_chat_body()
+                _chat_body_installed = _plain_chat_body() & _validated_chat_completion()
     return _chat_body_installed
 
 
@@ -100,6 +105,33 @@ def _plain_chat_body() -> bool:
     maybe_transform._corral_lean = True  # type: ignore[attr-defined]
     maybe_transform._corral_original = original  # type: ignore[attr-defined]
     module.maybe_transform = maybe_transform
+    return True
+
+
+def _validated_chat_completion() -> bool:
+    try:
+        import pydantic
+        from openai import _base_client as base
+        from openai.types.chat import ChatCompletion
+    except ImportError:  # pragma: no cover - an SDK that moved them
+        return False
+    original = getattr(base, "construct_type", None)
+    if original is None or not callable(original):  # pragma: no cover
+        return False
+    if getattr(original, "_corral_lean", False):
+        return True
+
+    def construct_type(*, value: object, type_: object, metadata: Any = None) -> object:
+        if type_ is ChatCompletion and metadata is None and isinstance(value, dict):
+            try:
+                return ChatCompletion.model_validate(value, strict=True)
+            except pydantic.ValidationError:
+                pass  # the SDK's lenient build below takes what strict validation refuses
+        return original(value=value, type_=type_, metadata=metadata)
+
+    construct_type._corral_lean = True  # type: ignore[attr-defined]
+    construct_type._corral_original = original  # type: ignore[attr-defined]
+    base.construct_type = construct_type
     return True
 
 

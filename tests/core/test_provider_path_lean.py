@@ -291,3 +291,56 @@ def test_a_provider_whose_model_info_comes_from_its_server_is_asked_every_time()
     assert model_info._reads_tables_only("gpt-4o-mini", "openai")
     assert not model_info._reads_tables_only("llama3", "ollama")  # litellm asks the Ollama server for it
     assert not model_info._reads_tables_only("gpt-4o-mini", None)
+
+
+RESPONSES = [
+    {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "fake-model",
+     "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None,
+                  "tool_calls": [{"id": "call_1", "type": "function",
+                                  "function": {"name": "calculator", "arguments": '{"a": 1}'}}]}}],
+     "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}},
+    {"id": "x", "object": "chat.completion", "created": 1, "model": "m", "system_fingerprint": "fp",
+     "service_tier": "default", "provider_extra": {"a": [1, 2.5]},
+     "choices": [{"index": 0, "finish_reason": "stop",
+                  "message": {"role": "assistant", "content": "hi", "reasoning_content": "think", "refusal": None},
+                  "logprobs": {"content": [{"token": "hi", "logprob": 0, "bytes": [104, 105], "top_logprobs": []}]}}],
+     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2,
+               "prompt_tokens_details": {"cached_tokens": 0}}},
+]
+LENIENT_ONLY = [  # strict validation refuses these; the SDK's own build takes them as before
+    {"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+     "choices": [{"index": 0, "finish_reason": "eos", "message": {"role": "assistant", "content": "hi"}}]},
+    {"id": "x", "object": "chat.completion", "created": "1", "model": "m", "choices": []},
+]
+
+
+def test_a_chat_completion_is_built_by_validation_into_the_same_model_the_sdk_builds() -> None:
+    import json
+
+    from openai import _base_client
+    from openai.types.chat import ChatCompletion
+
+    assert lean.install_for_providers()  # fails on an SDK whose internals moved: the shortcut is gone
+    shortcut = _base_client.construct_type
+    sdk = lean.original_of(shortcut)
+    assert shortcut is not sdk
+    for body in RESPONSES + LENIENT_ONLY:
+        ours, theirs = shortcut(value=body, type_=ChatCompletion), sdk(value=body, type_=ChatCompletion)
+        assert type(ours) is type(theirs) is ChatCompletion
+        assert json.dumps(ours.model_dump(), sort_keys=True) == json.dumps(theirs.model_dump(), sort_keys=True)
+    assert shortcut(value=[1], type_=list[int]) == [1]
+
+
+def test_a_provider_answer_outside_openais_lists_still_reaches_the_agent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    with FakeOpenAI([FakeReply.text("Final Answer: 7")], repeat_last=True, model="gpt-4o-mini") as server:
+        original = server._body_for
+
+        def odd(reply: FakeReply, number: int) -> dict[str, Any]:
+            body = original(reply, number)
+            body["choices"][0]["finish_reason"] = "eos"  # not one of OpenAI's: strict validation refuses it
+            return body
+
+        monkeypatch.setattr(server, "_body_for", odd)
+        result = client.completion(_settings(server), [{"role": "user", "content": "What is 3 + 4?"}])
+    assert result.content == "Final Answer: 7"
