@@ -344,3 +344,31 @@ def test_a_provider_answer_outside_openais_lists_still_reaches_the_agent(monkeyp
         monkeypatch.setattr(server, "_body_for", odd)
         result = client.completion(_settings(server), [{"role": "user", "content": "What is 3 + 4?"}])
     assert result.content == "Final Answer: 7"
+
+
+def test_litellms_provider_list_walks_the_same_members_with_the_same_values_through_c_code() -> None:
+    import enum
+
+    client._litellm()
+    # litellm 1.106 walks `[p.value for p in LlmProviders]` twice per call (litellm.main.completion and
+    # litellm.utils.get_optional_params): fails on a litellm whose provider list moved
+    import litellm.main
+    import litellm.utils
+    from litellm.types.utils import LlmProviders
+
+    assert litellm.main.LlmProviders is LlmProviders is litellm.utils.LlmProviders
+    assert isinstance(LlmProviders, lean._ListedEnum) and isinstance(LlmProviders, enum.EnumMeta)
+    assert type(LlmProviders.__dict__["value"]) is property
+    members = [LlmProviders._member_map_[name] for name in LlmProviders._member_names_]
+    assert list(LlmProviders) == members and len(LlmProviders) == len(members) > 100
+    assert [p.value for p in LlmProviders] == [p._value_ for p in members]
+    assert LlmProviders("openai") is LlmProviders.OPENAI and LlmProviders.OPENAI.value == "openai"
+    assert isinstance(LlmProviders.OPENAI, LlmProviders) and LlmProviders["OPENAI"] is LlmProviders.OPENAI
+
+    class Colour(enum.Enum):
+        RED = "red"
+        CRIMSON = "red"  # an alias: not walked, as EnumType does not walk it
+        BLUE = "blue"
+
+    Colour.__class__ = lean._ListedEnum
+    assert [c.value for c in Colour] == ["red", "blue"]
