@@ -61,9 +61,10 @@ def _litellm() -> ModuleType:
                     _quiet_flag = is_internal_call
                 except ImportError:  # pragma: no cover - a litellm without it just logs offline calls too
                     _quiet_flag = None
-                from corral_core.llm import callbacks, lean, unpriced
+                from corral_core.llm import callbacks, lean, model_info, unpriced
 
                 unpriced.install(litellm, _anyone_listens)
+                model_info.install(litellm)
                 lean.install(litellm)
                 _litellm_module = litellm
 

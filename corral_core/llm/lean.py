@@ -1,6 +1,6 @@
 """Per-call work litellm and the OpenAI SDK do that nobody reads here, skipped where the answer is known.
 
-Two library internals, both behind this one module and both checked when installed (a version that
+Four library internals, all behind this one module and both checked when installed (a version that
 moved them only loses the speed):
 
 - litellm times every synchronous provider request and hands the timing to its *service* loggers
@@ -13,11 +13,23 @@ moved them only loses the speed):
   alias and no format (checked over the whole type tree when installing), so for a body of plain JSON
   values the rewrite only drops the omitted arguments; that is done directly. Any other body
   (a pydantic model, a tuple, a file) still takes the SDK's path.
+- litellm asks twice per call whether the provider is one of its own, as
+  `provider in [p.value for p in LlmProviders]`: 166 enum members walked through `EnumType.__iter__` and
+  read through `enum.property`, Python frames each (~0.1 ms a list). `LlmProviders` gets a metaclass
+  whose iteration walks a tuple of the same members in the same order (rebuilt if the member count
+  changes), and a `value` read by C code (`property(attrgetter("_value_"))`): the same values.
+- The OpenAI SDK builds every chat completion it receives with `construct_type`, its own lenient,
+  pure-Python walk of the model's type tree (~0.13 ms a response). pydantic's strict validation builds
+  the same model in ~0.01 ms (same fields, same extra fields kept, no value converted); a response it
+  refuses (a `finish_reason` outside OpenAI's list, a string where a number belongs) is built by the SDK's
+  walk as before, so nothing a lenient build accepted is lost.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
+import operator
 import threading
 import typing
 from collections.abc import Callable
@@ -34,9 +46,35 @@ _lock = threading.Lock()
 
 
 def install(litellm: ModuleType) -> bool:
-    """Skip litellm's service logging while no service callback listens (at litellm's import: it is cheap).
-    False when this litellm does not have it where expected."""
-    return _quiet_service_logging(litellm)
+    """Skip litellm's service logging while no service callback listens, and make its provider list quick to
+    walk (at litellm's import: both are cheap). False when this litellm does not have them where expected."""
+    return _quiet_service_logging(litellm) & _quick_provider_list()
+
+
+class _ListedEnum(enum.EnumMeta):
+    """An enum's metaclass whose iteration walks a tuple of its members (EnumType's walks a generator over
+    `_member_names_`, looking each one up in `_member_map_`)."""
+
+    def __iter__(cls) -> typing.Iterator[Any]:
+        members = cls.__dict__.get("_corral_members")
+        if members is None or len(members) != len(cls._member_names_):
+            members = tuple(cls._member_map_[name] for name in cls._member_names_)
+            type.__setattr__(cls, "_corral_members", members)
+        return iter(members)
+
+
+def _quick_provider_list() -> bool:
+    try:
+        from litellm.types.utils import LlmProviders
+    except ImportError:  # pragma: no cover - a litellm that moved it
+        return False
+    if isinstance(LlmProviders, _ListedEnum):
+        return True
+    if type(LlmProviders) is not enum.EnumType or "value" in LlmProviders.__dict__:  # pragma: no cover
+        return False
+    LlmProviders.__class__ = _ListedEnum  # type: ignore[method-assign,assignment]
+    type.__setattr__(LlmProviders, "value", property(operator.attrgetter("_value_")))
+    return True
 
 
 def install_for_providers() -> bool:
@@ -46,7 +84,7 @@ def install_for_providers() -> bool:
     if _chat_body_installed is None:
         with _lock:
             if _chat_body_installed is None:
-                _chat_body_installed = _plain_chat_body()
+                _chat_body_installed = _plain_chat_body() & _validated_chat_completion()
     return _chat_body_installed
 
 
@@ -100,6 +138,33 @@ def _plain_chat_body() -> bool:
     maybe_transform._corral_lean = True  # type: ignore[attr-defined]
     maybe_transform._corral_original = original  # type: ignore[attr-defined]
     module.maybe_transform = maybe_transform
+    return True
+
+
+def _validated_chat_completion() -> bool:
+    try:
+        import pydantic
+        from openai import _base_client as base
+        from openai.types.chat import ChatCompletion
+    except ImportError:  # pragma: no cover - an SDK that moved them
+        return False
+    original = getattr(base, "construct_type", None)
+    if original is None or not callable(original):  # pragma: no cover
+        return False
+    if getattr(original, "_corral_lean", False):
+        return True
+
+    def construct_type(*, value: object, type_: object, metadata: Any = None) -> object:
+        if type_ is ChatCompletion and metadata is None and isinstance(value, dict):
+            try:
+                return ChatCompletion.model_validate(value, strict=True)
+            except pydantic.ValidationError:
+                pass  # the SDK's lenient build below takes what strict validation refuses
+        return original(value=value, type_=type_, metadata=metadata)
+
+    construct_type._corral_lean = True  # type: ignore[attr-defined]
+    construct_type._corral_original = original  # type: ignore[attr-defined]
+    base.construct_type = construct_type
     return True
 
 

@@ -3,6 +3,7 @@ no callback listens, and litellm's price of the response taken once, not looked 
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -221,3 +222,153 @@ def test_the_request_copies_the_conversation_so_litellm_cannot_change_the_agents
     kwargs["tools"][0]["function"]["parameters"]["properties"]["x"] = {}
     assert messages[0]["content"][0]["text"] == "2 + 2?" and tools[0]["function"]["parameters"]["properties"] == {}
     assert kwargs["messages"][0]["extra"] is not part and kwargs["messages"][0]["extra"].text == "hi"
+
+
+def test_a_models_info_is_searched_once_per_model_not_twice_per_call(provider: FakeOpenAI,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from corral_core.llm import model_info
+
+    litellm = client._litellm()
+    main = importlib.import_module("litellm.main")
+    calls: list[Any] = []
+    original = model_info.original_of(main.get_model_info_helper)
+    assert original is not main.get_model_info_helper, "the memo is not installed"
+    model_info.forget()
+    monkeypatch.setattr(main.get_model_info_helper, "_corral_original",
+                        lambda **k: calls.append(k) or original(**k))  # what the memo lets through to litellm
+    try:
+        for question in ("What is 2 + 2?", "What is 3 + 3?", "What is 4 + 4?"):
+            result = client.completion(_settings(provider), [{"role": "user", "content": question}], TOOLS)
+            assert result.content == "Final Answer: 42"
+        assert [(c["model"], c["custom_llm_provider"]) for c in calls] == [("gpt-4o-mini", "openai")]
+        with FakeOpenAI([FakeReply.text("Final Answer: 5")], repeat_last=True, model="corral-unlisted") as other:
+            settings = ModelSettings("openai/corral-unlisted", api_base=other.base_url, api_key_env=KEY_ENV,
+                                     max_retries=0)
+            for _ in range(3):
+                assert client.completion(settings, [{"role": "user", "content": "What is 2 + 3?"}]).content \
+                    == "Final Answer: 5"
+        assert [c["model"] for c in calls] == ["gpt-4o-mini", "corral-unlisted"]  # not listed: remembered too
+        litellm.register_model({"corral-unlisted": {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6,
+                                                    "litellm_provider": "openai", "mode": "chat"}})
+        with FakeOpenAI([FakeReply.text("Final Answer: 5")], repeat_last=True, model="corral-unlisted") as other:
+            settings = ModelSettings("openai/corral-unlisted", api_base=other.base_url, api_key_env=KEY_ENV,
+                                     max_retries=0)
+            assert client.completion(settings, [{"role": "user", "content": "What is 2 + 3?"}]).cost is not None
+        assert [c["model"] for c in calls] == ["gpt-4o-mini", "corral-unlisted", "corral-unlisted"]
+    finally:
+        litellm.model_cost.pop("corral-unlisted", None)
+        model_info.forget()
+
+
+def test_the_memo_answers_what_litellm_answers_and_each_caller_gets_its_own_copy() -> None:
+    import litellm.main
+
+    from corral_core.llm import model_info
+
+    client._litellm()
+    memo = litellm.main.get_model_info_helper
+    original = model_info.original_of(memo)
+    assert memo is not original and getattr(memo, "_corral_memo", False)
+    model_info.forget()
+    for _ in range(2):
+        first = memo(model="gpt-4o-mini", custom_llm_provider="openai")
+        assert first == original(model="gpt-4o-mini", custom_llm_provider="openai")
+        first["mode"] = "responses"  # litellm's bridge check writes into the answer
+    assert memo(model="gpt-4o-mini", custom_llm_provider="openai")["mode"] == "chat"
+    for _ in range(2):
+        with pytest.raises(Exception) as raised:
+            memo(model="corral-no-such-model", custom_llm_provider="openai")
+        with pytest.raises(type(raised.value)) as direct:
+            original(model="corral-no-such-model", custom_llm_provider="openai")
+        assert str(raised.value) == str(direct.value)
+
+
+def test_a_provider_whose_model_info_comes_from_its_server_is_asked_every_time() -> None:
+    from corral_core.llm import model_info
+
+    client._litellm()
+    model_info.forget()
+    assert model_info._reads_tables_only("gpt-4o-mini", "openai")
+    assert not model_info._reads_tables_only("llama3", "ollama")  # litellm asks the Ollama server for it
+    assert not model_info._reads_tables_only("gpt-4o-mini", None)
+
+
+RESPONSES = [
+    {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "fake-model",
+     "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None,
+                  "tool_calls": [{"id": "call_1", "type": "function",
+                                  "function": {"name": "calculator", "arguments": '{"a": 1}'}}]}}],
+     "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}},
+    {"id": "x", "object": "chat.completion", "created": 1, "model": "m", "system_fingerprint": "fp",
+     "service_tier": "default", "provider_extra": {"a": [1, 2.5]},
+     "choices": [{"index": 0, "finish_reason": "stop",
+                  "message": {"role": "assistant", "content": "hi", "reasoning_content": "think", "refusal": None},
+                  "logprobs": {"content": [{"token": "hi", "logprob": 0, "bytes": [104, 105], "top_logprobs": []}]}}],
+     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2,
+               "prompt_tokens_details": {"cached_tokens": 0}}},
+]
+LENIENT_ONLY = [  # strict validation refuses these; the SDK's own build takes them as before
+    {"id": "x", "object": "chat.completion", "created": 1, "model": "m",
+     "choices": [{"index": 0, "finish_reason": "eos", "message": {"role": "assistant", "content": "hi"}}]},
+    {"id": "x", "object": "chat.completion", "created": "1", "model": "m", "choices": []},
+]
+
+
+def test_a_chat_completion_is_built_by_validation_into_the_same_model_the_sdk_builds() -> None:
+    import json
+
+    from openai import _base_client
+    from openai.types.chat import ChatCompletion
+
+    assert lean.install_for_providers()  # fails on an SDK whose internals moved: the shortcut is gone
+    shortcut = _base_client.construct_type
+    sdk = lean.original_of(shortcut)
+    assert shortcut is not sdk
+    for body in RESPONSES + LENIENT_ONLY:
+        ours, theirs = shortcut(value=body, type_=ChatCompletion), sdk(value=body, type_=ChatCompletion)
+        assert type(ours) is type(theirs) is ChatCompletion
+        assert json.dumps(ours.model_dump(), sort_keys=True) == json.dumps(theirs.model_dump(), sort_keys=True)
+    assert shortcut(value=[1], type_=list[int]) == [1]
+
+
+def test_a_provider_answer_outside_openais_lists_still_reaches_the_agent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    with FakeOpenAI([FakeReply.text("Final Answer: 7")], repeat_last=True, model="gpt-4o-mini") as server:
+        original = server._body_for
+
+        def odd(reply: FakeReply, number: int) -> dict[str, Any]:
+            body = original(reply, number)
+            body["choices"][0]["finish_reason"] = "eos"  # not one of OpenAI's: strict validation refuses it
+            return body
+
+        monkeypatch.setattr(server, "_body_for", odd)
+        result = client.completion(_settings(server), [{"role": "user", "content": "What is 3 + 4?"}])
+    assert result.content == "Final Answer: 7"
+
+
+def test_litellms_provider_list_walks_the_same_members_with_the_same_values_through_c_code() -> None:
+    import enum
+
+    client._litellm()
+    # litellm 1.106 walks `[p.value for p in LlmProviders]` twice per call (litellm.main.completion and
+    # litellm.utils.get_optional_params): fails on a litellm whose provider list moved
+    import litellm.main
+    import litellm.utils
+    from litellm.types.utils import LlmProviders
+
+    assert litellm.main.LlmProviders is LlmProviders is litellm.utils.LlmProviders
+    assert isinstance(LlmProviders, lean._ListedEnum) and isinstance(LlmProviders, enum.EnumMeta)
+    assert type(LlmProviders.__dict__["value"]) is property
+    members = [LlmProviders._member_map_[name] for name in LlmProviders._member_names_]
+    assert list(LlmProviders) == members and len(LlmProviders) == len(members) > 100
+    assert [p.value for p in LlmProviders] == [p._value_ for p in members]
+    assert LlmProviders("openai") is LlmProviders.OPENAI and LlmProviders.OPENAI.value == "openai"
+    assert isinstance(LlmProviders.OPENAI, LlmProviders) and LlmProviders["OPENAI"] is LlmProviders.OPENAI
+
+    class Colour(enum.Enum):
+        RED = "red"
+        CRIMSON = "red"  # an alias: not walked, as EnumType does not walk it
+        BLUE = "blue"
+
+    Colour.__class__ = lean._ListedEnum
+    assert [c.value for c in Colour] == ["red", "blue"]
