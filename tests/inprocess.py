@@ -20,6 +20,11 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+# Variables a library sets once per process, the first time it needs them, and never again: a command
+# that happened to be first must leave them set (litellm points tiktoken at its bundled tokenizers
+# when it first counts tokens; without it a later count tries to download them, and fails offline).
+PROCESS_STATE = ("TIKTOKEN_CACHE_DIR",)
+
 
 def run_cli(*args: str, cwd: Path | str | None = None,
             env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -43,6 +48,8 @@ def run_cli(*args: str, cwd: Path | str | None = None,
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
         os.chdir(saved_cwd)
+        kept = {name: os.environ[name] for name in PROCESS_STATE if name in os.environ and name not in saved_env}
         os.environ.clear()
         os.environ.update(saved_env)
+        os.environ.update(kept)
     return subprocess.CompletedProcess(["corral-tui", *args], code, out.getvalue(), err.getvalue())
