@@ -90,16 +90,21 @@ async def settle(pilot: Pilot) -> None:
 # pending work a widget may still hold after its last message: Textual does each on a later refresh or idle
 _PENDING = ("_layout_required", "_repaint_required", "_recompose_required", "_refresh_styles_required",
             "_scroll_required", "_require_update_dimensions")
+# the app's short workers (the boot, a task's prompt and guide, a screen's store query): what they fetch is
+# drawn when they finish, so a picture waits for them; a run's and the approvals' workers live long
+SHORT_WORK = ("boot", "task-text", "query")
 STABLE_FRAMES = 3  # the same picture this many times in a row, the app quiet before each
 FRAME_TRIES = 200  # a screen that never stops changing is pictured as it is after this many (the test judges)
 
 
 def quiet(app: Any) -> bool:
-    """Nothing left to draw: no message waiting in the app or any node of the active screen, and no widget
-    holding a layout, repaint, recompose, style refresh, scroll or a DataTable's column sizing (done on its
-    next idle) for later."""
+    """Nothing left to draw: no short worker still fetching (`SHORT_WORK`), no message waiting in the app or
+    any node of the active screen, and no widget holding a layout, repaint, recompose, style refresh,
+    scroll or a DataTable's column sizing (done on its next idle) for later."""
     screen = app.screen
     if getattr(screen, "_dirty_widgets", None) or not app._message_queue.empty():
+        return False
+    if any(worker.group in SHORT_WORK and not worker.is_finished for worker in app.workers):
         return False
     for node in screen.walk_children(with_self=True):
         if not node._message_queue.empty() or any(getattr(node, flag, False) for flag in _PENDING):

@@ -43,3 +43,33 @@ def test_every_pending_flag_the_wait_reads_exists_in_this_textual() -> None:
     table = DataTable[str]()
     for flag in helpers._PENDING:
         assert hasattr(table, flag), f"a widget has no {flag}: tests.tui.helpers.quiet would never see it pending"
+
+
+@pytest.mark.anyio
+async def test_a_picture_waits_for_a_short_worker_to_bring_its_text() -> None:
+    """A task's prompt arrives from a thread worker (group "task-text"): the snapshot of the breakpoints
+    dialog showed the suite's text instead, under two hogs in CI, taken while the worker still ran."""
+    import threading
+
+    from textual.widgets import Static
+
+    release = threading.Event()
+
+    class Loading(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Static("loading", id="text")
+
+        def on_mount(self) -> None:
+            self.run_worker(self.fetch, thread=True, group="task-text")
+
+        def fetch(self) -> None:
+            release.wait(30)
+            self.call_from_thread(self.query_one("#text", Static).update, "the prompt")
+
+    app = Loading()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert not quiet(app)  # the worker still fetches
+        release.set()
+        await drawn(pilot)
+        assert "the&#160;prompt" in app.export_screenshot()
