@@ -118,10 +118,7 @@ def _plain_chat_body() -> bool:
         from openai.types.chat import completion_create_params as params
     except ImportError:  # pragma: no cover - an SDK that moved them
         return False
-    original = getattr(module, "maybe_transform", None)
-    if original is None or not callable(original):  # pragma: no cover
-        return False
-    if getattr(original, "_corral_lean", False):
+    if getattr(getattr(module, "maybe_transform", None), "_corral_lean", False):
         return True
     chat_params = tuple(getattr(params, name, None) for name in ("CompletionCreateParamsNonStreaming",
                                                                   "CompletionCreateParamsStreaming"))
@@ -130,15 +127,15 @@ def _plain_chat_body() -> bool:
         return False
     omitted = (NotGiven, Omit)
 
-    def maybe_transform(data: object, expected_type: object) -> Any:
-        if expected_type in chat_params and isinstance(data, dict) and _plain_values(data.values(), omitted):
-            return {key: value for key, value in data.items() if not isinstance(value, omitted)}
-        return original(data, expected_type)
+    def shortcut(original: Callable[..., Any]) -> Callable[..., Any]:
+        def maybe_transform(data: object, expected_type: object) -> Any:
+            if expected_type in chat_params and isinstance(data, dict) and _plain_values(data.values(), omitted):
+                return {key: value for key, value in data.items() if not isinstance(value, omitted)}
+            return original(data, expected_type)
 
-    maybe_transform._corral_lean = True  # type: ignore[attr-defined]
-    maybe_transform._corral_original = original  # type: ignore[attr-defined]
-    module.maybe_transform = maybe_transform
-    return True
+        return maybe_transform
+
+    return _replace(module, "maybe_transform", shortcut)
 
 
 def _validated_chat_completion() -> bool:
@@ -148,23 +145,33 @@ def _validated_chat_completion() -> bool:
         from openai.types.chat import ChatCompletion
     except ImportError:  # pragma: no cover - an SDK that moved them
         return False
-    original = getattr(base, "construct_type", None)
+
+    def validated(original: Callable[..., Any]) -> Callable[..., Any]:
+        def construct_type(*, value: object, type_: object, metadata: Any = None) -> object:
+            if type_ is ChatCompletion and metadata is None and isinstance(value, dict):
+                try:
+                    return ChatCompletion.model_validate(value, strict=True)
+                except pydantic.ValidationError:
+                    pass  # the SDK's lenient build below takes what strict validation refuses
+            return original(value=value, type_=type_, metadata=metadata)
+
+        return construct_type
+
+    return _replace(base, "construct_type", validated)
+
+
+def _replace(owner: object, name: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> bool:
+    """Put `wrap(original)` in place of `owner.name`, marked so a second install keeps it and `original_of`
+    finds the library's own; False when `owner` has no such function (a version that moved it)."""
+    original = getattr(owner, name, None)
     if original is None or not callable(original):  # pragma: no cover
         return False
     if getattr(original, "_corral_lean", False):
         return True
-
-    def construct_type(*, value: object, type_: object, metadata: Any = None) -> object:
-        if type_ is ChatCompletion and metadata is None and isinstance(value, dict):
-            try:
-                return ChatCompletion.model_validate(value, strict=True)
-            except pydantic.ValidationError:
-                pass  # the SDK's lenient build below takes what strict validation refuses
-        return original(value=value, type_=type_, metadata=metadata)
-
-    construct_type._corral_lean = True  # type: ignore[attr-defined]
-    construct_type._corral_original = original  # type: ignore[attr-defined]
-    base.construct_type = construct_type
+    replacement = wrap(original)
+    replacement._corral_lean = True  # type: ignore[attr-defined]
+    replacement._corral_original = original  # type: ignore[attr-defined]
+    setattr(owner, name, replacement)
     return True
 
 
