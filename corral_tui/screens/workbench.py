@@ -169,15 +169,11 @@ class WorkbenchScreen(QueryScreen):
         tree = self.query_one(TaskTree)
         tree.show_suites(suites)
         tree.focus()
-        self.call_after_refresh(tree.select_first_task)
+        tree.select_first_task()
 
     def select_suite(self, name: str) -> None:
         """Put the tree's cursor on suite `name` and the run form on it (an opened spec file's suite)."""
-        tree = self.query_one(TaskTree)
-        branch = next((node for node in tree.root.children if node.data is not None and node.data.suite == name),
-                      None)
-        if branch is not None:
-            tree.move_cursor(branch)
+        self.query_one(TaskTree).select_suite(name)
         suite = self.suites.get(name)
         self.query_one(RunForm).set_suite(name, [t.id for t in suite.tasks] if suite else [])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.text import Text
@@ -49,7 +50,18 @@ class TaskTree(Tree[TaskRef]):
 
     def select_first_task(self) -> None:
         """Put the cursor on the first task (start-up)."""
-        for branch in self.root.children:
-            if branch.children:
-                self.move_cursor(branch.children[0])
+        self._move_to(lambda ref: ref.task_id is not None)
+
+    def select_suite(self, name: str) -> None:
+        """Put the cursor on suite `name` (an opened spec file's suite)."""
+        self._move_to(lambda ref: ref.task_id is None and ref.suite == name)
+
+    def _move_to(self, wanted: Callable[[TaskRef], bool]) -> None:
+        """Move the cursor to the first node whose ref is `wanted`, by line. Not `move_cursor(node)`: it
+        reads the node's line, -1 until the tree builds its lines on its next idle or paint (the suites
+        arrive just before), which put the cursor nowhere and highlighted no task."""
+        for line in range(self.last_line + 1):  # reading the lines builds them
+            node = self.get_node_at_line(line)
+            if node is not None and node.data is not None and wanted(node.data):
+                self.move_cursor_to_line(line)
                 return
