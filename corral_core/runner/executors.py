@@ -346,7 +346,7 @@ class DaskExecutor:
         `on_trial(job index, trial)` per finished trial, `on_failed(job index, error)` for a job whose
         batch failed (the trials it did not finish are the caller's to report). A lost scheduler raises
         ClusterLost at once: Dask cancels every future when the client loses it, and those trials are unrun,
-        not failed."""
+        not failed; so does a scheduler lost while a finished batch's trials are fetched."""
         self.client.subscribe_topic(EVENT_TOPIC, bridge.on_message)
         try:
             threads = max(1, math.ceil(parallel / self.threads()))  # jobs at once within one batch
@@ -370,11 +370,14 @@ class DaskExecutor:
                 left -= 1
                 group = owners[future.key]
                 if future.status == "cancelled":  # the runner cancels no future: the client lost the scheduler
-                    self.lost = True
-                    raise ClusterLost(f"the connection to the Dask scheduler ({self.address}) was lost")
+                    raise self._lost()
                 if future.status == "finished":
+                    try:  # its trials come from the worker through the scheduler
+                        trials = future.result()
+                    except OSError as exc:  # Dask's CommClosedError: the scheduler died after the batch ended
+                        raise self._lost() from exc
                     job_of = {(t, i): j for j in group for t, i in remote[j].links}
-                    returned += [(job_of[(t.task_id, int(t.data["trial_index"]))], t) for t in future.result()]
+                    returned += [(job_of[(t.task_id, int(t.data["trial_index"]))], t) for t in trials]
                 else:
                     error = f"the batch could not run on a Dask worker: {future.exception()!r}"
                     for j in group:
@@ -387,6 +390,10 @@ class DaskExecutor:
         finally:
             if self.client.status == "running":
                 self.client.unsubscribe_topic(EVENT_TOPIC)
+
+    def _lost(self) -> ClusterLost:
+        self.lost = True
+        return ClusterLost(f"the connection to the Dask scheduler ({self.address}) was lost")
 
     def close(self) -> None:
         try:
