@@ -1,7 +1,8 @@
 """corral-tui against Inspect AI on the same tool-calling workload, side by side; and a latency-bound mode.
 
     python benchmarks/vs_inspect.py [--trials 1000] [--parallel 1 4 16] [--repeats 2] [--only corral|inspect]
-    python benchmarks/vs_inspect.py --latency [--trials 2000] [--in-flight 64 256] [--delay 0.5] [--executor processes] [--only corral|inspect]
+    python benchmarks/vs_inspect.py --latency [--trials 2000] [--in-flight 64 256] [--delay 0.5]
+                                    [--executor processes] [--only corral|inspect]
 
 The workload: ten arithmetic questions, each trial one `calculator` call and then the answer, from
 a deterministic offline model, everything recorded. corral-tui runs it as `corral-tui --batch` with
