@@ -19,7 +19,7 @@ moved them only loses the speed):
   whose iteration walks a tuple of the same members in the same order (rebuilt if the member count
   changes), and a `value` read by C code (`property(attrgetter("_value_"))`): the same values.
 - The OpenAI SDK parses the request's URL and merges it with the client's base URL on every request
-  (`_prepare_url`: two URL parses, ~0.04 ms). litellm keeps one client per provider and base URL, so the
+  (`_prepare_url`: two URL parses, ~0.025 ms). litellm keeps one client per provider and base URL, so the
   answer is the same each time: each client keeps its last one (an `httpx.URL`, which cannot change) and
   gives it again for the same path while its base URL is the same object.
 - The OpenAI SDK builds every chat completion it receives with `construct_type`, its own lenient,
