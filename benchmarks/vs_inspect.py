@@ -1,7 +1,8 @@
 """corral-tui against Inspect AI on the same tool-calling workload, side by side; and a latency-bound mode.
 
     python benchmarks/vs_inspect.py [--trials 1000] [--parallel 1 4 16] [--repeats 2] [--only corral|inspect]
-    python benchmarks/vs_inspect.py --latency [--trials 2000] [--in-flight 64 256] [--delay 0.5] [--executor processes]
+    python benchmarks/vs_inspect.py --latency [--trials 2000] [--in-flight 64 256] [--delay 0.5]
+                                    [--executor processes] [--only corral|inspect]
 
 The workload: ten arithmetic questions, each trial one `calculator` call and then the answer, from
 a deterministic offline model, everything recorded. corral-tui runs it as `corral-tui --batch` with
@@ -370,7 +371,8 @@ def side_by_side(args: argparse.Namespace, folder: Path) -> None:
 
 
 def latency_bound(args: argparse.Namespace, folder: Path) -> None:
-    python = ensure_inspect(provider=True)
+    sides = ("corral", "inspect") if args.only is None else (args.only,)
+    python = ensure_inspect(provider=True) if "inspect" in sides else Path(sys.executable)
     provider = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "fake_provider.py"),
                                  "--delay", str(args.delay)], stdout=subprocess.PIPE, text=True)
     try:
@@ -387,7 +389,7 @@ def latency_bound(args: argparse.Namespace, folder: Path) -> None:
         for in_flight in args.in_flight:
             ideal = in_flight / (2 * args.delay)
             for repeat in range(args.repeats):
-                order = ("corral", "inspect") if repeat % 2 == 0 else ("inspect", "corral")
+                order = sides if repeat % 2 == 0 else sides[::-1]
                 for who in order:
                     before = loadavg().split()[0]
                     run = run_corral(folder, args.trials, in_flight, model, {"FAKE_PROVIDER_KEY": "not-a-secret"},
@@ -404,12 +406,14 @@ def latency_bound(args: argparse.Namespace, folder: Path) -> None:
         for in_flight in args.in_flight:
             ideal = in_flight / (2 * args.delay)
             for who in ("corral-tui", "inspect-ai"):
+                if (who, in_flight) not in results:
+                    continue
                 runs = results[(who, in_flight)]
                 rate = _median(runs, "steady_rate")
                 print(f"| {in_flight} | {who} | {rate:.1f} ({100 * rate / ideal:.0f}%) | "
                       f"{_median(runs, 'steady_cpu_ms'):.1f} / {_median(runs, 'total_cpu_ms'):.1f} | "
                       f"{_median(runs, 'peak_rss_mb'):.0f} |")
-        ours = [results[("corral-tui", f)] for f in args.in_flight]
+        ours = [results[("corral-tui", f)] for f in args.in_flight if ("corral-tui", f) in results]
         if len(ours) >= 2:
             low, high = ours[0][0], ours[-1][0]
             per_trial = (high.peak_rss_mb - low.peak_rss_mb) / (high.parallel - low.parallel)

@@ -100,12 +100,16 @@ def test_model_settings_coerce_numbers_from_config_text() -> None:
     assert (settings.temperature, settings.timeout, settings.max_retries, settings.extra) == (0.0, 30.0, 2, {})
 
 
-def test_preload_imports_litellm_ahead_of_the_first_call():
+def test_preload_imports_litellm_ahead_of_the_first_call_freezes_that_heap_once_and_spaces_young_collections():
     import subprocess
     import sys
 
-    code = ("import sys, corral_core.llm as llm; assert 'litellm' not in sys.modules; "
-            "llm.preload(); print('litellm' in sys.modules)")
+    code = ("import gc, sys, corral_core.llm as llm; assert 'litellm' not in sys.modules; "
+            "assert gc.get_freeze_count() == 0; llm.preload(); frozen = gc.get_freeze_count(); "
+            "later = [[i] for i in range(1000)]; llm.preload(); "
+            "print('litellm' in sys.modules, frozen > 100_000, gc.get_freeze_count() == frozen); "
+            "young = []; gc.callbacks.append(lambda phase, info: young.append(1) if phase == 'start' else None); "
+            "live = [[i] for i in range(5000)]; print(len(young))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "True"
+    assert result.stdout.split() == ["True", "True", "True", "0"]  # 5,000 new lists: no collection yet

@@ -372,3 +372,27 @@ def test_litellms_provider_list_walks_the_same_members_with_the_same_values_thro
 
     Colour.__class__ = lean._ListedEnum
     assert [c.value for c in Colour] == ["red", "blue"]
+
+
+def test_a_clients_request_url_is_merged_once_per_path_and_base_and_the_provider_sees_the_same_request(
+        provider: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    import openai
+    from openai._base_client import BaseClient
+
+    assert lean.install_for_providers()  # fails on an SDK whose internals moved: the memo is gone
+    sdk = openai.OpenAI(api_key="sk-test", base_url="http://127.0.0.1:9/v1")
+    first = sdk._prepare_url("/chat/completions")
+    assert sdk._prepare_url("/chat/completions") is first  # the memo answers; the SDK makes a new URL each time
+    assert first == lean.original_of(BaseClient._prepare_url)(sdk, "/chat/completions")
+    assert str(sdk._prepare_url("/embeddings")) == "http://127.0.0.1:9/v1/embeddings"
+    sdk.base_url = "http://127.0.0.1:10/v2"  # a new base: merged again
+    assert str(sdk._prepare_url("/chat/completions")) == "http://127.0.0.1:10/v2/chat/completions"
+
+    client.completion(_settings(provider), CONVERSATION, TOOLS)
+    monkeypatch.setattr(BaseClient, "_prepare_url", lean.original_of(BaseClient._prepare_url))
+    client.completion(_settings(provider), CONVERSATION, TOOLS)
+    memo, own = provider.received[-2:]
+    ignored = {"x-stainless-retry-count", "idempotency-key", "x-stainless-read-timeout"}
+    assert memo.path == own.path == "/v1/chat/completions" and memo.body == own.body
+    assert {k: v for k, v in memo.headers.items() if k.lower() not in ignored} == \
+        {k: v for k, v in own.headers.items() if k.lower() not in ignored}
