@@ -41,6 +41,34 @@ async def test_the_first_frame_is_painted_with_the_screens_breakpoint_classes(tm
     assert first == [settled]
 
 
+async def test_before_the_first_frame_nothing_restyles_the_whole_workbench(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each widget is styled as it mounts, and that is all before the first frame: the view classes come with
+    the breakpoint classes in compose (set on mount, they restyled every widget), and the screen's first
+    resume does not restyle it all again as Textual's handler would."""
+    painted: list[bool] = []
+    restyled: list[str] = []  # screens restyled as a whole (with their widgets) before the first frame
+    display, update_styles = App._display, App.update_styles
+
+    def spy_display(self: App[Any], screen: Any, renderable: Any) -> None:
+        if renderable is not None:
+            painted.append(True)
+        display(self, screen, renderable)
+
+    def spy_styles(self: App[Any], node: Any, animate: bool = True) -> None:
+        if not painted and isinstance(node, Screen) and node.children:
+            restyled.append(str(node.id))
+        update_styles(self, node, animate)
+
+    monkeypatch.setattr(App, "_display", spy_display)
+    monkeypatch.setattr(App, "update_styles", spy_styles)
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+    assert painted
+    assert restyled == []
+
+
 async def test_the_footer_is_rebuilt_only_when_its_keys_change(tmp_path: Path) -> None:
     app = make_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
