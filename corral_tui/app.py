@@ -29,9 +29,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label
 from textual.worker import Worker, WorkerState
 
-from corral_core.agents.breakpoints import parse_breakpoints
 from corral_core.domain import WorkbenchState
-from corral_core.env.approval import ApprovalRequest
 from corral_core.errors import StoreError, UserError
 from corral_core.events import Event
 from corral_core.safetext import clean
@@ -40,6 +38,7 @@ from corral_tui.config import WorkbenchConfig, config_from_args
 from corral_tui.live import LiveRun
 
 if TYPE_CHECKING:
+    from corral_core.env.approval import ApprovalRequest
     from corral_tui.options import CliOptions
     from corral_tui.screens.approval import ApprovalScreen
     from corral_tui.screens.fork import ForkChoice
@@ -590,6 +589,8 @@ class WorkbenchApp(App[int]):
     def _breakpoints_written(self, text: str | None) -> None:
         if text is None:
             return
+        from corral_core.agents.breakpoints import parse_breakpoints  # the agents package: not before the first frame
+
         if self.services.session.set_breakpoints(parse_breakpoints(text)):
             self.workbench_screen.say(f"Breakpoints of this run: {text or 'none'}.", "bold")
         else:

@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from corral_core.env.approval import ApprovalGate
 from corral_core.errors import UserError
 from corral_core.events import TELEMETRY_KINDS, Event, EventBus, EventKind, QueueSink
 
 if TYPE_CHECKING:
     from corral_core.env import Suite
+    from corral_core.env.approval import ApprovalGate
     from corral_core.store import Repository, StoreWriter
 
 log = logging.getLogger(__name__)
