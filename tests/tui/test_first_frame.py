@@ -89,6 +89,38 @@ async def test_the_footer_is_rebuilt_only_when_its_keys_change(tmp_path: Path) -
                        "the footer to show the trials table's keys")
 
 
+async def test_the_footers_keys_are_styled_as_they_mount_and_not_again(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Textual creates a footer key compact, restyles it as it mounts and again when the footer's (not
+    compact) state reaches it: 23 keys restyled twice each time the keys change. Only the command palette's
+    key, which Textual leaves compact, still is."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+        await settle(pilot)
+        footer = app.workbench_screen.query_one(FittingFooter)
+        next(field for field in app.workbench_screen.query(Input) if field.id == "form-tasks").focus()
+        await settle(pilot)
+        restyled: list[FooterKey] = []
+        update_styles = App.update_styles
+
+        def spy(self: App[Any], node: Any, animate: bool = True) -> None:
+            if isinstance(node, FooterKey):
+                restyled.append(node)
+            update_styles(self, node, animate)
+
+        monkeypatch.setattr(App, "update_styles", spy)
+        keys = list(footer.query(FooterKey))
+        app.workbench_screen.query_one("#trials").focus()  # the trial keys come into force: the footer rebuilds
+        await wait_for(pilot, lambda: footer_settled(app) and list(footer.query(FooterKey)) != keys,
+                       "the footer to show the trials table's keys")
+        await settle(pilot)
+        assert len(footer.query(FooterKey)) > 10
+        assert [key for key in restyled if not key.has_class("-command-palette")] == []
+        assert not any(key.has_class("-compact") for key in footer.query(FooterKey)
+                       if not key.has_class("-command-palette"))  # as wide as it is: not compact
+
+
 async def test_a_resize_to_the_size_laid_out_lays_nothing_out_and_a_real_one_does(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app = make_app(tmp_path)
