@@ -12,6 +12,7 @@ Pending approvals live in the services' approvals inbox only: the app subscribes
 
 from __future__ import annotations
 
+import gc
 import time
 import traceback
 from collections.abc import Callable
@@ -214,10 +215,14 @@ class WorkbenchApp(App[int]):
 
     @work(thread=True, exit_on_error=False, group="boot")
     def _boot(self) -> None:
-        suites = self.services.load_suites()
-        self.services.open_store()  # first: a store it cannot use ends the start before the screen fills
-        self.post_message(SuitesLoaded(suites))
-        self.post_message(ServicesReady(self.services.start()))
+        try:
+            suites = self.services.load_suites()
+            self.services.open_store()  # first: a store it cannot use ends the start before the screen fills
+            self.post_message(SuitesLoaded(suites))
+            self.post_message(ServicesReady(self.services.start()))
+        except BaseException:
+            gc.enable()  # no warm-up follows to end the start's pause of the collector (corral_tui/cli.py)
+            raise
 
     @work(thread=True, exit_on_error=False, group="run")
     def _run(self, request: RunRequest) -> None:

@@ -190,9 +190,13 @@ def warm_up(first: Callable[[], None] | None = None) -> None:
     """Load litellm (about 2.5 s) on a daemon thread, so the first run does not wait for it and
     quitting never does either (an import cannot be interrupted); `first` runs on that thread before.
 
-    Then freeze the start-up heap (`gc.freeze`): litellm and the app are ~400,000 long-lived objects,
+    Then freeze the start-up heap (`gc.freeze`): litellm and the app are ~600,000 long-lived objects,
     and every full collection walked them all, stalling the UI 0.2-1 s at a time under a flood of
-    events (benchmarks/tui_load.py). Frozen, they are never collected, and never needed to be."""
+    events (benchmarks/tui_load.py). Frozen, they are never collected, and never needed to be.
+    `corral-tui` collects nothing until then (`gc.disable` in corral_tui/cli.py): each collection
+    during the start walked that heap again as it grew, ~0.3 s of CPU before "Ready." here. One
+    collection before the freeze takes the start's few cyclic leftovers (~15,000 objects), then the
+    collector runs again."""
     import sys
 
     def load() -> None:
@@ -201,14 +205,15 @@ def warm_up(first: Callable[[], None] | None = None) -> None:
                 first()
             except Exception as exc:  # the request that needs it reports it
                 log.info("warm-up failed: %s", exc)
-        if "litellm" in sys.modules:
-            return
-        from corral_core.llm import preload
+        if "litellm" not in sys.modules:  # else loaded already, by this process's first workbench or a callback
+            from corral_core.llm import preload
 
-        try:
-            preload()
-        except Exception as exc:  # the first LLM call reports it in words
-            log.info("litellm warm-up failed: %s", exc)
-        gc.freeze()
+            try:
+                preload()
+            except Exception as exc:  # the first LLM call reports it in words
+                log.info("litellm warm-up failed: %s", exc)
+            gc.collect()
+            gc.freeze()
+        gc.enable()
 
     threading.Thread(target=load, name="corral-tui-warmup", daemon=True).start()
