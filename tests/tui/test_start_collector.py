@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import corral_core.llm
+import corral_core.llm.client
 import corral_tui.app
 from corral_tui import cli
 from corral_tui.screens.dialogs import ErrorScreen
@@ -64,10 +65,11 @@ def test_the_warm_up_lets_the_collector_run_again_after_freezing(monkeypatch: py
     monkeypatch.delitem(sys.modules, "litellm", raising=False)  # as in a new process: the warm-up loads it
     monkeypatch.setattr(corral_core.llm, "preload", lambda: calls.append("preload"))
     monkeypatch.setattr(gc, "collect", lambda *args: calls.append("collect") or 0)
-    monkeypatch.setattr(gc, "freeze", lambda: calls.append(f"freeze, collector on: {gc.isenabled()}"))
+    monkeypatch.setattr(corral_core.llm.client, "freeze_startup_heap",
+                        lambda: calls.append(f"freeze, collector on: {gc.isenabled()}"))
     gc.disable()
     _warm_up_and_wait()
-    assert calls == ["preload", "collect", "freeze, collector on: False"]
+    assert calls == ["collect", "preload", "freeze, collector on: False"]
     assert gc.isenabled()
 
 
