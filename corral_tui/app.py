@@ -124,6 +124,7 @@ class WorkbenchApp(App[int]):
         self._unsubscribe: Callable[[], None] | None = None
         self._next_drain = 0.0  # perf_counter time before which a timer tick does not drain
         self._held_toasts: list[tuple[str, str, SeverityLevel, float | None, bool]] = []  # while a dialog is open
+        self.refresh_info()  # the info bar's first frame (the app mounts, and first refreshes it, after that frame)
 
     # --- life cycle ---------------------------------------------------------------------------
 
@@ -391,8 +392,7 @@ class WorkbenchApp(App[int]):
                     requests=redact.count(self.services.lifecycle.requests_served()), model=model,
                     done=self.live.done, total=self.live.total, run_state=self.run_state,
                     approvals=len(self.services.approvals.pending()), executor=self._executor_label())
-        if screen.live:
-            screen.show_info(info)
+        screen.show_info(info)
 
     def _executor_label(self) -> str:
         executor, workers = self.config.executor, self.config.workers

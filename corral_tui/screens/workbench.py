@@ -115,6 +115,7 @@ class WorkbenchScreen(QueryScreen):
         self.shown_task: tuple[str, str, str] | None = None  # (suite, task, verbosity) on display
         self.suites: dict[str, SuiteView] = {}
         self._info_bar: InfoBar | None = None
+        self._info: Info | None = None  # the last info shown, kept for the bar's first frame
         self._resumed = False
 
     def compose(self) -> ComposeResult:
@@ -122,6 +123,8 @@ class WorkbenchScreen(QueryScreen):
         self._set_view_classes("form")  # likewise: set on mount, they restyled every widget and laid out again
         yield Header()
         self._info_bar = InfoBar(id="info")
+        if self._info is not None:  # in the first frame: the app's own first update comes after it
+            self._info_bar.show(self._info)
         yield self._info_bar
         with Horizontal(id="top"):
             yield TaskTree(id="tasks")
@@ -188,7 +191,10 @@ class WorkbenchScreen(QueryScreen):
         self.query_one(RunForm).set_suite(name, [t.id for t in suite.tasks] if suite else [])
 
     def show_info(self, info: Info) -> None:
-        self.query_one(InfoBar).show(info)
+        """Show `info` in the info bar (before the bar exists: in its first frame)."""
+        self._info = info
+        if self.live:
+            self.query_one(InfoBar).show(info)
 
     def say(self, message: str, style: str = "", when_drawn: Callable[[], None] | None = None) -> None:
         self.query_one(StatusLine).say(message, style, when_drawn)

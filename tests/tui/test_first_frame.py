@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Input
 from textual.widgets._footer import FooterKey
 
-from corral_tui.widgets.status import FittingFooter
+from corral_tui.widgets.status import FittingFooter, InfoBar
 from tests.tui.helpers import SIZE, footer_settled, make_app, settle, wait_for, wait_ready
 
 pytestmark = pytest.mark.anyio
@@ -39,6 +39,25 @@ async def test_the_first_frame_is_painted_with_the_screens_breakpoint_classes(tm
         settled = set(app.workbench_screen.classes)  # what Textual gave it on its Resize
     assert {"-normal", "-tall"} <= settled
     assert first == [settled]
+
+
+async def test_the_first_frame_shows_the_info_bar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server, model and run state are in the first frame: the app's first update of the bar comes after
+    that frame (it mounts after its screen), and its half-second timer drew the bar ~0.5 s later."""
+    first: list[str] = []
+    display = App._display
+
+    def spy(self: App[Any], screen: Any, renderable: Any) -> None:
+        if renderable is not None and not first:
+            first.append(str(screen.query_one(InfoBar).render()))
+        display(self, screen, renderable)
+
+    monkeypatch.setattr(App, "_display", spy)
+    app = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_ready(pilot)
+    assert len(first) == 1
+    assert "server starting…" in first[0] and "model" in first[0] and "run idle" in first[0]
 
 
 async def test_before_the_first_frame_nothing_restyles_the_whole_workbench(tmp_path: Path,
