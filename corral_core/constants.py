@@ -1,10 +1,10 @@
-"""Values every layer shares, each defined once: the tool-call statuses, the UTC clock, the in-flight cap and
-the executors.
+"""Values every layer shares, each defined once: the tool-call statuses, the UTC clock, the in-flight cap,
+the executors, and the agent types and approval policies (here, not in the spec and env packages they
+belong to, because the workbench's run form lists them in its first frame, before it imports those).
 
 Other shared vocabularies have their home beside the code that owns them and are imported from there:
 event kinds (`corral_core.events.EventKind`), verbosity levels (`corral_core.tools.verbosity.VALID_LEVELS`),
-agent types and approval policies (`corral_core.spec.AGENT_TYPES`, `APPROVAL_POLICIES`), trial statuses
-(`corral_core.metrics.TRIAL_STATUSES`) and text clipping (`corral_core.safetext.clip`).
+trial statuses (`corral_core.metrics.TRIAL_STATUSES`) and text clipping (`corral_core.safetext.clip`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from corral_core.domain import ToolStatus as ToolStatus  # its home is the status vocabulary
 
-__all__ = ["EXECUTORS", "EXECUTOR_FIX", "MAX_IN_FLIGHT", "TOOL_STATUSES", "ToolStatus", "default_db_path",
-           "is_executor", "utc_now"]
+__all__ = ["AGENT_TYPES", "APPROVAL_POLICIES", "EXECUTORS", "EXECUTOR_FIX", "MAX_IN_FLIGHT", "TOOL_STATUSES",
+           "ToolStatus", "default_db_path", "is_executor", "utc_now"]
 
 # Trials one process runs at once (a spec's `parallel`); the environment client pools as many
 # connections. Each trial is a thread waiting on its model most of the time: at 256 in flight one
@@ -24,6 +24,8 @@ MAX_IN_FLIGHT = 512
 
 
 TOOL_STATUSES = tuple(status.value for status in ToolStatus)
+AGENT_TYPES = ("react", "tool_calling", "planner", "reflection")  # a spec's agent.type (corral_core.agents)
+APPROVAL_POLICIES = ("reject", "approve", "ask")  # confirm-level tools: never run, always run, a person decides
 
 
 def utc_now() -> datetime:

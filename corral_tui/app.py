@@ -12,6 +12,7 @@ Pending approvals live in the services' approvals inbox only: the app subscribes
 
 from __future__ import annotations
 
+import gc
 import time
 import traceback
 from collections.abc import Callable
@@ -29,9 +30,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Label
 from textual.worker import Worker, WorkerState
 
-from corral_core.agents.breakpoints import parse_breakpoints
 from corral_core.domain import WorkbenchState
-from corral_core.env.approval import ApprovalRequest
 from corral_core.errors import StoreError, UserError
 from corral_core.events import Event
 from corral_core.safetext import clean
@@ -40,6 +39,7 @@ from corral_tui.config import WorkbenchConfig, config_from_args
 from corral_tui.live import LiveRun
 
 if TYPE_CHECKING:
+    from corral_core.env.approval import ApprovalRequest
     from corral_tui.options import CliOptions
     from corral_tui.screens.approval import ApprovalScreen
     from corral_tui.screens.fork import ForkChoice
@@ -124,6 +124,7 @@ class WorkbenchApp(App[int]):
         self._unsubscribe: Callable[[], None] | None = None
         self._next_drain = 0.0  # perf_counter time before which a timer tick does not drain
         self._held_toasts: list[tuple[str, str, SeverityLevel, float | None, bool]] = []  # while a dialog is open
+        self.refresh_info()  # the info bar's first frame (the app mounts, and first refreshes it, after that frame)
 
     # --- life cycle ---------------------------------------------------------------------------
 
@@ -215,10 +216,14 @@ class WorkbenchApp(App[int]):
 
     @work(thread=True, exit_on_error=False, group="boot")
     def _boot(self) -> None:
-        suites = self.services.load_suites()
-        self.services.open_store()  # first: a store it cannot use ends the start before the screen fills
-        self.post_message(SuitesLoaded(suites))
-        self.post_message(ServicesReady(self.services.start()))
+        try:
+            suites = self.services.load_suites()
+            self.services.open_store()  # first: a store it cannot use ends the start before the screen fills
+            self.post_message(SuitesLoaded(suites))
+            self.post_message(ServicesReady(self.services.start()))
+        except BaseException:
+            gc.enable()  # no warm-up follows to end the start's pause of the collector (corral_tui/cli.py)
+            raise
 
     @work(thread=True, exit_on_error=False, group="run")
     def _run(self, request: RunRequest) -> None:
@@ -387,8 +392,7 @@ class WorkbenchApp(App[int]):
                     requests=redact.count(self.services.lifecycle.requests_served()), model=model,
                     done=self.live.done, total=self.live.total, run_state=self.run_state,
                     approvals=len(self.services.approvals.pending()), executor=self._executor_label())
-        if screen.live:
-            screen.show_info(info)
+        screen.show_info(info)
 
     def _executor_label(self) -> str:
         executor, workers = self.config.executor, self.config.workers
@@ -590,6 +594,8 @@ class WorkbenchApp(App[int]):
     def _breakpoints_written(self, text: str | None) -> None:
         if text is None:
             return
+        from corral_core.agents.breakpoints import parse_breakpoints  # the agents package: not before the first frame
+
         if self.services.session.set_breakpoints(parse_breakpoints(text)):
             self.workbench_screen.say(f"Breakpoints of this run: {text or 'none'}.", "bold")
         else:

@@ -15,6 +15,7 @@ engine alone. User mistakes exit 2 with one readable paragraph, never a tracebac
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 from collections.abc import Mapping
@@ -233,6 +234,10 @@ def _main(argv: list[str] | None) -> int:
     if batch_only:
         print(f"corral-tui: {', '.join(batch_only)} only work with --batch SPEC.yaml.", file=sys.stderr)
         return 2
+    # No garbage collection until the workbench's warm-up has frozen the start-up heap (warm_up in
+    # corral_tui/services/lifecycle.py) or its start failed: the start allocates what lives as long as
+    # the workbench, and each collection walked it all again.
+    gc.disable()
     from corral_core.tracing import check
     from corral_tui.app import run_app
 

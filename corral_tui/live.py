@@ -33,7 +33,7 @@ from corral_core.events import (
     marks_assisted,
     payload,
 )
-from corral_core.metrics import TrialResult, arm_metrics, fault_of, is_attempted
+from corral_core.trial_result import TrialResult
 
 BUFFERED_TRIALS = 24  # finished trials whose recent events stay for the panes (the store has them all)
 _THOUGHT = re.compile(r"<thought>(.*?)</thought>", re.DOTALL | re.IGNORECASE)
@@ -196,6 +196,10 @@ class LiveRun:
         for trial in self.trials.values():
             if trial.record is not None:
                 by_arm.setdefault(trial.arm, []).append(trial.record)
+        if not by_arm:
+            return []
+        from corral_core.metrics import arm_metrics, fault_of, is_attempted  # with the first finished trial
+
         scores = []
         for arm, records in by_arm.items():
             metrics = arm_metrics(records, [1])

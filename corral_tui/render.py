@@ -13,14 +13,12 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.json import JSON
 from rich.rule import Rule
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
 from corral_core import safetext
 from corral_core.domain import ControlState, Decider, ToolStatus, TrialStatus
 from corral_core.events import Event, EventKind
-from corral_core.llm.types import shown_turn
 from corral_core.report import money_text
 from corral_tui.config import Redactor
 
@@ -136,6 +134,8 @@ def tool_result(result: Any, render: str | None) -> RenderableType:
     if hint in ("json", "table") and parse_json(result) is not None:
         return json_block(result)
     if hint == "code":
+        from rich.syntax import Syntax  # Pygments, with the first code result: not before the first frame
+
         return Syntax(clip(result), "python", theme="ansi_dark", word_wrap=True)
     return Text(clip(result))
 
@@ -242,6 +242,8 @@ def iteration_item(event: Event, redact: Redactor) -> RenderableType | None:
     if kind == EventKind.BREAKPOINT_HIT:
         return breakpoint_line(data)
     if kind == EventKind.LLM_RESPONSE:
+        from corral_core.llm.types import shown_turn  # the llm package, with the first model reply
+
         usage = data.get("usage") or {}
         return Text(f"llm {data.get('role', '')} turn {shown_turn(data.get('turn'))}: "
                     f"{usage.get('total_tokens', 0)} tokens, {redact.duration(data.get('duration'))}", style="dim")

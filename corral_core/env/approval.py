@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from corral_core.constants import APPROVAL_POLICIES as APPROVAL_POLICIES  # re-exported by corral_core.env
 from corral_core.domain import Decider
 
 
@@ -74,7 +75,6 @@ class RejectAll:
 
 # --- policies ---------------------------------------------------------------------------------------
 
-APPROVAL_POLICIES = ("reject", "approve", "ask")  # confirm-level tools: never run, always run, a person decides
 _STRICTNESS = {"approve": 0, "ask": 1, "reject": 2}
 
 

@@ -11,11 +11,11 @@ from typing import Any
 import yaml
 
 from corral_core.agents.breakpoints import Breakpoint
+from corral_core.constants import AGENT_TYPES as AGENT_TYPES  # the spec's vocabulary
 from corral_core.env import Suite
 from corral_core.env.approval import APPROVAL_POLICIES as APPROVAL_POLICIES  # the spec's vocabulary
 from corral_core.llm.types import DEFAULT_MAX_RETRIES
 
-AGENT_TYPES = ("react", "tool_calling", "planner", "reflection")
 SPEC_KEYS = ("name", "description", "suite", "suites", "agent", "model", "arms", "trials_per_task", "k_values",
              "parallel", "surrender", "pass_threshold", "tasks", "timeouts", "approval", "hooks", "direction",
              "chain", "limits", "executor", "equivalence_margin", "litellm_callbacks")

@@ -13,8 +13,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
-from corral_core.agents.breakpoints import SYNTAX, parse_breakpoints
-
 
 class InterventionScreen(ModalScreen[str | None]):
     """Write a message for a running trial; it reaches the model before its next LLM call."""
@@ -68,6 +66,8 @@ class BreakpointsScreen(ModalScreen[str | None]):
         self.initial = text
 
     def compose(self) -> ComposeResult:
+        from corral_core.agents.breakpoints import SYNTAX  # the agents package: when asked, not before the first frame
+
         with Vertical(id="breakpoints-dialog", classes="dialog"):
             yield Label(Text("Breakpoints of this run", style="bold"))
             yield Static(Text(f"Separated by ';': {SYNTAX}. A hit pauses the trial where it happens; c "
@@ -91,6 +91,8 @@ class BreakpointsScreen(ModalScreen[str | None]):
         self.action_set()
 
     def action_set(self) -> None:
+        from corral_core.agents.breakpoints import parse_breakpoints
+
         try:
             points = parse_breakpoints(self.query_one(Input).value)
         except ValueError as exc:

@@ -115,11 +115,16 @@ class WorkbenchScreen(QueryScreen):
         self.shown_task: tuple[str, str, str] | None = None  # (suite, task, verbosity) on display
         self.suites: dict[str, SuiteView] = {}
         self._info_bar: InfoBar | None = None
+        self._info: Info | None = None  # the last info shown, kept for the bar's first frame
+        self._resumed = False
 
     def compose(self) -> ComposeResult:
         apply_breakpoints(self, self.app.size)  # before the widgets are styled: the first frame is laid out once
+        self._set_view_classes("form")  # likewise: set on mount, they restyled every widget and laid out again
         yield Header()
         self._info_bar = InfoBar(id="info")
+        if self._info is not None:  # in the first frame: the app's own first update comes after it
+            self._info_bar.show(self._info)
         yield self._info_bar
         with Horizontal(id="top"):
             yield TaskTree(id="tasks")
@@ -142,6 +147,14 @@ class WorkbenchScreen(QueryScreen):
         if laid_out_for(self, event.size):
             event.prevent_default()
 
+    def on_screen_resume(self, event: events.ScreenResume) -> None:
+        """The first resume comes as the screen's widgets have just been styled, each as it mounted:
+        Textual's handler would style them all again before the first frame (needed on a later resume,
+        when the theme or the classes may have changed behind a dialog)."""
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
+
     @property
     def live(self) -> bool:
         """True while the widgets exist (not before compose, not while the app shuts down)."""
@@ -149,7 +162,7 @@ class WorkbenchScreen(QueryScreen):
         return self.is_mounted and info is not None and info.is_attached
 
     def on_mount(self) -> None:
-        self.set_view("form")
+        self._focus_for_view("form")
         self.query_one("#task-view").border_title = "Task"
         self.query_one(TaskTree).border_title = "Suites"
         self.query_one(TrialPanes).border_title = "Selected trial"
@@ -178,7 +191,10 @@ class WorkbenchScreen(QueryScreen):
         self.query_one(RunForm).set_suite(name, [t.id for t in suite.tasks] if suite else [])
 
     def show_info(self, info: Info) -> None:
-        self.query_one(InfoBar).show(info)
+        """Show `info` in the info bar (before the bar exists: in its first frame)."""
+        self._info = info
+        if self.live:
+            self.query_one(InfoBar).show(info)
 
     def say(self, message: str, style: str = "", when_drawn: Callable[[], None] | None = None) -> None:
         self.query_one(StatusLine).say(message, style, when_drawn)
@@ -202,8 +218,13 @@ class WorkbenchScreen(QueryScreen):
     def set_view(self, view: str) -> None:
         """"form": the suites, task and run form on top (on a short terminal, only them); "trials": the
         top row collapsed, the trials and the selected trial's panes take the height."""
-        self.set_class(view == "trials", "-collapsed")
-        self.set_class(view == "form", "-setup")
+        self._set_view_classes(view)
+        self._focus_for_view(view)
+
+    def _set_view_classes(self, view: str) -> None:
+        self.update_classes({"-collapsed": view == "trials", "-setup": view == "form"})
+
+    def _focus_for_view(self, view: str) -> None:
         focused = self.focused
         top = self.query_one("#top")
         if view == "trials" and focused is not None and top in focused.ancestors_with_self:

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from corral_core.constants import APPROVAL_POLICIES
 from corral_core.domain import Decider
-from corral_core.env.approval import APPROVAL_POLICIES, CANCELLED, ApprovalDecision, ApprovalRequest
 from corral_core.events import ApprovalAskedData, ApprovalDecidedData, EventKind, EventSink, emit_event
 
 if TYPE_CHECKING:
+    from corral_core.env.approval import ApprovalDecision, ApprovalRequest
     from corral_core.server.approvals import QueueGate
 
 log = logging.getLogger(__name__)
@@ -131,6 +132,8 @@ class LocalApprovals:
     # --- the gate (server threads) ----------------------------------------------------------------
 
     def request(self, request: ApprovalRequest) -> ApprovalDecision:
+        from corral_core.env.approval import ApprovalDecision  # the env package: after the first frame
+
         if self.policy == "approve":
             return ApprovalDecision(True, Decider.POLICY, "approved by the run's policy (approval: approve)")
         if self.policy == "reject":
@@ -267,7 +270,7 @@ class RemoteApprovals:
             self._tools_for_run.clear()
 
     def cancel_all(self, reason: str, trial_id: str | None = None) -> int:
-        return sum(self._answer(request, False, reason, CANCELLED) for request in self.pending()
+        return sum(self._answer(request, False, reason, Decider.CANCELLED) for request in self.pending()
                    if trial_id is None or request.trial_id == trial_id)
 
     def close(self) -> None:
@@ -279,6 +282,8 @@ class RemoteApprovals:
 
 
 def _request_of(item: dict[str, Any]) -> ApprovalRequest:
+    from corral_core.env.approval import ApprovalRequest
+
     return ApprovalRequest(task_id=str(item.get("task_id") or ""), trial_id=item.get("trial_id"),
                            tool_name=str(item.get("tool_name") or "?"), arguments=item.get("arguments") or {},
                            risk=str(item.get("risk") or "confirm"), timeout=float(item.get("timeout") or 0),

@@ -16,12 +16,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from corral_core.env.approval import ApprovalGate
 from corral_core.errors import UserError
 from corral_core.events import TELEMETRY_KINDS, Event, EventBus, EventKind, QueueSink
 
 if TYPE_CHECKING:
     from corral_core.env import Suite
+    from corral_core.env.approval import ApprovalGate
     from corral_core.store import Repository, StoreWriter
 
 log = logging.getLogger(__name__)
@@ -190,9 +190,13 @@ def warm_up(first: Callable[[], None] | None = None) -> None:
     """Load litellm (about 2.5 s) on a daemon thread, so the first run does not wait for it and
     quitting never does either (an import cannot be interrupted); `first` runs on that thread before.
 
-    Then freeze the start-up heap (`gc.freeze`): litellm and the app are ~400,000 long-lived objects,
-    and every full collection walked them all, stalling the UI 0.2-1 s at a time under a flood of
-    events (benchmarks/tui_load.py). Frozen, they are never collected, and never needed to be."""
+    Then freeze the start-up heap (`freeze_startup_heap`, once per process): litellm and the app are
+    ~600,000 long-lived objects, and every full collection walked them all, stalling the UI 0.2-1 s at a
+    time under a flood of events (benchmarks/tui_load.py). Frozen, they are never collected, and never
+    needed to be. `corral-tui` collects nothing until then (`gc.disable` in corral_tui/cli.py): each
+    collection during the start walked that heap again as it grew, ~0.3 s of CPU before "Ready." here.
+    One collection before litellm's import takes the start's cyclic leftovers (~15,000 objects) so
+    they are not frozen, and the collector runs again after the freeze."""
     import sys
 
     def load() -> None:
@@ -201,14 +205,16 @@ def warm_up(first: Callable[[], None] | None = None) -> None:
                 first()
             except Exception as exc:  # the request that needs it reports it
                 log.info("warm-up failed: %s", exc)
-        if "litellm" in sys.modules:
-            return
-        from corral_core.llm import preload
+        if "litellm" not in sys.modules:  # else loaded already, by this process's first workbench or a callback
+            from corral_core.llm import preload
+            from corral_core.llm.client import freeze_startup_heap
 
-        try:
-            preload()
-        except Exception as exc:  # the first LLM call reports it in words
-            log.info("litellm warm-up failed: %s", exc)
-        gc.freeze()
+            gc.collect()
+            try:
+                preload()
+            except Exception as exc:  # the first LLM call reports it in words
+                log.info("litellm warm-up failed: %s", exc)
+            freeze_startup_heap()  # preload's last step, unless it failed before
+        gc.enable()
 
     threading.Thread(target=load, name="corral-tui-warmup", daemon=True).start()

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from corral_core.events import Event, EventKind
-from corral_tui import analysis
-from corral_tui.analysis import CompareView, Page, TrialFilter
 from corral_tui.services.catalogue import SuiteCatalogue
 
 if TYPE_CHECKING:
     from corral_core.store import BenchmarkInfo, Repository, TimelineEntry, TrialInfo
+    from corral_tui.analysis import CompareView, Page, TrialFilter
 
 SERVICES_WAIT = 30.0  # seconds a query waits for the store to open at start-up
 
@@ -54,10 +53,16 @@ class StoreQueries:
     def _repository(self) -> Repository:
         return self._store(SERVICES_WAIT)
 
+    # corral_tui.analysis (and the metrics it reads) is imported by the first query, not before the first frame
+
     def benchmarks(self, offset: int) -> Page[BenchmarkInfo]:
+        from corral_tui import analysis
+
         return analysis.benchmark_page(self._repository(), offset, self.page_size)
 
     def trials(self, benchmark_id: str, filters: TrialFilter, offset: int) -> Page[TrialInfo]:
+        from corral_tui import analysis
+
         return analysis.trial_page(self._repository(), benchmark_id, filters, offset, self.page_size)
 
     def timeline(self, trial_id: str) -> TrialTimeline:
@@ -75,6 +80,8 @@ class StoreQueries:
 
     def fork_view(self, trial_id: str) -> ForkView | None:
         """A fork beside its parent from the fork point (None: `trial_id` is not a stored fork)."""
+        from corral_tui import analysis
+
         repository = self._repository()
         fork = repository.trial(trial_id)
         if fork is None or fork.parent_trial_id is None or fork.fork_iteration is None:
@@ -93,14 +100,20 @@ class StoreQueries:
                 if (event := event_of(trial_id, entry)) is not None]
 
     def compare(self, benchmark_id: str) -> CompareView:
+        from corral_tui import analysis
+
         return analysis.compare_view(self._repository(), benchmark_id)
 
     def compare_two(self, first_id: str, second_id: str) -> CompareView:
         """Two benchmarks of one suite, their arms side by side, paired by task."""
+        from corral_tui import analysis
+
         return analysis.compare_two_view(self._repository(), first_id, second_id)
 
     def filter_choices(self, benchmark: BenchmarkInfo) -> tuple[list[str], list[str]]:
         """(tasks, arms) a benchmark's trials can be filtered by (no I/O)."""
+        from corral_tui import analysis
+
         return analysis.filter_choices(benchmark, self.catalogue.task_ids([str(p) for p in benchmark.suites]))
 
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from corral_core.agents.breakpoints import Breakpoint
 from corral_core.domain import BenchmarkStatus
 from corral_core.errors import UserError
 from corral_tui.run_request import RunRequest
@@ -29,6 +28,7 @@ from corral_tui.services.lifecycle import ServiceLifecycle
 from corral_tui.services.queries import SERVICES_WAIT
 
 if TYPE_CHECKING:
+    from corral_core.agents.breakpoints import Breakpoint
     from corral_core.runner import BenchmarkRunner, ControlRegistry
     from corral_core.spec import BenchmarkSpec
 

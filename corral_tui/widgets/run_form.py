@@ -14,8 +14,7 @@ from textual.message import Message
 from textual.widgets import Button, Checkbox, Input, Label, Select
 from textual.widgets.input import Selection
 
-from corral_core.agents.breakpoints import parse_breakpoints
-from corral_core.spec import AGENT_TYPES, APPROVAL_POLICIES, MAX_PARALLEL
+from corral_core.constants import AGENT_TYPES, APPROVAL_POLICIES
 from corral_tui.run_request import RunRequest, parse_count, parse_verbosities, split_list
 from corral_tui.widgets.select import Choice
 
@@ -173,6 +172,11 @@ class RunForm(Vertical):
 
     def request(self) -> RunRequest:
         """The form's values as a RunRequest; ValueError says which field is wrong and why."""
+        from corral_core.agents.breakpoints import (
+            parse_breakpoints,  # the engine: at the first run, not the first frame
+        )
+        from corral_core.spec import MAX_PARALLEL
+
         if self.suite is None:
             raise ValueError("pick a suite (or one of its tasks) in the tree first")
         text = {name: self.query_one(f"#form-{name}", Input).value

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.visual import VisualType
 from textual.widgets import Footer, Static
+from textual.widgets._footer import FooterKey  # what Footer composes: no public name
 
 from corral_core.domain import WorkbenchState
 from corral_tui.live import ArmScore
@@ -34,7 +35,9 @@ class FittingFooter(Footer):
     the keys that matter still fit at 80.
 
     Textual's footer rebuilds its keys whenever the focus moves (eight times before "Ready.", 25 widgets
-    each, every one styled twice): this one rebuilds only when the keys it would show have changed."""
+    each): this one rebuilds only when the keys it would show have changed. Each key is also styled
+    once, not three times: Textual creates it compact, restyles it compact as it mounts, and again not
+    compact when the footer's `compact` reaches it; here it starts as the footer is."""
 
     _drawn_keys: tuple[object, ...] | None = None
 
@@ -52,6 +55,9 @@ class FittingFooter(Footer):
         drawn = False
         for widget in super().compose():  # one by one: a key group's `with` block must see its own keys
             drawn = True
+            if isinstance(widget, FooterKey) and not widget.has_class("-command-palette"):  # bound to `compact`
+                widget.set_reactive(FooterKey.compact, self.compact)
+                widget.set_class(self.compact, "-compact", update=False)
             yield widget
         # an empty compose (Textual's footer draws nothing until its bindings are ready) is never kept
         self._drawn_keys = self._shown_keys() if drawn else None

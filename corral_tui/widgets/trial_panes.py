@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
 from rich.json import JSON
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 from textual import on
@@ -185,6 +184,8 @@ def min_lines(item: RenderableType) -> int:
         return min_lines(item.text)
     if isinstance(item, Table):
         return item.row_count + (1 if item.show_header else 0)
+    from rich.syntax import Syntax  # render.py imports it with the first code result
+
     if isinstance(item, Syntax):
         return item.code.count("\n") + 1
     return 1

@@ -10,8 +10,13 @@ import sys
 from tests.tui.helpers import ROOT
 
 HEAVY = ("fastapi", "uvicorn", "sqlalchemy", "sqlmodel", "litellm", "httpx")
+# the engine's packages the first frame draws nothing from (each imports its whole package: ~0.1 s together),
+# OpenTelemetry's API (the tracing check needs it only when something set a provider) and Pygments
+ENGINE = ("corral_core.agents", "corral_core.env", "corral_core.llm", "corral_core.metrics", "corral_core.spec",
+          "corral_core.runner", "corral_core.store", "corral_core.server", "corral_tui.analysis", "opentelemetry",
+          "pygments", "yaml")
 # loaded after the first frame too (the boot worker, a run, the statistics)
-AFTER_FIRST_FRAME = (*HEAVY, "openai", "numpy", "dask", "distributed", "mcp", "plotext", "textual_plotext")
+AFTER_FIRST_FRAME = (*HEAVY, *ENGINE, "openai", "numpy", "dask", "distributed", "mcp", "plotext", "textual_plotext")
 # not before "Ready." either (the boot worker's store and servers do without them)
 BOOT_NEEDS_NOT = ("alembic", "httpx", "httpcore", "ddgs", "litellm", "openai", "numpy", "dask", "mcp", "fastapi")
 
