@@ -74,7 +74,7 @@ class Bar(Static):
     (the whole screen's), since it cannot change the bar's size."""
 
     _shown: tuple[object, ...] | None = None
-    _when_drawn: Callable[[], None] | None = None
+    _when_drawn: tuple[Callable[[], None], ...] = ()
 
     def show_text(self, text: Text, when_drawn: Callable[[], None] | None = None) -> None:
         """Show `text`; `when_drawn` runs once it is on screen (or at once, if it already is)."""
@@ -84,16 +84,17 @@ class Bar(Static):
                 self.app.call_later(when_drawn)
             return
         self._shown = key
-        self._when_drawn = when_drawn
+        if when_drawn is not None:  # a newer text before the frame keeps what waits: it runs once that is drawn
+            self._when_drawn = (*self._when_drawn, when_drawn)
         height = self.styles.height
         self.update(text, layout=height is None or not height.is_cells)
 
     def render(self) -> VisualType:
         """The compositor renders a changed bar while it paints the frame: what waits for the text to be
         drawn is queued behind that frame's output."""
-        if self._when_drawn is not None:
-            self.app.call_later(self._when_drawn)
-            self._when_drawn = None
+        for waiting in self._when_drawn:
+            self.app.call_later(waiting)
+        self._when_drawn = ()
         return super().render()
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from corral_tui.widgets.status import Bar, InfoBar, RunBar, StatusLine
-from tests.tui.helpers import SIZE, make_app, wait_ready
+from tests.tui.helpers import SIZE, make_app, wait_for, wait_ready
 
 
 @pytest.mark.anyio
@@ -80,3 +80,28 @@ async def test_what_waits_for_a_bar_runs_after_the_frame_that_draws_it(monkeypat
         app.query_one(StatusLine).show_text(Text("Ready."), when_drawn=lambda: order.append("again"))
         await pilot.pause()
         assert order[-1] == "again"  # already on screen: runs without waiting for a frame
+
+
+@pytest.mark.anyio
+async def test_a_newer_text_before_the_frame_does_not_drop_what_waits() -> None:
+    """"Ready." (with litellm's warm-up and the collector's return waiting for it) and another line said
+    before the next frame: the warm-up still runs once that line is drawn (it was dropped, leaving the
+    workbench without its warm-up and, since corral-tui pauses the collector until it, without garbage
+    collection)."""
+    from rich.text import Text
+    from textual.app import App, ComposeResult
+
+    ran: list[str] = []
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield StatusLine()
+
+    app = One()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        bar = app.query_one(StatusLine)
+        bar.show_text(Text("Ready."), when_drawn=lambda: ran.append("warm-up"))
+        bar.show_text(Text("A spec file was opened."))  # in the same turn: no frame between
+        await wait_for(pilot, lambda: ran, "the warm-up")
+        assert ran == ["warm-up"]
