@@ -334,8 +334,8 @@ class DaskExecutor:
     def send_command(self, run: str, op: str, **fields: Any) -> None:
         """Log a control command for the workers running this run's trials (RemoteBatch.run); nothing to send
         to once the scheduler is lost (its workers have nothing to run either)."""
-        if self.client.status != "running":
-            log.info("not sending %s: the client is %s", op, self.client.status)
+        if self.lost or self.client.status != "running":  # lost: the client may not have noticed yet
+            log.info("not sending %s: the scheduler is lost or the client %s", op, self.client.status)
             return
         self.client.log_event(CONTROL_TOPIC, {"run": run, "op": op, **fields})
 
