@@ -97,6 +97,8 @@ async def test_an_intervention_sent_during_the_last_llm_call_is_reported_undeliv
             await start_run(pilot, "samplemath", tasks="add", agent="tool_calling", model="openai/fake-model",
                             api_base=fake.base_url)
             await wait_for(pilot, lambda: len(fake.received) >= 2, "the trial's last LLM call to be in flight")
+            # the workbench learns of the trial at its next drain of the run's events: the provider can be first
+            await wait_for(pilot, lambda: len(app.live.trials) == 1, "the trial on the workbench")
             trial_id = only_trial(app)
             await pilot.press("i")
             await wait_for(pilot, lambda: isinstance(app.screen, InterventionScreen), "the intervention dialog")
