@@ -247,6 +247,7 @@ def _main(argv: list[str] | None) -> int:
 
         code = _guard(lambda: use_callbacks(options.litellm_callback))
     if code:
+        gc.enable()  # no workbench, so no warm-up to end the start's pause
         return code
     code = _guard(lambda: run_app(options))
     # The workbench has closed its server, workers and store by now; what remains is about a second

@@ -90,3 +90,18 @@ async def test_a_failed_start_lets_the_collector_run_again(tmp_path: Path, colle
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, ErrorScreen), "the suite's error")
         assert gc.isenabled()
+
+
+def test_a_start_refused_before_the_workbench_lets_the_collector_run_again(monkeypatch: pytest.MonkeyPatch,
+                                                                           collector: None) -> None:
+    """OTEL_* variables without the [otel] extra end the start with exit 2 before the workbench opens: the
+    collector paused for the start runs again (a caller that goes on, like an in-process test, needs it)."""
+    import corral_core.tracing
+    from corral_core.errors import UserError
+
+    def refuse() -> None:
+        raise UserError("tracing is asked for but the [otel] extra is not installed.")
+
+    monkeypatch.setattr(corral_core.tracing, "check", refuse)
+    assert cli.main(["--db", "unused.db"]) == 2
+    assert gc.isenabled()
