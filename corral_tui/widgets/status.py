@@ -79,13 +79,14 @@ class Bar(Static):
     def show_text(self, text: Text, when_drawn: Callable[[], None] | None = None) -> None:
         """Show `text`; `when_drawn` runs once it is on screen (or at once, if it already is)."""
         key = (text.markup, str(text.style), text.overflow, text.no_wrap, text.justify)
-        if key == self._shown:
-            if when_drawn is not None:
+        if when_drawn is not None:
+            if key == self._shown and not self._when_drawn:  # on screen already: nothing waits for a frame
                 self.app.call_later(when_drawn)
+            else:  # runs with what already waits, once the next frame draws the bar (this text or a newer one)
+                self._when_drawn = (*self._when_drawn, when_drawn)
+        if key == self._shown:
             return
         self._shown = key
-        if when_drawn is not None:  # a newer text before the frame keeps what waits: it runs once that is drawn
-            self._when_drawn = (*self._when_drawn, when_drawn)
         height = self.styles.height
         self.update(text, layout=height is None or not height.is_cells)
 
