@@ -51,24 +51,10 @@ async def test_what_waits_for_a_bar_runs_after_the_frame_that_draws_it(monkeypat
     """"Ready." starts litellm's import (seconds holding the GIL) only once a frame with it has gone out:
     `App.call_after_refresh` waits for the app's own queue only, and under load the import came first."""
     from rich.text import Text
-    from textual.app import App, ComposeResult
 
     frames: list[str] = []
     order: list[str] = []
-
-    class One(App[None]):
-        def compose(self) -> ComposeResult:
-            yield StatusLine()
-
-    original = App._display
-
-    def display(self: App[None], screen: Any, renderable: Any) -> None:
-        if renderable is not None:
-            frames.append("frame")
-        original(self, screen, renderable)
-
-    monkeypatch.setattr(App, "_display", display)
-    app = One()
+    app = _status_app(monkeypatch, frames)
     async with app.run_test() as pilot:
         await pilot.pause()
         shown = len(frames)
@@ -111,10 +97,23 @@ async def test_a_newer_text_before_the_frame_does_not_drop_what_waits() -> None:
 async def test_the_same_text_again_before_its_frame_still_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same text said twice before its frame: the second wait is not "already on screen" either."""
     from rich.text import Text
-    from textual.app import App, ComposeResult
 
     frames: list[str] = []
     order: list[str] = []
+    app = _status_app(monkeypatch, frames)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        shown = len(frames)
+        bar = app.query_one(StatusLine)
+        bar.show_text(Text("Ready."), when_drawn=lambda: order.append(f"first after {len(frames)}"))
+        bar.show_text(Text("Ready."), when_drawn=lambda: order.append(f"second after {len(frames)}"))
+        await wait_for(pilot, lambda: len(order) == 2, "both waits")
+        assert all(int(entry.split()[-1]) > shown for entry in order), order  # a frame went out before each
+
+
+def _status_app(monkeypatch: pytest.MonkeyPatch, frames: list[str]) -> Any:
+    """An app showing one status line; each frame it writes to the terminal appends to `frames`."""
+    from textual.app import App, ComposeResult
 
     class One(App[None]):
         def compose(self) -> ComposeResult:
@@ -128,12 +127,4 @@ async def test_the_same_text_again_before_its_frame_still_waits_for_it(monkeypat
         original(self, screen, renderable)
 
     monkeypatch.setattr(App, "_display", display)
-    app = One()
-    async with app.run_test() as pilot:
-        await pilot.pause()
-        shown = len(frames)
-        bar = app.query_one(StatusLine)
-        bar.show_text(Text("Ready."), when_drawn=lambda: order.append(f"first after {len(frames)}"))
-        bar.show_text(Text("Ready."), when_drawn=lambda: order.append(f"second after {len(frames)}"))
-        await wait_for(pilot, lambda: len(order) == 2, "both waits")
-        assert all(int(entry.split()[-1]) > shown for entry in order), order  # a frame went out before each
+    return One()
