@@ -47,7 +47,7 @@ DIRECT_PARAMS = frozenset({"max_tokens", "max_completion_tokens", "seed", "top_p
 # model families whose requests litellm rewrites (parameters renamed or dropped, another API): litellm's path
 LITELLM_REWRITES = re.compile(r"^(o\d|gpt-5)|codex|audio|search|realtime|transcribe|tts|computer-use",
                               re.IGNORECASE)
-STATUS_KINDS: dict[int, ErrorKind] = {401: "auth", 429: "rate_limit", 408: "timeout",
+HTTP_ERROR_KINDS: dict[int, ErrorKind] = {401: "auth", 429: "rate_limit", 408: "timeout",
                                       400: "bad_request", 404: "bad_request", 413: "bad_request",
                                       422: "bad_request"}
 MAX_ERROR_BODY = 4096  # characters of a provider's error body kept in the message
@@ -160,7 +160,7 @@ def error_for(exc: BaseException, settings: ModelSettings) -> tuple[ErrorKind, s
     """(kind, text, HTTP status) of a failure of `post`, in the words `client._map_error` uses for litellm's."""
     where = f" (api_base {settings.api_base})" if settings.api_base else ""
     if isinstance(exc, ProviderHTTPError):
-        kind = STATUS_KINDS.get(exc.status_code, "provider")
+        kind = HTTP_ERROR_KINDS.get(exc.status_code, "provider")
         return kind, str(exc), exc.status_code
     if isinstance(exc, httpx.TimeoutException):
         return "timeout", (f"{type(exc).__name__}: {exc} [no answer within timeout={settings.timeout:g} s{where}; "

@@ -249,3 +249,13 @@ def _defined_in(value: object) -> str:
     if isinstance(value, property):
         value = value.fget
     return str(value.__module__) if isinstance(value, types.FunctionType) else ""
+
+
+def test_many_trials_in_flight_on_the_local_executor_are_told_about_processes() -> None:
+    from corral_core.batch import PROCESSES_HINT_AT, processes_hint
+
+    hint = processes_hint("local", PROCESSES_HINT_AT, 2)
+    assert hint is not None and "--executor processes" in hint and "(2 here)" in hint
+    assert processes_hint("local", PROCESSES_HINT_AT - 1, 2) is None
+    assert processes_hint("processes", 256, 2) is None
+    assert processes_hint("local", 256, 1) is None
