@@ -27,14 +27,15 @@ import json
 import os
 import re
 import threading
-from typing import Any, Literal
-
-import httpx
+from typing import TYPE_CHECKING, Any, Literal
 
 from corral_core.llm import prices
 from corral_core.llm.offline import OFFLINE_PREFIXES
 from corral_core.llm.types import ErrorKind, LLMError, LLMResult, LLMToolCall, ModelSettings, Usage
 from corral_core.safetext import register_secret
+
+if TYPE_CHECKING:
+    import httpx
 
 Route = Literal["offline", "openai"]
 OPENAI_PREFIX = "openai/"
@@ -130,6 +131,8 @@ def post(settings: ModelSettings, messages: list[dict[str, Any]], tools: list[di
          ) -> dict[str, Any]:
     """Send one chat request on the calling thread and return the decoded answer (ProviderHTTPError or an
     httpx error on failure: `error_for` names its kind)."""
+    import httpx  # here: the workbench's boot before "Ready." imports no HTTP client
+
     url, headers, body = chat_request(settings, messages, tools, api_key(settings))
     response = _http().post(url, headers=headers, content=encode(body),
                             timeout=httpx.Timeout(settings.timeout))
@@ -158,6 +161,8 @@ def _error_text(response: httpx.Response) -> str:
 
 def error_for(exc: BaseException, settings: ModelSettings) -> tuple[ErrorKind, str, int | None]:
     """(kind, text, HTTP status) of a failure of `post`, in the words `client._map_error` uses for litellm's."""
+    import httpx
+
     where = f" (api_base {settings.api_base})" if settings.api_base else ""
     if isinstance(exc, ProviderHTTPError):
         kind = HTTP_ERROR_KINDS.get(exc.status_code, "provider")
