@@ -193,7 +193,7 @@ def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: l
             throttled += limiter.acquire()
         try:
             with retry.connection_slot(settings.model, settings.api_base, settings.max_connections), \
-                    _quiet(offline or not _anyone_listens(litellm)):
+                    _quiet(not _anyone_listens(litellm)):
                 response = litellm.completion(**kwargs)
             break
         except Exception as exc:  # litellm raises many types; all become LLMError with the provider's words
@@ -229,8 +229,8 @@ def _anyone_listens(litellm: ModuleType) -> bool:
 def _quiet(quiet: bool) -> Iterator[None]:
     """Tell litellm the call is internal: it then skips its success logging (a thread-pool hand-off per
     call, and in that thread the logging payload and a second cost lookup: ~1-2 ms a call that nobody reads).
-    Asked for offline models always, and for provider models while no callback listens; cost and usage
-    are ours (`_to_result`), failures are logged by litellm either way."""
+    Asked while no callback listens, for every model: scripted/ and replay/ calls reach a listening callback
+    as provider calls do; cost and usage are ours (`_to_result`), failures are logged by litellm either way."""
     if not quiet or _quiet_flag is None:
         yield
         return
