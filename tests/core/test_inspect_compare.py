@@ -139,3 +139,36 @@ def test_reading_logs_inside_an_event_loop_leaves_asyncio_alone(logs: tuple[Path
                          timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["2", "asyncio.runners"]
+
+
+def test_logs_of_one_task_that_differ_in_task_args_are_named_by_them(tmp_path: Path) -> None:
+    """`inspect eval arith.py -T variant=baseline` and `-T variant=better`: one task, one model, the task
+    argument is all that tells the runs apart, so it names them (not `arith/mockllm/model (file stem)`)."""
+    from inspect_ai import Task, task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    @task
+    def arith(variant: str = "baseline") -> Task:
+        return Task(dataset=[Sample(id=q, input=f"{q}: what is 3 + 4?", target="7") for q in ("q1", "q2", "q3")],
+                    solver=generate(), scorer=match(), metadata={"variant": variant})
+
+    def reply(messages, tools, tool_choice, config) -> ModelOutput:
+        output = ModelOutput.from_content("mockllm/model", "7")
+        output.usage = ModelUsage(input_tokens=3, output_tokens=1, total_tokens=4)
+        return output
+
+    paths = []
+    for variant in ("baseline", "better"):
+        [log] = inspect_eval(arith(variant=variant), model=get_model("mockllm/model", custom_outputs=reply),
+                             log_dir=str(tmp_path), display="none", max_samples=1)
+        assert log.status == "success" and log.eval.task_args == {"variant": variant}
+        paths.append(Path(log.location))
+    from corral_core.interop.inspect_in import compare_logs
+
+    compared = compare_logs(paths)
+    assert [run.arm for run in compared.runs] == ["variant=baseline", "variant=better"]
+    assert set(compared.analysis.arms) == {"variant=baseline", "variant=better"}
