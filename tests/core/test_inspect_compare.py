@@ -172,3 +172,23 @@ def test_logs_of_one_task_that_differ_in_task_args_are_named_by_them(tmp_path: P
     compared = compare_logs(paths)
     assert [run.arm for run in compared.runs] == ["variant=baseline", "variant=better"]
     assert set(compared.analysis.arms) == {"variant=baseline", "variant=better"}
+
+
+def test_a_long_arm_name_folds_and_every_header_is_printed_whole() -> None:
+    """An Inspect log's arm can be long (`task/model (file stem)`): it folds onto more lines of its column,
+    and the figures' headers keep their width (they were cut to `score [95% C…`)."""
+    import io
+
+    from rich.console import Console
+
+    from corral_core import report
+
+    long = "arith/mockllm/model (2026-12-01T21-49-47+00-00_arith_Yt3pXk2mQ9cZ8vWb7nL4dH)"
+    document = {"name": "compare", "benchmark_id": "a vs b", "status": "inspect logs", "spec": {"k_values": [1, 2]},
+                "arms": {long: {}, "arith/mockllm/model": {}}, "comparisons": []}
+    out = io.StringIO()
+    report.print_arms(document, Console(file=out, width=100, no_color=True))
+    text = out.getvalue()
+    for header in ("score [95% CI]", "success [95% CI]", "surrender [95% CI]", "errored (by fault)", "tokens"):
+        assert header in text, text
+    assert "…" not in text and "Yt3pXk2mQ9cZ8vWb7nL4dH" in text.replace("│", "").replace(" ", "").replace("\n", "")
