@@ -451,9 +451,11 @@ def conduct_columns(document: dict[str, Any]) -> list[Column]:
 
 def _arm_table(title: str | None, arms: dict[str, Any], columns: list[Column]) -> Table:
     table = Table(title=Text(title) if title else None)
-    table.add_column("arm", justify="left", no_wrap=True)
+    # a long arm name (an Inspect log's `task/model variant=...`) folds onto more lines; the figures and
+    # their headers keep their width, so no header is cut to `score [95% C…`
+    table.add_column("arm", justify="left", overflow="fold", min_width=min(12, max(map(len, arms), default=3)))
     for header, _ in columns:
-        table.add_column(header, justify="right", no_wrap=True)
+        table.add_column(header, justify="right", no_wrap=True, min_width=len(header))
     for name, m in arms.items():
         table.add_row(Text(name), *[cell(m) for _, cell in columns])
     return table

@@ -22,6 +22,17 @@ from typing import Any
 from corral_core.errors import UserError
 
 INSTRUMENTATION = "corral-tui"
+# litellm's provider prefix -> `gen_ai.provider.name` (GenAiProviderNameValues of the semantic conventions
+# the [otel] extra pins, 0.66b2); any other prefix is the provider's own name, as the conventions say
+GENAI_PROVIDERS = {"openai": "openai", "text-completion-openai": "openai", "azure": "azure.ai.openai",
+                   "azure_ai": "azure.ai.inference", "anthropic": "anthropic", "bedrock": "aws.bedrock",
+                   "vertex_ai": "gcp.vertex_ai", "gemini": "gcp.gemini", "cohere": "cohere", "cohere_chat": "cohere",
+                   "watsonx": "ibm.watsonx.ai", "perplexity": "perplexity", "xai": "x_ai", "deepseek": "deepseek",
+                   "groq": "groq", "mistral": "mistral_ai"}
+# a model id without a prefix, by how litellm recognises it
+BARE_MODEL_PROVIDERS = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"),
+                        ("chatgpt", "openai"), ("claude", "anthropic"), ("gemini", "gcp.gemini"))
+SPAN_KINDS = ("internal", "client", "server")
 TRACE_HEADERS = ("traceparent", "tracestate", "baggage")  # W3C trace context, as the default propagator writes it
 _UNSET: Any = object()
 _lock = threading.Lock()
@@ -52,6 +63,15 @@ class Span:
 
             self._span.set_attribute("error.type", error_type)
             self._span.set_status(Status(StatusCode.ERROR, message))
+
+
+def genai_provider(model: str) -> str:
+    """`gen_ai.provider.name` of a litellm model id: `openai/gpt-4o-mini` -> openai, `bedrock/...` ->
+    aws.bedrock, `scripted/x` -> scripted (our offline providers are named as themselves)."""
+    prefix, slash, _ = model.partition("/")
+    if slash:
+        return GENAI_PROVIDERS.get(prefix, prefix)
+    return next((provider for start, provider in BARE_MODEL_PROVIDERS if model.startswith(start)), "openai")
 
 
 def _wanted_by_environment() -> bool:
@@ -152,23 +172,30 @@ def flush() -> None:
 
 
 @contextmanager
-def span(name: str, attributes: Mapping[str, Any] | None = None, *, parent: Mapping[str, Any] | None = None
-         ) -> Iterator[Span]:
+def span(name: str, attributes: Mapping[str, Any] | None = None, *, parent: Mapping[str, Any] | None = None,
+         kind: str = "internal") -> Iterator[Span]:
     """A span around the block, current in this thread (None attributes left out). `parent`: a carrier
-    (HTTP headers, an MCP `_meta`) whose trace context the span continues; else the current span's."""
+    (HTTP headers, an MCP `_meta`) whose trace context the span continues, unless the current span already
+    continues it (a server's request span: then the span is its child); else the current span's. `kind`:
+    internal, client (a call to a remote service, such as `chat`) or server (a request served; none is
+    started when the current span already serves it, as FastAPI's own request span does)."""
     active = tracer()
     if active is None:
         yield Span()
         return
     from opentelemetry.propagate import extract
-    from opentelemetry.trace import get_current_span
+    from opentelemetry.trace import SpanKind, get_current_span
 
     context = None
     if parent:
         candidate = extract(parent)
-        if get_current_span(candidate).get_span_context().is_valid:
+        wanted = get_current_span(candidate).get_span_context()
+        if wanted.is_valid and get_current_span().get_span_context().trace_id != wanted.trace_id:
             context = candidate
-    with active.start_as_current_span(name, context=context) as current:
+        elif wanted.is_valid and kind == "server":  # the web framework's own span serves this request already
+            yield Span()
+            return
+    with active.start_as_current_span(name, context=context, kind=SpanKind[kind.upper()]) as current:
         handle = Span(current)
         handle.set(attributes or {})
         yield handle

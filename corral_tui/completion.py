@@ -23,6 +23,14 @@ SHELLS = ("bash", "zsh", "fish")
 PROG = "corral-tui"
 
 
+def _known_values() -> dict[str, tuple[str, ...]]:
+    """Values of flags that are a known set without being argparse `choices` (their commands parse them
+    leniently, e.g. any letter case): offered as choices are. `docs --level` takes the nine levels."""
+    from corral_core.tools.verbosity import VALID_LEVELS
+
+    return {"--level": VALID_LEVELS}
+
+
 class _Caught(Exception):
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         super().__init__("parser caught")
@@ -61,10 +69,12 @@ def _options(parser: argparse.ArgumentParser | None) -> list[_Option]:
     if parser is None:
         return []
     found = []
+    known = _known_values()
     for action in parser._actions:  # argparse's list of arguments (what shtab reads too)
         if not action.option_strings:
             continue
-        choices = tuple(str(c) for c in action.choices) if action.choices else ()
+        choices = tuple(str(c) for c in action.choices) if action.choices else \
+            next((known[o] for o in action.option_strings if o in known and action.nargs != 0), ())
         found.append(_Option(tuple(action.option_strings), (action.help or "").replace("%%", "%"),
                              action.nargs != 0, choices))
     return found

@@ -5,6 +5,7 @@ for logs that are documentation levels of one task (task_args `verbosity`), scor
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,7 +33,11 @@ def inspect_compare_view(comparison: InspectComparison) -> CompareView:
         model="", arms=[ArmInfo(run.arm) for run in comparison.runs], trials_per_task=max(comparison.k_values),
         status=f"{len(comparison.paired)} samples paired", headline_score=comparison.analysis.headline,
         attempt_status=None, created_at=datetime.now(UTC), finished_at=None, metrics=document,
-        trial_count=samples, finished_count=samples)
+        trial_count=samples, finished_count=samples,
+        # the header's figures are the arms' rows summed (the paired samples), so it says what the table says
+        total_tokens=sum(column.tokens for column in arms),
+        cost_total=math.fsum(c.cost for c in arms if c.cost is not None) if any(c.cost is not None for c in arms)
+        else None)
     notes = [f"{run.arm}: {run.path} (scorer {run.scorer}, {len(run.records)} samples)" for run in comparison.runs]
     notes += [f"not paired, only in {arm}: {len(keys)} sample(s), left out" for arm, keys in comparison.unpaired.items()
               if keys]

@@ -8,8 +8,10 @@ Every flag of every command can be given a default without typing it:
   `export`...); a switch takes 1/true/yes/on or 0/false/no/off; a repeatable flag takes several values
   separated by spaces (shell quoting holds: `CORRAL_TUI_MODEL_ARG="top_p=0.9 seed=1"`);
 - the TOML file `config.toml` in the user config folder (platformdirs; `CORRAL_TUI_CONFIG` names
-  another): `[defaults]` holds flags of `corral-tui` itself by long name, `[defaults.<command>]` a
-  subcommand's, `[keymap]` the workbench's key bindings (binding id -> keys).
+  another): `[defaults]` holds flags of `corral-tui` itself by long name, and reaches every subcommand
+  with a flag of that name too (`db` reaches `history`, `export`, `plan`); `[defaults.<command>]` a
+  subcommand's (winning over `[defaults]` there), `[keymap]` the workbench's key bindings (binding id
+  -> keys).
 
 The defaults become flags placed before the ones typed, and are read by the same parser: a wrong value
 is refused with the same words as on the command line, naming where it came from. The result is
@@ -37,6 +39,9 @@ CONFIG_ENV = "CORRAL_TUI_CONFIG"
 CONFIG_NAME = "config.toml"
 TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 CONFIG_SECTIONS = ("defaults", "keymap")
+# [defaults] flags a subcommand with a flag of the same name does not take from there: output files (a
+# `json` for --batch's results would have `compare` overwrite them); [defaults.<command>] sets them
+NOT_SHARED = frozenset({"json"})
 
 
 def user_config_path() -> Path:
@@ -134,9 +139,14 @@ def _given(flag: _Flag, argv: Sequence[str]) -> bool:
 def default_tokens(parser: argparse.ArgumentParser, argv: Sequence[str], *, command: str = "",
                    environ: Mapping[str, str] | None = None, config: UserConfig | None = None) -> list[str]:
     """Flags to put before `argv`: for each flag of `parser` not typed in `argv`, the environment's value
-    (CORRAL_TUI_<FLAG>) or else the config file's ([defaults] or [defaults.<command>])."""
+    (CORRAL_TUI_<FLAG>) or else the config file's: [defaults.<command>], else [defaults], which holds
+    `corral-tui`'s own flags and reaches every subcommand that has a flag of the same name (`db` reaches
+    `history`, `export` and `plan`; `model` reaches `docs`), as the environment's variables do, output
+    files (NOT_SHARED) aside."""
     environ = os.environ if environ is None else environ
     section = dict((config.defaults if config else {}).get(command, {}))
+    shared = {k: v for k, v in (config.defaults if config else {}).get("", {}).items()
+              if k.replace("_", "-") not in NOT_SHARED} if command else {}
     flags = _flags(parser)
     known = {f.name for f in flags} | {f.name.replace("-", "_") for f in flags}
     unknown = sorted(k for k in section if k not in known and not isinstance(section[k], dict))
@@ -156,10 +166,12 @@ def default_tokens(parser: argparse.ArgumentParser, argv: Sequence[str], *, comm
             tokens += _checked(flag, _from_env(flag, variable, environ[variable]), f"{variable}={environ[variable]!r}",
                                variable)
             continue
-        value = section.get(flag.name, section.get(flag.name.replace("-", "_")))
+        value, table = section.get(flag.name, section.get(flag.name.replace("-", "_"))), command
+        if value is None:  # [defaults] reaches every command with the flag, as CORRAL_TUI_<FLAG> does
+            value, table = shared.get(flag.name, shared.get(flag.name.replace("-", "_"))), ""
         if value is not None:
-            where = f"[defaults{'.' + command if command else ''}] {flag.name}"
-            tokens += _checked(flag, _from_file(flag, value, command, config), f"{where} = {value!r}",
+            where = f"[defaults{'.' + table if table else ''}] {flag.name}"
+            tokens += _checked(flag, _from_file(flag, value, table, config), f"{where} = {value!r}",
                                str(config.path) if config and config.path else where)
     return tokens
 

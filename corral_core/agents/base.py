@@ -37,7 +37,7 @@ from corral_core.llm.types import (
     Usage,
     request_digest,
 )
-from corral_core.tracing import span
+from corral_core.tracing import genai_provider, span
 
 from .breakpoints import BreakpointWatch
 from .hooks import AgentHooks, CriticalHookError, HookContext, HookPoint, TrialCancelled
@@ -338,9 +338,10 @@ class BaseAgent(ABC):
         context = CallContext(task_id=self._task_id, trial_index=self.trial_index, arm=self.arm, role=role,
                               turn=turn, benchmark_id=self.benchmark_id)
         with span(f"chat {settings.model}", {
-                "gen_ai.operation.name": "chat", "gen_ai.request.model": settings.model,
+                "gen_ai.operation.name": "chat", "gen_ai.provider.name": genai_provider(settings.model),
+                "gen_ai.request.model": settings.model,
                 "gen_ai.request.temperature": settings.temperature, "corral.arm": self.arm,
-                "corral.llm.role": role, "corral.llm.turn": turn}) as traced:
+                "corral.llm.role": role, "corral.llm.turn": turn}, kind="client") as traced:
             try:
                 result = completion(settings, request, tools or None, context=context)
             except LLMError as exc:

@@ -34,6 +34,7 @@ class InspectRun:
     verbosity: str | None = None  # task_args["verbosity"], when the log has one
     setup: tuple[str, str] = ("", "")  # (Inspect task, model): what must not differ between levels
     named: bool = False  # the log names its arm (task_args["arm"], our export)
+    task_args: dict[str, Any] = field(default_factory=dict)  # the Inspect task's arguments (`-T key=value`)
 
 
 @dataclass
@@ -83,7 +84,7 @@ def read_run(path: Path, scorer: str | None = None, taken: Sequence[str] = ()) -
     level = (header.eval.task_args or {}).get("verbosity")
     run = InspectRun(path, _arm_name(header, path, taken), chosen, verbosity=str(level) if level else None,
                      setup=(str(header.eval.task), str(header.eval.model)),
-                     named=bool((header.eval.task_args or {}).get("arm")))
+                     named=bool((header.eval.task_args or {}).get("arm")), task_args=dict(header.eval.task_args or {}))
     to_float = value_to_float()
     for sample in summaries:
         key = (str(sample.id), int(sample.epoch))
@@ -134,17 +135,42 @@ def _arm_name(header: Any, path: Path, taken: Sequence[str]) -> str:
     return name
 
 
-def _name_by_level(runs: Sequence[InspectRun]) -> None:
+def _name_by_level(runs: Sequence[InspectRun]) -> bool:
     """Logs of one task and model, each at its own documentation level and none naming its arm, are named
     by their level (`brief`, not `task/model (file stem)`): the level is all that tells them apart."""
     levels = [run.verbosity for run in runs]
     if any(run.named or not run.verbosity for run in runs) or len(set(levels)) != len(runs) or \
             len({run.setup for run in runs}) != 1:
-        return
+        return False
     for run in runs:
-        run.arm = str(run.verbosity)
-        for key, record in run.records.items():
-            run.records[key] = replace(record, arm=run.arm)
+        _rename(run, str(run.verbosity))
+    return True
+
+
+def _name_by_task_args(runs: Sequence[InspectRun]) -> None:
+    """Logs that do not name their arm and differ in their task arguments (`inspect eval ... -T
+    variant=baseline` and `-T variant=better`) are named by the arguments that differ (`variant=baseline`),
+    after their task and model when those differ too; a name two logs still share keeps the file stem."""
+    unnamed = [run for run in runs if not run.named]
+    keys = sorted({key for run in unnamed for key in run.task_args})
+    differing = [key for key in keys if len({repr(run.task_args.get(key)) for run in unnamed}) > 1]
+    if len(unnamed) < 2 or not differing:
+        return
+    same_setup = len({run.setup for run in unnamed}) == 1
+    for run in unnamed:
+        args = " ".join(f"{key}={run.task_args.get(key)}" for key in differing)
+        _rename(run, args if same_setup else f"{run.setup[0]}/{run.setup[1]} {args}")
+    taken: set[str] = {run.arm for run in runs if run.named}
+    for run in unnamed:
+        if run.arm in taken:
+            _rename(run, f"{run.arm} ({run.path.stem})")
+        taken.add(run.arm)
+
+
+def _rename(run: InspectRun, name: str) -> None:
+    run.arm = name
+    for key, record in run.records.items():
+        run.records[key] = replace(record, arm=name)
 
 
 def compare_logs(paths: Sequence[Path], *, scorer: str | None = None, k_values: Sequence[int] = (),
@@ -155,6 +181,8 @@ def compare_logs(paths: Sequence[Path], *, scorer: str | None = None, k_values: 
     runs: list[InspectRun] = []
     for path in paths:
         runs.append(read_run(path, scorer, [run.arm for run in runs]))
+    if not _name_by_level(runs):
+        _name_by_task_args(runs)
     shared = set(runs[0].records).intersection(*(run.records for run in runs[1:]))
     paired = sorted(shared)
     unpaired = {run.arm: sorted(set(run.records) - shared) for run in runs}
@@ -165,7 +193,6 @@ def compare_logs(paths: Sequence[Path], *, scorer: str | None = None, k_values: 
     ks = sorted(set(k_values)) or list(range(1, epochs + 1))
     if any(k < 1 for k in ks):
         raise UserError("every k must be at least 1.", where="--k")
-    _name_by_level(runs)
     records = [run.records[key] for run in runs for key in paired]
     levels = levels_in_order([(run.arm, run.verbosity, run.setup) for run in runs])
     analysis = analyse(records, [run.arm for run in runs], ks, seed=seed, ordered_levels=levels)

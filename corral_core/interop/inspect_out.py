@@ -2,9 +2,15 @@
 classes (the `[inspect]` extra) so `read_eval_log`, `inspect view` and `evals_df` read them.
 
 Per arm: the arm's factors (verbosity, model, agent) are the log's `task_args`; each trial is a sample
-(id = task id, epoch = trial index + 1) with its conversation as chat messages, each tool call the
-environment ran as a tool event, and one score `corral` whose metadata keeps our status, fault,
-assisted and success; the results carry our per-arm estimates with their intervals.
+(id = task id, epoch = trial index + 1) with its conversation as chat messages, the task's metadata
+from its suite, and in time order a model event per LLM call (input messages, output, usage, time) and
+a tool event per tool call the environment ran; one score `corral` whose metadata keeps our status,
+fault, assisted and success. The log's stats total the usage per model (`stats.model_usage`, what the
+viewer's list shows as tokens); the results carry our per-arm estimates with their intervals.
+
+A model event's input is the conversation the call was sent, rebuilt from the stored messages (the
+first `n` of them, n recorded with the call) for the agent's own calls; the store keeps no request of
+an extractor's, planner's or reflection's call, so theirs is empty and its metadata says so.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -26,6 +32,7 @@ from corral_core.metrics.records import RETIRED_STATUS
 from corral_core.store.models import BenchmarkInfo, TimelineEntry, TrialInfo
 
 SCORER = "corral"
+AGENT_ROLE = "agent"  # the role of an agent's own calls (BaseAgent.llm_role), whose request is its conversation
 
 
 def write_inspect_logs(repository: Any, info: BenchmarkInfo, output_dir: Path) -> list[Path]:
@@ -84,7 +91,17 @@ def _eval_log(info: BenchmarkInfo, arm_name: str, samples: list[Any], tasks: dic
     return EvalLog(status="success" if info.status == BenchmarkStatus.FINISHED else "cancelled", eval=spec,
                    plan=EvalPlan(name=info.agent or "corral"),
                    results=_results(arm_metrics, samples), samples=samples,
-                   stats=EvalStats(started_at=info.created_at.isoformat(), completed_at=finished.isoformat()))
+                   stats=EvalStats(started_at=info.created_at.isoformat(), completed_at=finished.isoformat(),
+                                   model_usage=_usage_totals(samples)))
+
+
+def _usage_totals(samples: list[Any]) -> dict[str, Any]:
+    """The samples' usage summed per model (ModelUsage adds up its tokens and costs)."""
+    totals: dict[str, Any] = {}
+    for sample in samples:
+        for model, usage in (sample.model_usage or {}).items():
+            totals[model] = totals[model] + usage if model in totals else usage
+    return totals
 
 
 def _results(arm: dict[str, Any], samples: list[Any]) -> Any:
@@ -120,6 +137,8 @@ def _sample(trial: TrialInfo, timeline: list[TimelineEntry], task: TaskSpec | No
     from inspect_ai.scorer import Score
 
     messages = list(_messages(entry.data for entry in timeline if entry.kind == "message"))
+    events = [_model_event(entry, messages, trial.model) if entry.kind == "llm_call" else _tool_event(entry)
+              for entry in timeline if entry.kind in ("llm_call", "tool_call")]
     first_user = next((m.text for m in messages if m.role == "user"), "")
     prompt = task.prompt if task is not None else first_user
     model = trial.model or "unknown"
@@ -135,10 +154,10 @@ def _sample(trial: TrialInfo, timeline: list[TimelineEntry], task: TaskSpec | No
         input=prompt if isinstance(prompt, str) else json.dumps(prompt),
         target="" if task is None or task.answer is None else str(task.answer),
         messages=messages, output=ModelOutput.from_content(model, trial.answer or ""),
-        scores={SCORER: score}, model_usage={model: usage},
-        events=[_tool_event(entry) for entry in timeline if entry.kind == "tool_call"],
-        metadata={"trial_id": trial.id, "arm": trial.arm, "verbosity": trial.verbosity, "agent": trial.agent,
-                  "episode_id": trial.episode_id, "iterations": trial.iterations},
+        scores={SCORER: score}, model_usage={model: usage}, events=events,
+        metadata={**(task.metadata if task is not None else {}), "trial_id": trial.id, "arm": trial.arm,
+                  "verbosity": trial.verbosity, "agent": trial.agent, "episode_id": trial.episode_id,
+                  "iterations": trial.iterations},
         started_at=_iso(trial.started_at), completed_at=_iso(trial.finished_at),
         total_time=trial.duration, working_time=trial.duration,
     )
@@ -172,6 +191,34 @@ def _arguments(raw: Any) -> dict[str, Any]:
     except json.JSONDecodeError:
         return {"_raw": raw}
     return parsed if isinstance(parsed, dict) else {"_value": parsed}
+
+
+def _model_event(entry: TimelineEntry, conversation: list[Any], trial_model: str | None) -> Any:
+    """One LLM call: what it was sent (the agent's calls), what it answered, its usage and time."""
+    from inspect_ai.event import ModelEvent
+    from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, GenerateConfig, ModelOutput, ModelUsage
+    from inspect_ai.tool import ToolCall
+
+    data = entry.data
+    model = str(data.get("model") or trial_model or "unknown")
+    sent = data.get("request_messages_n")
+    rebuilt = data.get("role") == AGENT_ROLE and isinstance(sent, int) and 0 < sent <= len(conversation)
+    calls = [ToolCall(id=str(c.get("id") or f"call_{i}"), function=str(c.get("name") or ""),
+                      arguments=_arguments(c.get("arguments")))
+             for i, c in enumerate(data.get("tool_calls") or [])]
+    duration = data.get("duration")
+    usage = ModelUsage(input_tokens=int(data.get("prompt_tokens") or 0),
+                       output_tokens=int(data.get("completion_tokens") or 0),
+                       total_tokens=int(data.get("total_tokens") or 0), total_cost=data.get("cost"))
+    output = ModelOutput(model=model, usage=usage, time=duration, choices=[ChatCompletionChoice(
+        message=ChatMessageAssistant(content=data.get("content") or "", tool_calls=calls or None, model=model),
+        stop_reason="tool_calls" if calls else "stop")])
+    started = entry.ts - timedelta(seconds=duration) if isinstance(duration, (int, float)) else entry.ts
+    return ModelEvent(model=model, role=str(data.get("role") or ""), input=conversation[:sent] if rebuilt else [],
+                      tools=[], tool_choice="auto" if calls else "none", config=GenerateConfig(), output=output,
+                      timestamp=started, completed=entry.ts, working_time=duration,
+                      metadata={"role": data.get("role"), "turn": data.get("turn"), "digest": data.get("digest"),
+                                "input": "the conversation sent" if rebuilt else "not recorded for this role"})
 
 
 def _tool_event(entry: TimelineEntry) -> Any:

@@ -36,7 +36,7 @@ from corral_core.llm.callbacks import use_callbacks
 from corral_core.llm.types import ModelSettings
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.spec import ArmSpec, BenchmarkSpec
-from corral_core.tracing import span
+from corral_core.tracing import Span, genai_provider, span
 from corral_core.trial_result import TrialResult
 
 if TYPE_CHECKING:
@@ -210,7 +210,17 @@ def record_of(task_id: str, data: Mapping[str, Any]) -> TrialResult:
 def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, episode_id: str | None = None,
                   inputs: dict[str, str] | None = None, agent: BaseAgent | None = None
                   ) -> tuple[str, TrialFinishedData]:
-    """Run one trial; returns (trial id, TRIAL_FINISHED data). Never raises for a failed trial."""
+    """Run one trial; returns (trial id, TRIAL_FINISHED data). Never raises for a failed trial.
+
+    Its `invoke_agent` span holds the whole trial, its creation on the server included, so the trial
+    is one trace: the creation request, every LLM call and every tool call the server ran for it."""
+    with span(f"invoke_agent {arm.agent.type}", agent_attributes(ctx, arm, task_id, index, None)) as traced:
+        return _execute_trial(ctx, arm, task_id, index, traced, episode_id=episode_id, inputs=inputs, agent=agent)
+
+
+def _execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, traced: Span, *,
+                   episode_id: str | None, inputs: dict[str, str] | None, agent: BaseAgent | None
+                   ) -> tuple[str, TrialFinishedData]:
     spent = ctx.budget.exceeded() if ctx.budget is not None else None
     if spent is not None:  # the benchmark is over its limit: the trials left do not start
         return report_limit(ctx, arm, task_id, index, episode_id, spent)
@@ -221,9 +231,11 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
     try:
         client = ctx.router_for(task_id).open_trial(task_id, episode_id, **meta)
     except Exception as exc:  # the server refused or is gone: a failed trial, not a crashed run
+        traced.fail(Fault.ENVIRONMENT.value, f"could not open a trial on the server: {exc}")
         return fail_trial(ctx, arm, task_id, index, episode_id, f"could not open a trial on the server: {exc}",
                           fault=Fault.ENVIRONMENT)
     trial_id = client.trial_id
+    traced.set({"gen_ai.conversation.id": trial_id, "corral.trial_id": trial_id})
     if hasattr(client, "close_on_finish"):  # closed below once it ends: let the submission close it
         client.close_on_finish = True
     started_fields = started_data(arm, index, episode_id)
@@ -232,19 +244,18 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
     ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_fields)
     started = time.perf_counter()
     try:
-        with span(f"invoke_agent {arm.agent.type}", agent_attributes(ctx, arm, task_id, index, trial_id)) as traced:
-            try:
-                data = _run_opened(ctx, arm, task_id, index, episode_id, client, agent)
-            except Exception as exc:  # a bug somewhere below: keep the run going, say what happened
-                log.exception("trial %s of %s failed unexpectedly", trial_id, task_id)
-                data = _finished_data(arm, index, episode_id, error=f"{type(exc).__name__}: {exc}", fault=Fault.UNKNOWN,
-                                      duration=time.perf_counter() - started)
-            traced.set({"corral.status": data.get("status"), "corral.fault": data.get("fault"),
-                        "corral.score": data.get("score"), "corral.assisted": data.get("assisted"),
-                        "gen_ai.usage.input_tokens": data.get("prompt_tokens"),
-                        "gen_ai.usage.output_tokens": data.get("completion_tokens")})
-            if data.get("error"):
-                traced.fail(str(data.get("fault") or "error"), str(data["error"]))
+        try:
+            data = _run_opened(ctx, arm, task_id, index, episode_id, client, agent)
+        except Exception as exc:  # a bug somewhere below: keep the run going, say what happened
+            log.exception("trial %s of %s failed unexpectedly", trial_id, task_id)
+            data = _finished_data(arm, index, episode_id, error=f"{type(exc).__name__}: {exc}", fault=Fault.UNKNOWN,
+                                  duration=time.perf_counter() - started)
+        traced.set({"corral.status": data.get("status"), "corral.fault": data.get("fault"),
+                    "corral.score": data.get("score"), "corral.assisted": data.get("assisted"),
+                    "gen_ai.usage.input_tokens": data.get("prompt_tokens"),
+                    "gen_ai.usage.output_tokens": data.get("completion_tokens")})
+        if data.get("error"):
+            traced.fail(str(data.get("fault") or "error"), str(data["error"]))
     finally:
         try:
             client.close()
@@ -254,9 +265,11 @@ def execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, *, ep
     return trial_id, data
 
 
-def agent_attributes(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, trial_id: str) -> dict[str, Any]:
-    """The `invoke_agent` span's attributes (GenAI conventions, then ours)."""
+def agent_attributes(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, trial_id: str | None
+                     ) -> dict[str, Any]:
+    """The `invoke_agent` span's attributes (GenAI conventions, then ours); None values are left out."""
     return {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": str(arm.agent.type),
+            "gen_ai.provider.name": genai_provider(arm.model.id),
             "gen_ai.request.model": arm.model.id, "gen_ai.conversation.id": trial_id,
             "corral.benchmark_id": ctx.benchmark_id, "corral.arm": arm.name, "corral.verbosity": str(arm.verbosity),
             "corral.task_id": task_id, "corral.trial_id": trial_id, "corral.trial_index": index,

@@ -117,7 +117,8 @@ class HotRoutes:
         body = await _read(receive, received)
         request = _body(TrialCreateRequest, body, scope) if body else None  # an empty body is no body
         base_url = str(Request(scope).base_url)
-        return await anyio.to_thread.run_sync(open_trial_response, self.runtime, task_id, request, base_url)
+        return await anyio.to_thread.run_sync(open_trial_response, self.runtime, task_id, request, base_url,
+                                              _trace(scope))
 
     def _handler(self, exc: Exception) -> Callable[..., Any] | None:
         """The app's handler for `exc`, as Starlette's ExceptionMiddleware finds it (not the 500 one)."""

@@ -12,7 +12,7 @@ No `from __future__ import annotations` here: FastAPI must see the local `Annota
 import contextlib
 import hashlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request
@@ -36,7 +36,7 @@ from corral_core.server.schemas import (
     TrialCreateRequest,
 )
 from corral_core.tools import DocStyle, ToolVerbosity, parse_style, parse_verbosity
-from corral_core.tracing import TRACE_HEADERS
+from corral_core.tracing import TRACE_HEADERS, span
 
 _LEVELS = ", ".join(level.value for level in ToolVerbosity)
 VerbosityParam = Annotated[
@@ -82,10 +82,19 @@ def _json(content: Any) -> SafeJSONResponse:
 
 # --- the work of the routes every trial takes (also served by server/hot_routes.py) -------------------
 
-def tool_call(runtime: ServerRuntime, target: Target, request: ToolRequest, trace: dict[str, str] | None
-              ) -> SafeJSONResponse:
-    """POST .../tools/execute."""
-    return _json({"result": runtime.execute(target, request.tool_name, request.arguments, trace)})
+def tool_call(runtime: ServerRuntime, target: Target, request: ToolRequest, trace: dict[str, str] | None,
+              route: str = "/trials/{trial_id}/tools/execute") -> SafeJSONResponse:
+    """POST .../tools/execute, in a SERVER span for the request (continuing the caller's `trace`), the
+    `execute_tool` span its child."""
+    with _request_span("POST", route, trace):
+        return _json({"result": runtime.execute(target, request.tool_name, request.arguments)})
+
+
+def _request_span(method: str, route: str, trace: Mapping[str, str] | None) -> Any:
+    """The span of a request the environment server serves (kind SERVER, the HTTP conventions' name and
+    attributes), continuing the caller's trace context."""
+    return span(f"{method} {route}", {"http.request.method": method, "http.route": route}, parent=trace,
+                kind="server")
 
 
 def finish(runtime: ServerRuntime, target: Target, answer: Any, *, surrender: bool, close: bool) -> SafeJSONResponse:
@@ -99,9 +108,16 @@ def finish(runtime: ServerRuntime, target: Target, answer: Any, *, surrender: bo
     return _json(completion)
 
 
-def open_trial_response(runtime: ServerRuntime, task_id: str, request: TrialCreateRequest | None, base_url: str
-                        ) -> SafeJSONResponse:
-    """POST /tasks/{task_id}/trials; `base_url` is the request's, for the trial's `mcp_url`."""
+def open_trial_response(runtime: ServerRuntime, task_id: str, request: TrialCreateRequest | None, base_url: str,
+                        trace: Mapping[str, str] | None = None) -> SafeJSONResponse:
+    """POST /tasks/{task_id}/trials; `base_url` is the request's, for the trial's `mcp_url`; `trace` the
+    caller's trace context (the trial's agent span), which the request's SERVER span continues."""
+    with _request_span("POST", "/tasks/{task_id}/trials", trace):
+        return _open_trial(runtime, task_id, request, base_url)
+
+
+def _open_trial(runtime: ServerRuntime, task_id: str, request: TrialCreateRequest | None, base_url: str
+                ) -> SafeJSONResponse:
     request = request or TrialCreateRequest()
     level = _level(request.verbosity).value if request.verbosity is not None else None
     meta = {"benchmark_id": request.benchmark_id, "arm": request.arm, "trial_index": request.trial_index}
@@ -118,6 +134,11 @@ def open_trial_response(runtime: ServerRuntime, task_id: str, request: TrialCrea
     with contextlib.suppress(Exception):
         created["prompt"] = runtime_.env.get_task_prompt()
     return _json(created)
+
+
+def _trace_of(http: Request) -> dict[str, str] | None:
+    """The request's W3C trace headers (the caller's span), if any."""
+    return {key: http.headers[key] for key in TRACE_HEADERS if key in http.headers} or None
 
 
 def add_target_routes(
@@ -178,8 +199,7 @@ def add_target_routes(
           responses={**ERRORS_404, **ERRORS_409, **ERRORS_422})
     def execute(target: TargetDep, request: ToolRequest, http: Request) -> SafeJSONResponse:
         """Run a tool. Tool failures are HTTP 200 with a non-success `status` (Corral's shape)."""
-        trace = {key: http.headers[key] for key in TRACE_HEADERS if key in http.headers} or None
-        return tool_call(runtime, target, request, trace)
+        return tool_call(runtime, target, request, _trace_of(http), f"{prefix}/tools/execute")
 
     @post(f"{prefix}/submit", tags=[tag], response_model=TrialCompletionResponse,
           responses={**ERRORS_404, **ERRORS_409, **ERRORS_422})
@@ -253,7 +273,7 @@ def build_router(runtime: ServerRuntime) -> APIRouter:
         """Open an isolated trial; trials given the same `episode_id` share upstream outputs. With
         `approval`, the trial applies that policy to confirm-level tools if it is stricter than the
         server's own; a looser one is refused (409)."""
-        return open_trial_response(runtime, task_id, request, str(http.base_url))
+        return open_trial_response(runtime, task_id, request, str(http.base_url), _trace_of(http))
 
     @router.delete("/trials/{trial_id}", tags=["trials"], responses=ERRORS_404)
     def close_trial(trial_id: TrialId) -> SafeJSONResponse:

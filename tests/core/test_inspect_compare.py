@@ -139,3 +139,56 @@ def test_reading_logs_inside_an_event_loop_leaves_asyncio_alone(logs: tuple[Path
                          timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["2", "asyncio.runners"]
+
+
+def test_logs_of_one_task_that_differ_in_task_args_are_named_by_them(tmp_path: Path) -> None:
+    """`inspect eval arith.py -T variant=baseline` and `-T variant=better`: one task, one model, the task
+    argument is all that tells the runs apart, so it names them (not `arith/mockllm/model (file stem)`)."""
+    from inspect_ai import Task, task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import generate
+
+    @task
+    def arith(variant: str = "baseline") -> Task:
+        return Task(dataset=[Sample(id=q, input=f"{q}: what is 3 + 4?", target="7") for q in ("q1", "q2", "q3")],
+                    solver=generate(), scorer=match(), metadata={"variant": variant})
+
+    def reply(messages, tools, tool_choice, config) -> ModelOutput:
+        output = ModelOutput.from_content("mockllm/model", "7")
+        output.usage = ModelUsage(input_tokens=3, output_tokens=1, total_tokens=4)
+        return output
+
+    paths = []
+    for variant in ("baseline", "better"):
+        [log] = inspect_eval(arith(variant=variant), model=get_model("mockllm/model", custom_outputs=reply),
+                             log_dir=str(tmp_path), display="none", max_samples=1)
+        assert log.status == "success" and log.eval.task_args == {"variant": variant}
+        paths.append(Path(log.location))
+    from corral_core.interop.inspect_in import compare_logs
+
+    compared = compare_logs(paths)
+    assert [run.arm for run in compared.runs] == ["variant=baseline", "variant=better"]
+    assert set(compared.analysis.arms) == {"variant=baseline", "variant=better"}
+
+
+def test_a_long_arm_name_folds_and_every_header_is_printed_whole() -> None:
+    """An Inspect log's arm can be long (`task/model (file stem)`): it folds onto more lines of its column,
+    and the figures' headers keep their width (they were cut to `score [95% C…`)."""
+    import io
+
+    from rich.console import Console
+
+    from corral_core import report
+
+    long = "arith/mockllm/model (2026-12-01T21-49-47+00-00_arith_Yt3pXk2mQ9cZ8vWb7nL4dH)"
+    document = {"name": "compare", "benchmark_id": "a vs b", "status": "inspect logs", "spec": {"k_values": [1, 2]},
+                "arms": {long: {}, "arith/mockllm/model": {}}, "comparisons": []}
+    out = io.StringIO()
+    report.print_arms(document, Console(file=out, width=100, no_color=True))
+    text = out.getvalue()
+    for header in ("score [95% CI]", "success [95% CI]", "surrender [95% CI]", "errored (by fault)", "tokens"):
+        assert header in text, text
+    assert "…" not in text and "Yt3pXk2mQ9cZ8vWb7nL4dH" in text.replace("│", "").replace(" ", "").replace("\n", "")

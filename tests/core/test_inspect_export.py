@@ -22,8 +22,12 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     folder = tmp_path_factory.mktemp("inspect-export")
+    suite = folder / "samplemath.yaml"  # the sample suite, its add task carrying metadata
+    suite.write_text(SAMPLEMATH.read_text().replace("environment: ../environments/",
+                                                    f"environment: {ROOT / 'environments'}/")
+                     .replace("    answer: 42\n", "    answer: 42\n    metadata: {topic: addition, level: 1}\n"))
     spec = folder / "two.bench.yaml"
-    spec.write_text(f"name: two\nsuite: {SAMPLEMATH}\ntasks: [add, power, compound]\nmodel: scripted/samplemath\n"
+    spec.write_text(f"name: two\nsuite: {suite}\ntasks: [add, power, compound]\nmodel: scripted/samplemath\n"
                     "agent: {type: react, max_iterations: 6}\n"
                     "arms:\n  - {name: react, verbosity: minimal}\n"
                     "  - {name: calling, verbosity: full, agent: {type: tool_calling}}\n"
@@ -83,6 +87,42 @@ def test_export_writes_one_log_per_arm_that_inspect_reads_back(recorded: dict) -
         assert metrics["average_score"].metadata["ci"] == pytest.approx(ours["average_score"]["ci"])
         assert metrics["pass@1"].value == pytest.approx(ours["pass_k"]["1"]["pass_at_k"])
         assert log.results.total_samples == 6 and log.eval.config.epochs == 2
+
+
+def test_samples_carry_a_model_event_per_llm_call_the_task_metadata_and_the_log_its_usage(recorded: dict) -> None:
+    from inspect_ai.log import read_eval_log
+
+    folder, bid = recorded["folder"], recorded["document"]["benchmark_id"]
+    exported = cli("export", bid, "--format", "inspect", "--db", str(recorded["db"]), "--output", "events", cwd=folder)
+    assert exported.returncode == 0, exported.stderr
+    logs = [read_eval_log(str(folder / line), resolve_attachments=True) for line in exported.stdout.splitlines()]
+    with sqlite3.connect(recorded["db"]) as conn:
+        llm_calls = {(trial, turn): (role, n, total, content) for trial, turn, role, n, total, content in conn.execute(
+            "select trial_id, turn, role, request_messages_n, total_tokens, content from llm_call").fetchall()}
+        tokens = {arm: (prompt, completion) for arm, prompt, completion in conn.execute(
+            "select arm, sum(prompt_tokens), sum(completion_tokens) from trial where benchmark_id=? group by arm",
+            (bid,)).fetchall()}
+    seen = 0
+    for log in logs:
+        usage = log.stats.model_usage["scripted/samplemath"]  # the viewer's TOKENS column
+        assert (usage.input_tokens, usage.output_tokens) == tokens[log.eval.task_args["arm"]]
+        for sample in log.samples:
+            assert (sample.metadata.get("topic"), sample.metadata.get("level")) == (
+                ("addition", 1) if sample.id == "add" else (None, None))
+            model_events = [e for e in sample.events if e.event == "model"]
+            mine = {k: v for k, v in llm_calls.items() if k[0] == sample.metadata["trial_id"]}
+            assert len(model_events) == len(mine) > 0
+            times = [e.timestamp for e in sample.events]
+            assert times == sorted(times)  # the transcript in the order things happened
+            for event in model_events:
+                role, n, total, content = mine[(sample.metadata["trial_id"], event.metadata["turn"])]
+                assert event.role == role == "agent" and event.output.usage.total_tokens == total
+                assert event.output.completion == (content or "") and event.working_time is not None
+                # what the call was sent: the conversation so far; what it answered comes next in it
+                assert [m.text for m in event.input] == [m.text for m in sample.messages[:n]]
+                assert sample.messages[n].role == "assistant" and sample.messages[n].text == (content or "")
+                seen += 1
+    assert seen == len(llm_calls)
 
 
 def test_inspect_dataframes_read_the_exported_logs(recorded: dict) -> None:

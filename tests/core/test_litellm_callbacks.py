@@ -72,3 +72,36 @@ def test_a_callback_that_does_not_load_is_refused_in_words(tmp_path: Path) -> No
                          timeout=300)
     assert run.returncode == 2 and "litellm callback 'nowhere:THING' cannot be loaded" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_scripted_and_replay_calls_reach_a_callback_as_provider_calls_do(clean_callbacks: None,
+                                                                         tmp_path: Path) -> None:
+    """Offline models take the same litellm path, success logging included: a CustomLogger sees every
+    scripted/ call (named in the spec) and every replay/ call (given as --litellm-callback is)."""
+    from corral_core.batch import open_store
+
+    engine, repository, writer = open_store(str(tmp_path / "runs.db"))
+    try:
+        base = {"suite": str(SAMPLEMATH), "tasks": ["add"], "trials_per_task": 2}
+        sink = ListSink()
+        recorded = BenchmarkRunner(spec_from_dict({**base, "name": "cb-scripted", "model": "scripted/samplemath",
+                                                   "litellm_callbacks": [LOGGER]}, ROOT),
+                                   sink=sink, repository=repository, writer_sink=writer).run()
+        scripted_calls = len(sink.of_kind(EventKind.LLM_RESPONSE))
+        assert scripted_calls >= 2
+        assert RECORDER.wait_for(scripted_calls, HANG), RECORDER.models  # litellm logs on its own thread
+        assert RECORDER.models == ["samplemath"] * scripted_calls
+        writer.flush()
+        RECORDER.models.clear()
+        callbacks.reset()
+        callbacks.use_callbacks([LOGGER])  # what --litellm-callback does
+        sink = ListSink()
+        BenchmarkRunner(spec_from_dict({**base, "name": "cb-replay", "model": f"replay/{recorded.benchmark_id}"},
+                                       ROOT), sink=sink, repository=repository, writer_sink=writer).run()
+        replay_calls = len(sink.of_kind(EventKind.LLM_RESPONSE))
+        assert replay_calls == scripted_calls
+        assert RECORDER.wait_for(replay_calls, HANG), RECORDER.models
+        assert RECORDER.models == [recorded.benchmark_id] * replay_calls
+    finally:
+        writer.close()
+        engine.dispose()

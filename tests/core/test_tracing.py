@@ -80,16 +80,29 @@ def test_a_run_emits_agent_chat_and_tool_spans_linked_by_trace_context(exporter:
     assert sorted(trial_of(s) for s in spans["chat"]) == sorted(e.trial_id for e in responses)
     assert all(s.name == "chat scripted/samplemath" and s.attributes["gen_ai.request.model"] == "scripted/samplemath"
                for s in spans["chat"])
-    # one execute_tool span per tool call, made by the server and parented through the traceparent header
+    assert all(s.kind.name == "CLIENT" and s.attributes["gen_ai.provider.name"] == "scripted" for s in spans["chat"])
+    assert all(s.kind.name == "INTERNAL" and s.attributes["gen_ai.provider.name"] == "scripted"
+               for s in spans["invoke_agent"])
+    # the server's request spans (SERVER), children of the agent's span through the traceparent header:
+    # the trial's creation, and each tools/execute, in which the execute_tool span runs
+    requests = {s.context.span_id: s for s in exporter.get_finished_spans() if s.kind.name == "SERVER"}
+    created = [s for s in requests.values() if s.name == "POST /tasks/{task_id}/trials"]
+    assert sorted(trial_of(s) for s in created) == sorted(agents)  # one trace per trial, its creation in it
+    assert len({s.context.trace_id for s in exporter.get_finished_spans()}) == len(agents)
+    # one execute_tool span per tool call, made by the server inside the request's span
     calls = sink.of_kind(EventKind.TOOL_CALL)
     assert len(spans["execute_tool"]) == len(calls) > 0
     for span in spans["execute_tool"]:
-        trial_id = trial_of(span)
+        request = requests[span.parent.span_id]
+        assert request.name == "POST /trials/{trial_id}/tools/execute" and span.kind.name == "INTERNAL"
+        assert request.attributes["http.route"] == request.name.split(" ")[1]
+        trial_id = trial_of(request)
         assert span.attributes["corral.trial_id"] == trial_id
         assert span.context.trace_id == agents[trial_id].context.trace_id
         assert span.attributes["gen_ai.tool.name"] == "calculator" and span.attributes["corral.risk"] == "safe"
         assert span.attributes["corral.tool.status"] == "success"
-    assert sorted(trial_of(s) for s in spans["execute_tool"]) == sorted(e.trial_id for e in calls)
+    assert sorted(trial_of(requests[s.parent.span_id]) for s in spans["execute_tool"]) == sorted(
+        e.trial_id for e in calls)
 
 
 def test_confirm_tools_carry_their_approval_and_a_failed_trial_its_fault(exporter: Any) -> None:
@@ -171,6 +184,7 @@ class _Receiver(BaseHTTPRequestHandler):
 
 def test_a_batch_run_exports_to_a_real_otlp_receiver(tmp_path: Path) -> None:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
     handler = type("Receiver", (_Receiver,), {"received": []})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -202,6 +216,23 @@ def test_a_batch_run_exports_to_a_real_otlp_receiver(tmp_path: Path) -> None:
     assert {"invoke_agent react", "chat scripted/samplemath", "execute_tool calculator"} <= set(names)
     agents = {span.span_id: span for span in spans if span.name == "invoke_agent react"}
     assert len(agents) == 2
+    assert len({span.trace_id for span in spans}) == 2  # one trace per trial, its creation included
+    by_id = {span.span_id: span for span in spans}
+    kind = {value: name for name, value in Span.SpanKind.items()}
     for span in spans:
-        if span.name in ("chat scripted/samplemath", "execute_tool calculator"):
-            assert span.parent_span_id in agents and span.trace_id == agents[span.parent_span_id].trace_id
+        if span.name == "chat scripted/samplemath":
+            assert span.parent_span_id in agents and kind[span.kind] == "SPAN_KIND_CLIENT"
+        if span.name.startswith("POST "):  # the server's requests: the creation and each tools/execute
+            assert span.parent_span_id in agents and kind[span.kind] == "SPAN_KIND_SERVER", span.name
+        if span.name == "execute_tool calculator":  # inside the request's span (FastAPI's, or ours)
+            request = by_id[span.parent_span_id]
+            while kind[request.kind] != "SPAN_KIND_SERVER":
+                request = by_id[request.parent_span_id]
+            assert request.name == "POST /trials/{trial_id}/tools/execute" and request.parent_span_id in agents
+            assert kind[span.kind] == "SPAN_KIND_INTERNAL"
+        if span.name.startswith(("chat", "invoke_agent")):
+            provider = {a.key: a.value.string_value for a in span.attributes}["gen_ai.provider.name"]
+            assert provider == "scripted"
+        if span.parent_span_id:
+            assert span.trace_id == by_id[span.parent_span_id].trace_id
+    assert sum(span.name == "POST /tasks/{task_id}/trials" for span in spans) == 2

@@ -41,14 +41,21 @@ def test_rest_tool_calls_continue_the_callers_trace(served_factory: Any, exporte
     assert added.success
     [call] = tool_spans(exporter)
     mine = agent._span.get_span_context()
-    assert call.parent.span_id == mine.span_id and call.context.trace_id == mine.trace_id
+    # the server's span of the request (SERVER, the HTTP conventions' name) continues the caller's span,
+    # and execute_tool runs inside it
+    [request] = [s for s in exporter.get_finished_spans() if s.kind.name == "SERVER"]
+    assert request.name == "POST /tasks/{task_id}/tools/execute" and request.parent.span_id == mine.span_id
+    assert call.parent.span_id == request.context.span_id and call.context.trace_id == mine.trace_id
+    assert call.kind.name == "INTERNAL"
     assert call.attributes["gen_ai.tool.name"] == "add" and call.attributes["corral.risk"] == "safe"
     assert call.attributes["corral.tool.status"] == "success"
-    # without a caller's span the server's span starts its own trace
+    # without a caller's span the server's request span starts its own trace
     exporter.clear()
     served.client.execute_tool("add", "add", {"a": 1})
     [alone] = tool_spans(exporter)
-    assert alone.parent is None and alone.attributes["corral.tool.status"] == "invalid_args"
+    [request] = [s for s in exporter.get_finished_spans() if s.kind.name == "SERVER"]
+    assert request.parent is None and alone.parent.span_id == request.context.span_id
+    assert alone.attributes["corral.tool.status"] == "invalid_args"
     assert alone.status.status_code.name == "ERROR" and alone.attributes["error.type"] == "invalid_args"
 
 

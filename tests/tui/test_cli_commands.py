@@ -94,6 +94,22 @@ def test_bash_completion_offers_commands_flags_and_choices(tmp_path: Path, capsy
     assert complete(script, "completion", "") == ["-h", "--help", "bash", "zsh", "fish"]
 
 
+def test_completion_offers_the_documentation_levels_and_the_sample_specs_and_suites(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from corral_core.tools.verbosity import VALID_LEVELS
+
+    assert run_main(["completion", "bash"]) == 0
+    script = tmp_path / "corral-tui.bash"
+    script.write_text(capsys.readouterr().out)
+    assert complete(script, "docs", "suite.yaml", "--level", "") == list(VALID_LEVELS)  # not file names
+    assert len(VALID_LEVELS) == 9 and complete(script, "docs", "suite.yaml", "--level", "pro") == ["procedural"]
+    assert complete(script, "samples", "--path", "quick") == ["quickstart", "quickstart.bench.yaml"]
+    assert "samplemath.yaml" in complete(script, "samples", "--path", "sample")
+    assert run_main(["completion", "fish"]) == 0
+    fish = capsys.readouterr().out
+    assert f"'__fish_seen_subcommand_from docs' -l level -x -a '{' '.join(VALID_LEVELS)}'" in fish
+
+
 def test_zsh_and_fish_scripts(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_main(["completion", "zsh"]) == 0
     zsh = capsys.readouterr().out

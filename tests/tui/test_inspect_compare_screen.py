@@ -42,6 +42,10 @@ async def test_the_compare_screen_opens_on_two_inspect_logs(logs: tuple[Path, Pa
         # per task (sample id), B - A of the mean over epochs: q3 (right on 1 of 2 epochs -> 2 of 2), q4 (0 -> 1)
         assert dict(forest.rows) == {"q1": 0.0, "q2": 0.0, "q3": 0.5, "q4": 1.0, "q5": 0.0}
         assert forest.pair is not None and forest.pair.ci == tuple(printed["comparisons"][0]["score"]["ci"])
+        # one token figure: the header's is the tokens row summed (4 tokens a call, one call a paired sample)
+        tokens = sum(arm.tokens for arm in view.arms)
+        assert tokens == 4 * 2 * 5 * 2 and view.benchmark.total_tokens == tokens
+        assert f"tokens {tokens}" in str(screen.query_one("#compare-title").render())
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.return_code is not None, "the app to leave")
     assert app.return_code == 0
