@@ -18,7 +18,9 @@ p-values of each outcome are Holm-adjusted over every pair of arms; the verdict 
 score p at `alpha`, except that it is withheld (with the reason) when the design cannot reach `alpha`
 (fewer than 6 tasks differ at 0.05) or when the arms' shares of errors outside the agent differ by
 more than ERROR_GAP. Effect sizes: the mean difference with its interval, Cohen's d_z (never beside a
-p forced to 1), and the minimum detectable effect (80% power) of the design.
+p forced to 1), and the minimum detectable effect (80% power) of the design at the level each pair is
+actually tested at (alpha / pairs, Holm's first step), by stats.paired_mde; none where no verdict is
+possible or the differences do not spread.
 """
 
 from __future__ import annotations
@@ -32,9 +34,18 @@ from dataclasses import dataclass, replace
 
 from .arm import FAILED, SUCCEEDED, ArmTally, UnitTally
 from .chain import ChainDef
-from .paired import SignFlipInterval, SignFlipTest, cohens_dz, format_p, holm, sign_flip_interval, sign_flip_tests
+from .paired import (
+    ZERO_DIFFERENCE,
+    SignFlipInterval,
+    SignFlipTest,
+    cohens_dz,
+    format_p,
+    holm,
+    sign_flip_interval,
+    sign_flip_tests,
+)
 from .records import TrialResult
-from .stats import mcnemar_exact, t_quantile
+from .stats import mcnemar_exact, paired_mde, t_quantile
 
 ALPHA = 0.05
 POWER = 0.8
@@ -73,7 +84,9 @@ class TaskLevelResult:
     d_z: float | None  # Cohen's d_z of the per-task differences
     ci_note: str | None = None  # e.g. "every task's difference is the same", "the whole range"
     n_differing: int = 0  # tasks whose difference is not zero
-    mde: float | None = None  # minimum detectable effect at 80% power and alpha (None: no verdict possible)
+    mde: float | None = None  # minimum detectable effect, 80% power, at the level the pair is tested at
+    mde_note: str | None = None  # how the MDE was computed, or why there is none
+    sd_diff: float | None = None  # sd of the task differences the MDE is sized by (the variance floor applied)
 
 
 @dataclass(frozen=True)
@@ -160,13 +173,26 @@ class PairedComparison:
     equivalence: Equivalence | None = None
 
 
-def _mde(n: int, variance: float | None, floor_variance: float, alpha: float) -> float | None:
-    """(t_{1-alpha/2} + t_{power}) * sd / sqrt(n), the sd of the n differences (their `variance`) floored as
-    for the arms' intervals."""
-    if n < tasks_needed(alpha) or n < 2 or variance is None:
+def _floored_sd(n: int, variance: float | None, floor_variance: float) -> float | None:
+    """The sd of the n task differences (their `variance`) floored as for the arms' intervals."""
+    if n < 2 or variance is None:
         return None
-    sd = math.sqrt(max(variance, floor_variance))
-    return (t_quantile(1.0 - alpha / 2.0, n - 1) + t_quantile(POWER, n - 1)) * sd / math.sqrt(n)
+    return math.sqrt(max(variance, floor_variance))
+
+
+def _with_mde(result: TaskLevelResult, n: int, alpha: float, pairs: int, can_decide: bool) -> TaskLevelResult:
+    """The MDE at the level the family actually tests each pair at: alpha / pairs, Holm's first step (the
+    strictest of its steps, so it holds for every pair of the family), by paired_mde. None, with the
+    reason, where no verdict is possible or where the differences do not spread (an MDE of 0 would claim
+    any effect is detectable)."""
+    if not can_decide or result.mean_diff is None:
+        return replace(result, mde=None, mde_note="no verdict possible")
+    if result.sd_diff is None or result.sd_diff <= ZERO_DIFFERENCE:
+        return replace(result, mde=None, mde_note="every task's difference is the same: no spread to size it by")
+    level = alpha / pairs
+    mde = paired_mde(result.sd_diff, n, level, POWER)
+    where = f"at {alpha:g}/{pairs}, Holm's first step" if pairs > 1 else f"at {alpha:g}"
+    return replace(result, mde=mde, mde_note=f"{POWER:.0%} power {where}; t approximation over {n} tasks")
 
 
 def _no_spread(unit: UnitTally) -> bool:
@@ -224,7 +250,7 @@ def _task_level(outcomes: list[tuple[str, list[float], list[float]]], seed: int,
         if k and diffs == columns[0]:
             moments.append(moments[0])
             continue
-        moments.append((cohens_dz(diffs), statistics.variance(diffs) if n >= max(2, tasks_needed(alpha)) else None))
+        moments.append((cohens_dz(diffs), statistics.variance(diffs) if n >= 2 else None))
     return [_result(name, a, b, test, interval, floor, alpha, d_z, variance)
             for (name, a, b), test, interval, (d_z, variance) in zip(outcomes, tests, intervals, moments, strict=True)]
 
@@ -238,7 +264,7 @@ def _result(outcome: str, a: list[float], b: list[float], test: SignFlipTest, in
         ci=interval.ci, ci_method=interval.method, ci_draws=draws,
         p_value=test.p_value, p_method=test.method, p_draws=test.draws, p_min=test.min_p, p_adjusted=test.p_value,
         d_z=d_z, ci_note=interval.note, n_differing=test.n_nonzero,
-        mde=_mde(n, variance, floor if outcome == "score" else 0.0, alpha),
+        sd_diff=_floored_sd(n, variance, floor if outcome == "score" else 0.0),
     )
 
 
@@ -394,7 +420,7 @@ def _summary(c: PairedComparison) -> str:
     method = {"exact": "exact", "normal": "normal approximation"}.get(s.p_method or "", f"{s.p_draws} draws")
     forced = not possible(c) or (s.p_value is not None and s.p_value >= 1.0)
     d_z = f", d_z {s.d_z:+.2f}" if s.d_z is not None and not forced else ""
-    mde = f"MDE ±{s.mde:.3f} (80% power)" if s.mde is not None else "MDE none (no verdict possible)"
+    mde = f"MDE ±{s.mde:.3f} ({s.mde_note})" if s.mde is not None else f"MDE none ({s.mde_note})"
     assert s.mean_diff is not None and r.mean_diff is not None
     level = f"{1 - c.alpha:.0%}"
     text = (f"{c.verdict} — {tasks}, unit: task; sign-flip test, Holm over {c.n_pairs} pair"
@@ -448,6 +474,9 @@ def compare_tallies(tallies: Sequence[ArmTally], *, seed: int = 0, alpha: float 
         c = replace(c, alpha=alpha, n_pairs=len(raw),
                     score=replace(c.score, p_adjusted=adjusted.get((k, "score"))),
                     success=replace(c.success, p_adjusted=adjusted.get((k, "success"))))
+        decidable = possible(c)
+        c = replace(c, score=_with_mde(c.score, c.n_tasks, alpha, len(raw), decidable),
+                    success=_with_mde(c.success, c.n_tasks, alpha, len(raw), decidable))
         c = replace(c, verdict=_verdict(c))
         result.append(replace(c, summary=_summary(c)))
     return result

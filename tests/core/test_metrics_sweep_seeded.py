@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,20 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = json.loads((Path(__file__).parent / "data" / "sweep_seeded.json").read_text())
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from metrics_scale import sweep_records  # noqa: E402
+
+# Deliberately changed since the fixture was written (issue 33): the MDE is sized at the level Holm tests each
+# pair at, and says how (or why there is none); those figures are compared by tests/core/test_metrics_mde.py.
+_MDE_KEYS = ("mde", "mde_note", "sd_diff")
+_MDE_CLAUSE = re.compile(r"MDE (±[0-9.]+|none) \([^)]*\)")
+
+
+def _unchanged(comparison: dict[str, Any]) -> dict[str, Any]:
+    """A stored comparison without the figures issue 33 changed on purpose."""
+    out = dict(comparison)
+    for outcome in ("score", "success"):
+        out[outcome] = {k: v for k, v in out[outcome].items() if k not in _MDE_KEYS}
+    out["summary"] = _MDE_CLAUSE.sub("MDE", out["summary"])
+    return out
 
 
 def _analysed(n_levels: int, n_tasks: int, trials: int, data_seed: int, seed: int) -> dict[str, Any]:
@@ -38,7 +53,7 @@ def test_the_nine_level_sweep_gives_the_same_numbers_for_seed_0() -> None:
     assert got["trend"] == expected["trend"]
     assert got["arms"] == expected["arms"]
     for mine, theirs in zip(got["comparisons"], expected["comparisons"], strict=True):
-        assert mine == theirs, (mine["arm_a"], mine["arm_b"])
+        assert _unchanged(mine) == _unchanged(theirs), (mine["arm_a"], mine["arm_b"])
 
 
 def test_the_nine_level_sweep_gives_the_same_numbers_for_seed_7() -> None:
@@ -57,7 +72,7 @@ def test_small_sweeps_on_the_exact_paths_give_the_same_numbers(shape: tuple[int,
     expected = EXPECTED[f"{n_levels}x{n_tasks}x{trials} seed 5"]
     assert got["trend"] == expected["trend"]
     assert got["arms"] == expected["arms"]
-    assert got["comparisons"] == expected["comparisons"]
+    assert [_unchanged(c) for c in got["comparisons"]] == [_unchanged(c) for c in expected["comparisons"]]
 
 
 def test_the_binomial_tail_is_the_same_exact_integer_sum() -> None:
