@@ -15,6 +15,7 @@ import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import yaml
@@ -39,7 +40,7 @@ from corral_core.metrics.records import RETIRED_STATUS, passes
 from corral_core.metrics.trend import TrendResult
 from corral_core.runner.plan import chained_tasks
 from corral_core.runner.run_store import RunRepository
-from corral_core.spec import BenchmarkSpec
+from corral_core.spec import BenchmarkSpec, spec_from_dict
 from corral_core.store.convert import TRIAL_RECORD_COLUMNS
 from corral_core.store.models import BenchmarkInfo, TrialInfo
 from corral_core.store.tables import iso_from_driver
@@ -404,3 +405,28 @@ def _finite(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def stored_spec(benchmark: BenchmarkInfo, where: str = "fork") -> BenchmarkSpec:
+    """A stored benchmark's spec (as run: the CLI's overrides are in its stored text), its suites read
+    from the paths kept with it. `where`: the command asking, for the error."""
+    data = yaml.safe_load(benchmark.spec_yaml or "") or {}
+    suites = [str(path) for path in benchmark.suites]
+    if not isinstance(data, dict) or not suites:
+        raise UserError(f"benchmark {benchmark.id} has no usable stored spec.", where=where,
+                        fix="use a benchmark run by this version of corral-tui.")
+    data.pop("suite", None)
+    data["suites"] = suites  # stored resolved: the spec's own may be relative to a file we no longer know
+    return spec_from_dict(data, Path(suites[0]).parent, source=f"the stored spec of benchmark {benchmark.id}")
+
+
+def analyse_benchmark(repository: RunRepository, benchmark: BenchmarkInfo, *, tool_calls: bool = False
+                      ) -> Analysis:
+    """A stored benchmark — running, interrupted or finished — analysed by the call its run makes at its
+    end (compute_analysis with its spec, rebuilt from the store, over its stored trials, streamed): the
+    same chains (once per episode), equivalence margin, ordered levels and errors apart, so the same
+    verdicts as batch and export. A spec that no longer loads raises UserError (what, where, fix)."""
+    spec = stored_spec(benchmark, where="compare")
+    facts = task_facts(spec.suites, spec.task_ids)
+    values = repository.iter_trial_record_values(benchmark.id, tool_calls=tool_calls)
+    return compute_analysis(spec, iter_records_from_values(values, facts))
