@@ -126,6 +126,29 @@ class Sensitivity:
 
 
 @dataclass(frozen=True)
+class ErrorExtreme:
+    """The primary score test with every errored trial outside the agent given an extreme score: one arm's
+    as passes (1), the other's as failures (0)."""
+
+    passes: str  # the arm whose errored trials count as passes
+    fails: str  # the arm whose errored trials count as failures
+    n_tasks: int
+    mean_diff: float  # B minus A over the tasks both attempted
+    p_value: float  # sign-flip, unadjusted
+    p_adjusted: float | None = None  # Holm over every pair of arms, at this extreme
+
+
+@dataclass(frozen=True)
+class Robustness:
+    """Whether the verdict survives errors that are not random: it is recomputed at both extremes (each
+    arm's errored trials as passes and the other's as failures) and holds when both give it too."""
+
+    against_b: ErrorExtreme  # A's errored trials as passes, B's as failures
+    for_b: ErrorExtreme  # A's as failures, B's as passes
+    holds: bool | None = None  # None until the verdict is known (compare_tallies)
+
+
+@dataclass(frozen=True)
 class TaskSpread:
     """How the per-task score differences spread: the heterogeneity behind the mean."""
 
@@ -171,6 +194,7 @@ class PairedComparison:
     sensitivity: Sensitivity | None = None  # None when no trial was left out as missing
     spread: TaskSpread | None = None
     equivalence: Equivalence | None = None
+    robustness: Robustness | None = None  # None when no trial of the paired tasks was left out as missing
 
 
 def _floored_sd(n: int, variance: float | None, floor_variance: float) -> float | None:
@@ -301,6 +325,35 @@ def _sensitivity(tally_a: ArmTally, tally_b: ArmTally, seed: int) -> Sensitivity
     return Sensitivity(len(keys), test.mean, test.p_value, test.method)
 
 
+def _extremes(tally_a: ArmTally, tally_b: ArmTally, name_a: str, name_b: str, seed: int) -> Robustness | None:
+    """The score test at the two extremes of the errored trials outside the agent (see Robustness), over
+    the tasks both arms attempted; None when none of them has such a trial."""
+    if not (tally_a.n_missing or tally_b.n_missing):
+        return None
+    keys = sorted(tally_a.attempted_units() & tally_b.attempted_units())
+    if not keys or not any(tally_a.missing_in(k) or tally_b.missing_in(k) for k in keys):
+        return None
+
+    def mean(tally: ArmTally, key: str, fill: float) -> float:
+        unit = tally.units.get(key)
+        total, n = (unit.sums.score_sum, unit.n) if unit is not None else (0.0, 0)
+        missing = tally.missing_in(key)
+        return (total + fill * missing) / (n + missing)
+
+    columns = [[mean(tally_b, k, 0.0) - mean(tally_a, k, 1.0) for k in keys],
+               [mean(tally_b, k, 1.0) - mean(tally_a, k, 0.0) for k in keys]]
+    against, for_b = sign_flip_tests(columns, seed=seed)
+    return Robustness(ErrorExtreme(name_a, name_b, len(keys), against.mean, against.p_value),
+                      ErrorExtreme(name_b, name_a, len(keys), for_b.mean, for_b.p_value))
+
+
+def _decision(p_adjusted: float | None, mean: float | None, alpha: float) -> int:
+    """+1: B better, -1: A better, 0: no rejection."""
+    if p_adjusted is None or mean is None or p_adjusted >= alpha:
+        return 0
+    return 1 if mean > 0 else -1 if mean < 0 else 0
+
+
 def _spread_out(values: list[float]) -> bool:
     """statistics.pstdev(values) > 1e-12, read from the range when it settles it: n values spanning R have a
     population sd of at least R / sqrt(2n) (two at the ends, the rest in the middle); the test asks for
@@ -360,6 +413,7 @@ def _raw_comparison(tally_a: ArmTally, tally_b: ArmTally, seed: int, alpha: floa
         alpha=alpha, seed=seed, verdict="", summary="",
         errors=_errors_apart(tally_a, tally_b, name_a, name_b),
         sensitivity=_sensitivity(tally_a, tally_b, seed),
+        robustness=_extremes(tally_a, tally_b, name_a, name_b, seed),
         spread=_spread(units_a, units_b, unpaired_a, unpaired_b) if keys else None,
         equivalence=equivalence,
     )
@@ -384,13 +438,14 @@ def _verdict(c: PairedComparison) -> str:
                    f"(p < {alpha:g}{' after Holm' if c.n_pairs > 1 else ''} needs at least {needed} differing tasks)"
         return f"no verdict is possible: {score.n_differing} of {c.n_tasks} tasks differ " \
                f"(p < {alpha:g}{' after Holm' if c.n_pairs > 1 else ''} needs at least {needed} differing tasks)"
+    depends = " (depends on the errored trials)" if c.robustness is not None and c.robustness.holds is False else ""
     if score.p_adjusted < alpha and score.mean_diff > 0:
-        return f"{c.arm_b} better on score"
+        return f"{c.arm_b} better on score{depends}"
     if score.p_adjusted < alpha and score.mean_diff < 0:
-        return f"{c.arm_a} better on score"
+        return f"{c.arm_a} better on score{depends}"
     if c.equivalence is not None and c.equivalence.equivalent:
         return f"equivalent on score within ±{c.equivalence.margin:g}"
-    return "no clear difference on score"
+    return f"no clear difference on score{depends}"
 
 
 def _interval(ci: tuple[float, float] | None, note: str | None = None) -> str:
@@ -451,6 +506,13 @@ def _summary(c: PairedComparison) -> str:
         sens = c.sensitivity
         text += (f"; sensitivity, errors as failures: score {sens.mean_diff:+.3f} over {sens.n_tasks} tasks, "
                  f"sign-flip p={format_p(sens.p_value)} (unadjusted)")
+    rob = c.robustness
+    if rob is not None and rob.holds is not None:
+        extremes = "; ".join(f"{x.passes}'s as passes, {x.fails}'s as failures: score {x.mean_diff:+.3f}, "
+                             f"Holm p={format_p(x.p_adjusted)}" for x in (rob.against_b, rob.for_b))
+        said = ("the verdict holds whatever the errored trials would have scored" if rob.holds
+                else "the verdict depends on the errored trials")
+        text += f"; errored trials at their extremes ({extremes}): {said}"
     return text + (f"; secondary, trial level: McNemar p={format_p(m.p_value)} "
                    f"({c.arm_b} alone {m.c}, {c.arm_a} alone {m.b})")
 
@@ -469,6 +531,10 @@ def compare_tallies(tallies: Sequence[ArmTally], *, seed: int = 0, alpha: float 
         tested = [(k, p) for k, c in enumerate(raw) if (p := getattr(c, outcome).p_value) is not None]
         for (k, _), p in zip(tested, holm([p for _, p in tested]), strict=True):
             adjusted[(k, outcome)] = p
+    for side in ("against_b", "for_b"):  # each extreme Holm-adjusted over the pairs that have one
+        tested = [(k, getattr(c.robustness, side).p_value) for k, c in enumerate(raw) if c.robustness is not None]
+        for (k, _), p in zip(tested, holm([p for _, p in tested]), strict=True):
+            adjusted[(k, side)] = p
     result = []
     for k, c in enumerate(raw):
         c = replace(c, alpha=alpha, n_pairs=len(raw),
@@ -477,6 +543,16 @@ def compare_tallies(tallies: Sequence[ArmTally], *, seed: int = 0, alpha: float 
         decidable = possible(c)
         c = replace(c, score=_with_mde(c.score, c.n_tasks, alpha, len(raw), decidable),
                     success=_with_mde(c.success, c.n_tasks, alpha, len(raw), decidable))
+        if c.robustness is not None:
+            rob = c.robustness
+            against = replace(rob.against_b, p_adjusted=adjusted.get((k, "against_b")))
+            for_b = replace(rob.for_b, p_adjusted=adjusted.get((k, "for_b")))
+            withheld = c.errors is not None and c.errors.withheld
+            holds = None if withheld or not decidable else (
+                _decision(c.score.p_adjusted, c.score.mean_diff, alpha)
+                == _decision(against.p_adjusted, against.mean_diff, alpha)
+                == _decision(for_b.p_adjusted, for_b.mean_diff, alpha))
+            c = replace(c, robustness=Robustness(against, for_b, holds))
         c = replace(c, verdict=_verdict(c))
         result.append(replace(c, summary=_summary(c)))
     return result
