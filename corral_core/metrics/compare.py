@@ -436,7 +436,9 @@ def _verdict(c: PairedComparison) -> str:
         if c.n_tasks < needed:
             return f"no verdict is possible with {c.n_tasks} task{'s' if c.n_tasks != 1 else ''} " \
                    f"(p < {alpha:g}{' after Holm' if c.n_pairs > 1 else ''} needs at least {needed} differing tasks)"
-        return f"no verdict is possible: {score.n_differing} of {c.n_tasks} tasks differ " \
+        differ = (f"the arms tie on all {c.n_tasks} tasks" if score.n_differing == 0 else
+                  f"the arms tie on {c.n_tasks - score.n_differing} of {c.n_tasks} tasks, {score.n_differing} differ")
+        return f"no verdict is possible: {differ} " \
                f"(p < {alpha:g}{' after Holm' if c.n_pairs > 1 else ''} needs at least {needed} differing tasks)"
     depends = " (depends on the errored trials)" if c.robustness is not None and c.robustness.holds is False else ""
     if score.p_adjusted < alpha and score.mean_diff > 0:
@@ -514,7 +516,8 @@ def _summary(c: PairedComparison) -> str:
                 else "the verdict depends on the errored trials")
         text += f"; errored trials at their extremes ({extremes}): {said}"
     return text + (f"; secondary, trial level: McNemar p={format_p(m.p_value)} "
-                   f"({c.arm_b} alone {m.c}, {c.arm_a} alone {m.b})")
+                   f"({c.arm_b} alone {m.c}, {c.arm_a} alone {m.b}; treats the trials of a task as independent, "
+                   "so it overstates the evidence)")
 
 
 def compare_tallies(tallies: Sequence[ArmTally], *, seed: int = 0, alpha: float = ALPHA,
