@@ -36,6 +36,7 @@ from corral_core.metrics import (
     metrics_to_dict,
     success,
 )
+from corral_core.metrics.costs import CostStudy
 from corral_core.metrics.records import RETIRED_STATUS, passes
 from corral_core.metrics.trend import TrendResult
 from corral_core.runner.plan import chained_tasks
@@ -92,6 +93,7 @@ class BenchmarkResult:
     duration: float = 0.0
     attempt: Attempt | None = None  # the comparison with the best earlier run behind attempt_status
     trend: TrendResult | None = None  # across arms that are ordered verbosity levels
+    costs: CostStudy | None = None  # the cost of documentation: steps, tokens, cost per arm vs the first
     stopped_by: str | None = None  # an infrastructure failure that interrupted the run (a lost Dask scheduler)
 
     @property
@@ -138,6 +140,7 @@ class BenchmarkResult:
             "documentation": arms_documentation(spec),
             "comparisons": [metrics_to_dict(c) for c in self.comparisons],
             "trend": metrics_to_dict(self.trend) if self.trend is not None else None,
+            "costs": metrics_to_dict(self.costs) if self.costs is not None else None,
             "chains": {arm: [metrics_to_dict(c) for c in chains] for arm, chains in self.chains.items()},
         }
         if include_trials:
@@ -306,6 +309,7 @@ class StoredAnalysis:
     records: StoredTrials[TrialResult]
     rows: StoredTrials[dict[str, Any]]
     trend: TrendResult | None = None
+    costs: CostStudy | None = None
 
 
 def analyse_stored(spec: BenchmarkSpec, repository: RunRepository, benchmark_id: str) -> StoredAnalysis:
@@ -320,7 +324,7 @@ def analyse_stored(spec: BenchmarkSpec, repository: RunRepository, benchmark_id:
     total = sum(m.n_records for m in analysis.arms.values())
     rows = StoredTrials(lambda: stored_trial_rows(repository, benchmark_id, spec.pass_threshold), total)
     return StoredAnalysis(analysis.arms, analysis.comparisons, analysis.chains, analysis.headline,
-                          StoredTrials(records, total), rows, analysis.trend)
+                          StoredTrials(records, total), rows, analysis.trend, analysis.costs)
 
 
 _INFO_FIELDS = tuple(f.name for f in dataclasses.fields(TrialInfo))

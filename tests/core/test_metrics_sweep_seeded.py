@@ -25,6 +25,7 @@ from metrics_scale import sweep_records  # noqa: E402
 # pair at, and says how (or why there is none); those figures are compared by tests/core/test_metrics_mde.py.
 # Each comparison also has a `robustness` (errored trials at their extremes): None, since no trial errs here.
 _MDE_KEYS = ("mde", "mde_note", "sd_diff")
+_TIED_WORDS = re.compile(r"the arms tie on \d+ of (\d+) tasks, (\d+) differ")  # was "K of N tasks differ"
 _MCNEMAR_WORDS = "; treats the trials of a task as independent, so it overstates the evidence)"  # said since
 _MDE_CLAUSE = re.compile(r"MDE (±[0-9.]+|none) \([^)]*\)")
 
@@ -35,6 +36,8 @@ def _unchanged(comparison: dict[str, Any]) -> dict[str, Any]:
     for outcome in ("score", "success"):
         out[outcome] = {k: v for k, v in out[outcome].items() if k not in _MDE_KEYS}
     out["summary"] = _MDE_CLAUSE.sub("MDE", out["summary"]).replace(_MCNEMAR_WORDS, ")")
+    for key in ("summary", "verdict"):
+        out[key] = _TIED_WORDS.sub(r"\2 of \1 tasks differ", out[key])
     if out.get("robustness", "absent") is None:  # added by issue 33: none of these sweeps has an errored trial
         del out["robustness"]
     return out
