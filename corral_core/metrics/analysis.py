@@ -12,6 +12,7 @@ from .chain import ChainDef, ChainMetrics
 from .compare import ALPHA, PairedComparison, compare_tallies
 from .costs import CostStudy, CostTally
 from .records import TrialResult
+from .selection import SelectionStudy, SelectionTally
 from .trend import TrendResult, trend_test
 
 
@@ -23,6 +24,7 @@ class Analysis:
     headline: float | None  # mean over arms of each arm's average score (None without any)
     trend: TrendResult | None = None  # across `ordered_levels`, when given (3 levels or more)
     costs: CostStudy | None = None  # steps, tokens and cost per arm against the first (two arms or more)
+    selection: SelectionStudy | None = None  # first-call and any-call rate of each tool per arm
 
 
 def analyse(records: Iterable[TrialResult], arm_order: Sequence[str] = (), k_values: Iterable[int] = (1,),
@@ -37,8 +39,10 @@ def analyse(records: Iterable[TrialResult], arm_order: Sequence[str] = (), k_val
     ks = list(k_values)
     tallies: dict[str, ArmTally] = {}
     costs = CostTally(pass_threshold, include_assisted)
+    selection = SelectionTally(include_assisted)
     for record in records:
         costs.add(record)
+        selection.add(record)
         tally = tallies.get(record.arm)
         if tally is None:
             tally = tallies[record.arm] = ArmTally(record.arm, pass_threshold, chains=chains,
@@ -52,7 +56,7 @@ def analyse(records: Iterable[TrialResult], arm_order: Sequence[str] = (), k_val
     values = [m.average_score.value for m in arms.values() if m.average_score.value is not None]
     headline = math.fsum(values) / len(values) if values else None
     return Analysis(arms, comparisons, chain_results, headline, trend_over(tallies, ordered_levels, seed=seed),
-                    costs.study(names, seed=seed, alpha=alpha))
+                    costs.study(names, seed=seed, alpha=alpha), selection.study(names))
 
 
 def trend_over(tallies: dict[str, ArmTally], ordered_levels: Sequence[str], *, seed: int = 0) -> TrendResult | None:

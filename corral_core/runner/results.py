@@ -38,6 +38,7 @@ from corral_core.metrics import (
 )
 from corral_core.metrics.costs import CostStudy
 from corral_core.metrics.records import RETIRED_STATUS, passes
+from corral_core.metrics.selection import SelectionStudy
 from corral_core.metrics.trend import TrendResult
 from corral_core.runner.plan import chained_tasks
 from corral_core.runner.run_store import RunRepository
@@ -94,6 +95,7 @@ class BenchmarkResult:
     attempt: Attempt | None = None  # the comparison with the best earlier run behind attempt_status
     trend: TrendResult | None = None  # across arms that are ordered verbosity levels
     costs: CostStudy | None = None  # the cost of documentation: steps, tokens, cost per arm vs the first
+    selection: SelectionStudy | None = None  # which tool each arm called first / at all
     stopped_by: str | None = None  # an infrastructure failure that interrupted the run (a lost Dask scheduler)
 
     @property
@@ -141,6 +143,7 @@ class BenchmarkResult:
             "comparisons": [metrics_to_dict(c) for c in self.comparisons],
             "trend": metrics_to_dict(self.trend) if self.trend is not None else None,
             "costs": metrics_to_dict(self.costs) if self.costs is not None else None,
+            "selection": metrics_to_dict(self.selection) if self.selection is not None else None,
             "chains": {arm: [metrics_to_dict(c) for c in chains] for arm, chains in self.chains.items()},
         }
         if include_trials:
@@ -310,6 +313,7 @@ class StoredAnalysis:
     rows: StoredTrials[dict[str, Any]]
     trend: TrendResult | None = None
     costs: CostStudy | None = None
+    selection: SelectionStudy | None = None
 
 
 def analyse_stored(spec: BenchmarkSpec, repository: RunRepository, benchmark_id: str) -> StoredAnalysis:
@@ -324,7 +328,8 @@ def analyse_stored(spec: BenchmarkSpec, repository: RunRepository, benchmark_id:
     total = sum(m.n_records for m in analysis.arms.values())
     rows = StoredTrials(lambda: stored_trial_rows(repository, benchmark_id, spec.pass_threshold), total)
     return StoredAnalysis(analysis.arms, analysis.comparisons, analysis.chains, analysis.headline,
-                          StoredTrials(records, total), rows, analysis.trend, analysis.costs)
+                          StoredTrials(records, total), rows, analysis.trend, analysis.costs,
+                          analysis.selection)
 
 
 _INFO_FIELDS = tuple(f.name for f in dataclasses.fields(TrialInfo))
