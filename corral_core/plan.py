@@ -17,6 +17,7 @@ from corral_core.metrics.power import (
     simulated_power,
 )
 from corral_core.metrics.records import effective_score, is_attempted, is_missing
+from corral_core.metrics.stats import MDE_FORMULA
 
 TASK_GRID = (5, 10, 20, 30, 50, 75, 100, 150, 200)
 TRIAL_GRID = (1, 3, 5)
@@ -113,7 +114,7 @@ def plan_lines(spec: Any, a: Assumptions, args: argparse.Namespace) -> list[str]
         mde = minimum_detectable_effect(a, tasks, trials, args.power, alpha)
         simulated = simulated_power(a, args.effect, tasks, trials, alpha=alpha, simulations=args.simulations,
                                     seed=args.seed)
-        now += (f"minimum detectable effect ±{mde:.3f} at {args.power:.0%} power (Miller); simulated power at "
+        now += (f"minimum detectable effect ±{mde:.3f} at {args.power:.0%} power ({MDE_FORMULA}); simulated power at "
                 f"{args.effect:+.2f}: {simulated:.0%}" if mde is not None and simulated is not None else "")
     say.append(now)
     grid = sorted(set(TASK_GRID) | ({tasks} if tasks >= needed else set()))

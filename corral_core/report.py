@@ -563,6 +563,10 @@ def print_arms(document: dict[str, Any], console: Console) -> None:
     trend = document.get("trend") or {}
     if trend.get("summary"):
         say(trend["summary"])
+    for line in (document.get("costs") or {}).get("summary") or []:
+        say(line)
+    for line in (document.get("selection") or {}).get("summary") or []:
+        say(line)
     for name, m in arms.items():
         if m.get("surrender_calibration"):
             say(_calibration_line(name, m["surrender_calibration"]))

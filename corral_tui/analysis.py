@@ -189,6 +189,7 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
     spec = metrics.get("spec") or {}
     k_values = sorted({int(k) for k in spec.get("k_values") or []}) or \
         sorted({1, max(1, int(benchmark.trials_per_task or 1))})
+    problems: list[str] = []
     if benchmark.status == BenchmarkStatus.FINISHED and metrics.get("arms"):
         arms = [ArmColumn.from_json(d) for d in metrics["arms"].values()]
         stored_pairs = metrics.get("comparisons") or []
@@ -199,9 +200,9 @@ def compare_view(repository: Repository, benchmark_id: str) -> CompareView:
     else:
         levels = _stored_levels(benchmark, spec)
         arms, comparisons, pairs, curve = _computed(repository, benchmark, k_values,
-                                                    float(spec.get("pass_threshold") or 0.0), levels)
+                                                    float(spec.get("pass_threshold") or 0.0), levels, problems)
         stored = False
-    notes = [curve.summary] if curve and curve.summary else []
+    notes = ([curve.summary] if curve and curve.summary else []) + problems
     faults, assisted = repository.errors_by_arm(benchmark_id), repository.assisted_by_arm(benchmark_id)
     for column in arms:  # read from the stored rows, whatever the metrics count as analysed
         column.errors_by_fault = faults.get(column.name, {})
@@ -283,12 +284,30 @@ Computed = tuple[list[ArmColumn], list[tuple[str, str, str]], list[PairScore], "
 
 
 def _computed(repository: Any, benchmark: Any, k_values: list[int], threshold: float,
-              levels: list[str]) -> Computed:
-    """Metrics of an unfinished benchmark in one streamed pass over its stored trials (keyset pages):
-    each arm's tally keeps per-task sums, never the records; every pair of arms is compared, and with
-    ordered `levels` the trend across them is tested as the finished benchmark's will be.
-    Tool calls are not read: the screen shows no tool statistics."""
-    return _computed_over(repository, [benchmark], k_values, threshold, lambda _benchmark, arm: arm, levels)
+              levels: list[str], notes: list[str]) -> Computed:
+    """Metrics of an unfinished benchmark by the engine's own call for a stored benchmark
+    (corral_core.runner.analyse_benchmark: its stored spec's chains, equivalence margin and levels, so the
+    verdicts a batch run of it prints), in one streamed pass over its stored trials. When its spec no
+    longer loads (a suite moved), the arms' tallies without them, and a note says so; a benchmark recorded
+    without a spec (an import) has only its tallies. Tool calls are not
+    read: the screen shows no tool statistics."""
+    from corral_core.errors import UserError
+    from corral_core.runner.results import analyse_benchmark
+
+    def from_tallies() -> Computed:
+        return _computed_over(repository, [benchmark], k_values, threshold, lambda _benchmark, arm: arm, levels)
+
+    if not (benchmark.spec_yaml and benchmark.suites):  # recorded without a spec (an import, an old store)
+        return from_tallies()
+    try:
+        analysis = analyse_benchmark(repository, benchmark)
+    except (UserError, OSError) as exc:
+        notes.append(f"the stored spec does not load ({exc}): computed without its chains and equivalence margin")
+        return from_tallies()
+    arms = [ArmColumn.from_metrics(m) for m in analysis.arms.values()]
+    comparisons = [(c.arm_a, c.arm_b, c.summary) for c in analysis.comparisons]
+    pairs = [PairScore(c.arm_a, c.arm_b, c.score.mean_diff, c.score.ci) for c in analysis.comparisons]
+    return arms, comparisons, pairs, _curve(analysis.trend)
 
 
 def _computed_over(repository: Any, benchmarks: list[Any], k_values: list[int], threshold: float,

@@ -31,7 +31,7 @@ def inspect_compare_view(comparison: InspectComparison) -> CompareView:
     benchmark = BenchmarkInfo(
         id=document["benchmark_id"], spec_name="Inspect logs", spec_digest="", spec_yaml="", suites=[], agent="",
         model="", arms=[ArmInfo(run.arm) for run in comparison.runs], trials_per_task=max(comparison.k_values),
-        status=f"{len(comparison.paired)} samples paired", headline_score=comparison.analysis.headline,
+        status=f"{len(comparison.paired)} sample-epochs paired", headline_score=comparison.analysis.headline,
         attempt_status=None, created_at=datetime.now(UTC), finished_at=None, metrics=document,
         trial_count=samples, finished_count=samples,
         # the header's figures are the arms' rows summed (the paired samples), so it says what the table says

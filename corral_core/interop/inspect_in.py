@@ -242,7 +242,9 @@ def compare_main(argv: list[str]) -> int:
         console.print(f"{run.arm}: {run.path} (scorer {run.scorer}, {len(run.records)} samples)",
                       highlight=False, markup=False, soft_wrap=True)
     report.print_arms(document, console)
-    console.print(f"{len(comparison.paired)} samples paired by id and epoch in every log.", highlight=False)
+    tasks = len({sample_id for sample_id, _epoch in comparison.paired})
+    console.print(f"{len(comparison.paired)} sample-epochs ({tasks} samples x epochs) paired by id and epoch in "
+                  "every log.", highlight=False)
     for arm, keys in comparison.unpaired.items():
         if keys:
             shown = ", ".join(f"{sid} (epoch {epoch})" for sid, epoch in keys[:10])

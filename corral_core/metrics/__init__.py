@@ -1,4 +1,5 @@
-"""Pure statistics over plain trial records (stdlib only; never imports the UI or the store).
+"""Pure statistics over plain trial records (the stdlib, and numpy for every Monte Carlo draw; never imports
+the UI or the store).
 
 Definitions (what docs/benchmarks.md, "What the metrics mean", quotes):
 

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from .arm import ArmMetrics, ArmTally
 from .chain import ChainDef, ChainMetrics
 from .compare import ALPHA, PairedComparison, compare_tallies
+from .costs import CostStudy, CostTally
 from .records import TrialResult
+from .selection import SelectionStudy, SelectionTally
 from .trend import TrendResult, trend_test
 
 
@@ -21,6 +23,8 @@ class Analysis:
     chains: dict[str, list[ChainMetrics]]  # arm -> one entry per chain
     headline: float | None  # mean over arms of each arm's average score (None without any)
     trend: TrendResult | None = None  # across `ordered_levels`, when given (3 levels or more)
+    costs: CostStudy | None = None  # steps, tokens and cost per arm against the first (two arms or more)
+    selection: SelectionStudy | None = None  # first-call and any-call rate of each tool per arm
 
 
 def analyse(records: Iterable[TrialResult], arm_order: Sequence[str] = (), k_values: Iterable[int] = (1,),
@@ -34,7 +38,11 @@ def analyse(records: Iterable[TrialResult], arm_order: Sequence[str] = (), k_val
     """
     ks = list(k_values)
     tallies: dict[str, ArmTally] = {}
+    costs = CostTally(pass_threshold, include_assisted)
+    selection = SelectionTally(include_assisted)
     for record in records:
+        costs.add(record)
+        selection.add(record)
         tally = tallies.get(record.arm)
         if tally is None:
             tally = tallies[record.arm] = ArmTally(record.arm, pass_threshold, chains=chains,
@@ -47,7 +55,8 @@ def analyse(records: Iterable[TrialResult], arm_order: Sequence[str] = (), k_val
     chain_results = {name: tallies[name].chain_metrics for name in names if tallies[name].chain_metrics}
     values = [m.average_score.value for m in arms.values() if m.average_score.value is not None]
     headline = math.fsum(values) / len(values) if values else None
-    return Analysis(arms, comparisons, chain_results, headline, trend_over(tallies, ordered_levels, seed=seed))
+    return Analysis(arms, comparisons, chain_results, headline, trend_over(tallies, ordered_levels, seed=seed),
+                    costs.study(names, seed=seed, alpha=alpha), selection.study(names))
 
 
 def trend_over(tallies: dict[str, ArmTally], ordered_levels: Sequence[str], *, seed: int = 0) -> TrendResult | None:

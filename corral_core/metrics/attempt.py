@@ -15,7 +15,9 @@ inverted interval. Statuses:
 - first: no earlier run of the spec has a headline score;
 - improved / regressed: the paired comparison with the best earlier run is significant (at alpha / m)
   in the better / worse direction;
-- no_change: it is not: the text says "no change detected" with the interval of the difference;
+- no_change: it is not: the text says "no detectable change" with the design's minimum detectable effect
+  at that level (stats.paired_mde over the paired units, 80% power: the same formula as Compare's), or why
+  it has none, and the interval of the difference;
 - baseline: (older stores) the headline equals the best earlier one;
 - no_unassisted: no headline because every attempted trial was assisted by a person (they are
   reported apart and never make a headline);
@@ -25,13 +27,16 @@ inverted interval. Statuses:
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 from corral_core.domain import AttemptStatus as AttemptStatus  # re-exported by corral_core.metrics
 
-from .paired import format_p, sign_flip_interval, sign_flip_test
+from .compare import tasks_needed
+from .paired import ZERO_DIFFERENCE, format_p, sign_flip_interval, sign_flip_test
+from .stats import paired_mde
 
 ATTEMPT_STATUSES: tuple[str, ...] = tuple(status.value for status in AttemptStatus)
 Direction = Literal["maximize", "minimize"]
@@ -68,6 +73,7 @@ class Attempt:
     ci: tuple[float, float] | None = None  # at 1 - alpha / n_earlier, the inverted sign-flip test
     p_value: float | None = None  # sign-flip, unadjusted (compared with alpha / n_earlier)
     level: float | None = None  # alpha / n_earlier
+    mde: float | None = None  # the design's minimum detectable effect at `level` (80% power); None: see text
     text: str = ""
 
 
@@ -108,7 +114,8 @@ def classify_attempt(headline: float | None, units: Mapping[str, float], earlier
     keys = sorted(set(units) & set(best.units))
     base = Attempt(AttemptStatus.NO_CHANGE, best.benchmark_id, best.headline, m, len(keys), level=level)
     if not keys:
-        return _with(base, text=f"no change detected: no task in common with the best earlier run {best.benchmark_id}")
+        return _with(base, text=f"no detectable change: no task in common with the best earlier run "
+                                f"{best.benchmark_id}")
     diffs = [units[k] - best.units[k] for k in keys]
     test = sign_flip_test(diffs, seed=seed)
     interval = sign_flip_interval(diffs, confidence=1.0 - level, seed=seed, test_p=test.p_value)
@@ -118,14 +125,26 @@ def classify_attempt(headline: float | None, units: Mapping[str, float], earlier
         status = AttemptStatus.IMPROVED if better else AttemptStatus.REGRESSED
     ci = interval.ci
     shown = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci is not None else "[-]"
-    half = f"±{(ci[1] - ci[0]) / 2:.3f}: " if ci is not None else ""
+    mde, why = _mde(diffs, level)
+    sized = f"MDE ±{mde:.3f} at 80% power: " if mde is not None else f"MDE none, {why}: "
     where = (f"against the best earlier run {best.benchmark_id} ({best.headline:.3f}, best of {m}) over "
              f"{len(keys)} paired task{'s' if len(keys) != 1 else ''}")
     figures = (f"{test.mean:+.3f} {shown} ({1 - level:.1%} interval, sign-flip p={format_p(test.p_value)} "
                f"against {level:.3g} = {alpha:g}/{m})")
-    lead = f"no change detected ({half}" if status == AttemptStatus.NO_CHANGE else f"{status} ("
+    lead = f"no detectable change ({sized}" if status == AttemptStatus.NO_CHANGE else f"{status} ("
     text = f"{lead}{figures}) {where}"
-    return _with(base, status=status, diff=test.mean, ci=ci, p_value=test.p_value, text=text)
+    return _with(base, status=status, diff=test.mean, ci=ci, p_value=test.p_value, mde=mde, text=text)
+
+
+def _mde(diffs: Sequence[float], level: float) -> tuple[float | None, str]:
+    """The paired design's MDE at `level` (stats.paired_mde over the units' differences), or why none."""
+    n = len(diffs)
+    if n < max(2, tasks_needed(level)):
+        return None, f"{n} paired task{'s' if n != 1 else ''} cannot reach p < {level:.3g}"
+    sd = statistics.stdev(diffs)
+    if sd <= ZERO_DIFFERENCE:
+        return None, "every task's difference is the same"
+    return paired_mde(sd, n, level), ""
 
 
 def _with(attempt: Attempt, **changes: Any) -> Attempt:

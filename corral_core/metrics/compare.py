@@ -18,7 +18,9 @@ p-values of each outcome are Holm-adjusted over every pair of arms; the verdict 
 score p at `alpha`, except that it is withheld (with the reason) when the design cannot reach `alpha`
 (fewer than 6 tasks differ at 0.05) or when the arms' shares of errors outside the agent differ by
 more than ERROR_GAP. Effect sizes: the mean difference with its interval, Cohen's d_z (never beside a
-p forced to 1), and the minimum detectable effect (80% power) of the design.
+p forced to 1), and the minimum detectable effect (80% power) of the design at the level each pair is
+actually tested at (alpha / pairs, Holm's first step), by stats.paired_mde; none where no verdict is
+possible or the differences do not spread.
 """
 
 from __future__ import annotations
@@ -32,9 +34,18 @@ from dataclasses import dataclass, replace
 
 from .arm import FAILED, SUCCEEDED, ArmTally, UnitTally
 from .chain import ChainDef
-from .paired import SignFlipInterval, SignFlipTest, cohens_dz, format_p, holm, sign_flip_interval, sign_flip_tests
+from .paired import (
+    ZERO_DIFFERENCE,
+    SignFlipInterval,
+    SignFlipTest,
+    cohens_dz,
+    format_p,
+    holm,
+    sign_flip_interval,
+    sign_flip_tests,
+)
 from .records import TrialResult
-from .stats import mcnemar_exact, t_quantile
+from .stats import mcnemar_exact, paired_mde, t_quantile
 
 ALPHA = 0.05
 POWER = 0.8
@@ -73,7 +84,9 @@ class TaskLevelResult:
     d_z: float | None  # Cohen's d_z of the per-task differences
     ci_note: str | None = None  # e.g. "every task's difference is the same", "the whole range"
     n_differing: int = 0  # tasks whose difference is not zero
-    mde: float | None = None  # minimum detectable effect at 80% power and alpha (None: no verdict possible)
+    mde: float | None = None  # minimum detectable effect, 80% power, at the level the pair is tested at
+    mde_note: str | None = None  # how the MDE was computed, or why there is none
+    sd_diff: float | None = None  # sd of the task differences the MDE is sized by (the variance floor applied)
 
 
 @dataclass(frozen=True)
@@ -110,6 +123,29 @@ class Sensitivity:
     mean_diff: float
     p_value: float  # sign-flip, unadjusted
     p_method: str
+
+
+@dataclass(frozen=True)
+class ErrorExtreme:
+    """The primary score test with every errored trial outside the agent given an extreme score: one arm's
+    as passes (1), the other's as failures (0)."""
+
+    passes: str  # the arm whose errored trials count as passes
+    fails: str  # the arm whose errored trials count as failures
+    n_tasks: int
+    mean_diff: float  # B minus A over the tasks both attempted
+    p_value: float  # sign-flip, unadjusted
+    p_adjusted: float | None = None  # Holm over every pair of arms, at this extreme
+
+
+@dataclass(frozen=True)
+class Robustness:
+    """Whether the verdict survives errors that are not random: it is recomputed at both extremes (each
+    arm's errored trials as passes and the other's as failures) and holds when both give it too."""
+
+    against_b: ErrorExtreme  # A's errored trials as passes, B's as failures
+    for_b: ErrorExtreme  # A's as failures, B's as passes
+    holds: bool | None = None  # None until the verdict is known (compare_tallies)
 
 
 @dataclass(frozen=True)
@@ -158,15 +194,29 @@ class PairedComparison:
     sensitivity: Sensitivity | None = None  # None when no trial was left out as missing
     spread: TaskSpread | None = None
     equivalence: Equivalence | None = None
+    robustness: Robustness | None = None  # None when no trial of the paired tasks was left out as missing
 
 
-def _mde(n: int, variance: float | None, floor_variance: float, alpha: float) -> float | None:
-    """(t_{1-alpha/2} + t_{power}) * sd / sqrt(n), the sd of the n differences (their `variance`) floored as
-    for the arms' intervals."""
-    if n < tasks_needed(alpha) or n < 2 or variance is None:
+def _floored_sd(n: int, variance: float | None, floor_variance: float) -> float | None:
+    """The sd of the n task differences (their `variance`) floored as for the arms' intervals."""
+    if n < 2 or variance is None:
         return None
-    sd = math.sqrt(max(variance, floor_variance))
-    return (t_quantile(1.0 - alpha / 2.0, n - 1) + t_quantile(POWER, n - 1)) * sd / math.sqrt(n)
+    return math.sqrt(max(variance, floor_variance))
+
+
+def _with_mde(result: TaskLevelResult, n: int, alpha: float, pairs: int, can_decide: bool) -> TaskLevelResult:
+    """The MDE at the level the family actually tests each pair at: alpha / pairs, Holm's first step (the
+    strictest of its steps, so it holds for every pair of the family), by paired_mde. None, with the
+    reason, where no verdict is possible or where the differences do not spread (an MDE of 0 would claim
+    any effect is detectable)."""
+    if not can_decide or result.mean_diff is None:
+        return replace(result, mde=None, mde_note="no verdict possible")
+    if result.sd_diff is None or result.sd_diff <= ZERO_DIFFERENCE:
+        return replace(result, mde=None, mde_note="every task's difference is the same: no spread to size it by")
+    level = alpha / pairs
+    mde = paired_mde(result.sd_diff, n, level, POWER)
+    where = f"at {alpha:g}/{pairs}, Holm's first step" if pairs > 1 else f"at {alpha:g}"
+    return replace(result, mde=mde, mde_note=f"{POWER:.0%} power {where}; t approximation over {n} tasks")
 
 
 def _no_spread(unit: UnitTally) -> bool:
@@ -224,7 +274,7 @@ def _task_level(outcomes: list[tuple[str, list[float], list[float]]], seed: int,
         if k and diffs == columns[0]:
             moments.append(moments[0])
             continue
-        moments.append((cohens_dz(diffs), statistics.variance(diffs) if n >= max(2, tasks_needed(alpha)) else None))
+        moments.append((cohens_dz(diffs), statistics.variance(diffs) if n >= 2 else None))
     return [_result(name, a, b, test, interval, floor, alpha, d_z, variance)
             for (name, a, b), test, interval, (d_z, variance) in zip(outcomes, tests, intervals, moments, strict=True)]
 
@@ -238,7 +288,7 @@ def _result(outcome: str, a: list[float], b: list[float], test: SignFlipTest, in
         ci=interval.ci, ci_method=interval.method, ci_draws=draws,
         p_value=test.p_value, p_method=test.method, p_draws=test.draws, p_min=test.min_p, p_adjusted=test.p_value,
         d_z=d_z, ci_note=interval.note, n_differing=test.n_nonzero,
-        mde=_mde(n, variance, floor if outcome == "score" else 0.0, alpha),
+        sd_diff=_floored_sd(n, variance, floor if outcome == "score" else 0.0),
     )
 
 
@@ -273,6 +323,35 @@ def _sensitivity(tally_a: ArmTally, tally_b: ArmTally, seed: int) -> Sensitivity
     diffs = [mean(tally_b, k) - mean(tally_a, k) for k in keys]
     test = sign_flip_tests([diffs], seed=seed)[0]
     return Sensitivity(len(keys), test.mean, test.p_value, test.method)
+
+
+def _extremes(tally_a: ArmTally, tally_b: ArmTally, name_a: str, name_b: str, seed: int) -> Robustness | None:
+    """The score test at the two extremes of the errored trials outside the agent (see Robustness), over
+    the tasks both arms attempted; None when none of them has such a trial."""
+    if not (tally_a.n_missing or tally_b.n_missing):
+        return None
+    keys = sorted(tally_a.attempted_units() & tally_b.attempted_units())
+    if not keys or not any(tally_a.missing_in(k) or tally_b.missing_in(k) for k in keys):
+        return None
+
+    def mean(tally: ArmTally, key: str, fill: float) -> float:
+        unit = tally.units.get(key)
+        total, n = (unit.sums.score_sum, unit.n) if unit is not None else (0.0, 0)
+        missing = tally.missing_in(key)
+        return (total + fill * missing) / (n + missing)
+
+    columns = [[mean(tally_b, k, 0.0) - mean(tally_a, k, 1.0) for k in keys],
+               [mean(tally_b, k, 1.0) - mean(tally_a, k, 0.0) for k in keys]]
+    against, for_b = sign_flip_tests(columns, seed=seed)
+    return Robustness(ErrorExtreme(name_a, name_b, len(keys), against.mean, against.p_value),
+                      ErrorExtreme(name_b, name_a, len(keys), for_b.mean, for_b.p_value))
+
+
+def _decision(p_adjusted: float | None, mean: float | None, alpha: float) -> int:
+    """+1: B better, -1: A better, 0: no rejection."""
+    if p_adjusted is None or mean is None or p_adjusted >= alpha:
+        return 0
+    return 1 if mean > 0 else -1 if mean < 0 else 0
 
 
 def _spread_out(values: list[float]) -> bool:
@@ -334,6 +413,7 @@ def _raw_comparison(tally_a: ArmTally, tally_b: ArmTally, seed: int, alpha: floa
         alpha=alpha, seed=seed, verdict="", summary="",
         errors=_errors_apart(tally_a, tally_b, name_a, name_b),
         sensitivity=_sensitivity(tally_a, tally_b, seed),
+        robustness=_extremes(tally_a, tally_b, name_a, name_b, seed),
         spread=_spread(units_a, units_b, unpaired_a, unpaired_b) if keys else None,
         equivalence=equivalence,
     )
@@ -356,15 +436,18 @@ def _verdict(c: PairedComparison) -> str:
         if c.n_tasks < needed:
             return f"no verdict is possible with {c.n_tasks} task{'s' if c.n_tasks != 1 else ''} " \
                    f"(p < {alpha:g}{' after Holm' if c.n_pairs > 1 else ''} needs at least {needed} differing tasks)"
-        return f"no verdict is possible: {score.n_differing} of {c.n_tasks} tasks differ " \
+        differ = (f"the arms tie on all {c.n_tasks} tasks" if score.n_differing == 0 else
+                  f"the arms tie on {c.n_tasks - score.n_differing} of {c.n_tasks} tasks, {score.n_differing} differ")
+        return f"no verdict is possible: {differ} " \
                f"(p < {alpha:g}{' after Holm' if c.n_pairs > 1 else ''} needs at least {needed} differing tasks)"
+    depends = " (depends on the errored trials)" if c.robustness is not None and c.robustness.holds is False else ""
     if score.p_adjusted < alpha and score.mean_diff > 0:
-        return f"{c.arm_b} better on score"
+        return f"{c.arm_b} better on score{depends}"
     if score.p_adjusted < alpha and score.mean_diff < 0:
-        return f"{c.arm_a} better on score"
+        return f"{c.arm_a} better on score{depends}"
     if c.equivalence is not None and c.equivalence.equivalent:
         return f"equivalent on score within ±{c.equivalence.margin:g}"
-    return "no clear difference on score"
+    return f"no clear difference on score{depends}"
 
 
 def _interval(ci: tuple[float, float] | None, note: str | None = None) -> str:
@@ -394,7 +477,7 @@ def _summary(c: PairedComparison) -> str:
     method = {"exact": "exact", "normal": "normal approximation"}.get(s.p_method or "", f"{s.p_draws} draws")
     forced = not possible(c) or (s.p_value is not None and s.p_value >= 1.0)
     d_z = f", d_z {s.d_z:+.2f}" if s.d_z is not None and not forced else ""
-    mde = f"MDE ±{s.mde:.3f} (80% power)" if s.mde is not None else "MDE none (no verdict possible)"
+    mde = f"MDE ±{s.mde:.3f} ({s.mde_note})" if s.mde is not None else f"MDE none ({s.mde_note})"
     assert s.mean_diff is not None and r.mean_diff is not None
     level = f"{1 - c.alpha:.0%}"
     text = (f"{c.verdict} — {tasks}, unit: task; sign-flip test, Holm over {c.n_pairs} pair"
@@ -425,8 +508,16 @@ def _summary(c: PairedComparison) -> str:
         sens = c.sensitivity
         text += (f"; sensitivity, errors as failures: score {sens.mean_diff:+.3f} over {sens.n_tasks} tasks, "
                  f"sign-flip p={format_p(sens.p_value)} (unadjusted)")
+    rob = c.robustness
+    if rob is not None and rob.holds is not None:
+        extremes = "; ".join(f"{x.passes}'s as passes, {x.fails}'s as failures: score {x.mean_diff:+.3f}, "
+                             f"Holm p={format_p(x.p_adjusted)}" for x in (rob.against_b, rob.for_b))
+        said = ("the verdict holds whatever the errored trials would have scored" if rob.holds
+                else "the verdict depends on the errored trials")
+        text += f"; errored trials at their extremes ({extremes}): {said}"
     return text + (f"; secondary, trial level: McNemar p={format_p(m.p_value)} "
-                   f"({c.arm_b} alone {m.c}, {c.arm_a} alone {m.b})")
+                   f"({c.arm_b} alone {m.c}, {c.arm_a} alone {m.b}; treats the trials of a task as independent, "
+                   "so it overstates the evidence)")
 
 
 def compare_tallies(tallies: Sequence[ArmTally], *, seed: int = 0, alpha: float = ALPHA,
@@ -443,11 +534,28 @@ def compare_tallies(tallies: Sequence[ArmTally], *, seed: int = 0, alpha: float 
         tested = [(k, p) for k, c in enumerate(raw) if (p := getattr(c, outcome).p_value) is not None]
         for (k, _), p in zip(tested, holm([p for _, p in tested]), strict=True):
             adjusted[(k, outcome)] = p
+    for side in ("against_b", "for_b"):  # each extreme Holm-adjusted over the pairs that have one
+        tested = [(k, getattr(c.robustness, side).p_value) for k, c in enumerate(raw) if c.robustness is not None]
+        for (k, _), p in zip(tested, holm([p for _, p in tested]), strict=True):
+            adjusted[(k, side)] = p
     result = []
     for k, c in enumerate(raw):
         c = replace(c, alpha=alpha, n_pairs=len(raw),
                     score=replace(c.score, p_adjusted=adjusted.get((k, "score"))),
                     success=replace(c.success, p_adjusted=adjusted.get((k, "success"))))
+        decidable = possible(c)
+        c = replace(c, score=_with_mde(c.score, c.n_tasks, alpha, len(raw), decidable),
+                    success=_with_mde(c.success, c.n_tasks, alpha, len(raw), decidable))
+        if c.robustness is not None:
+            rob = c.robustness
+            against = replace(rob.against_b, p_adjusted=adjusted.get((k, "against_b")))
+            for_b = replace(rob.for_b, p_adjusted=adjusted.get((k, "for_b")))
+            withheld = c.errors is not None and c.errors.withheld
+            holds = None if withheld or not decidable else (
+                _decision(c.score.p_adjusted, c.score.mean_diff, alpha)
+                == _decision(against.p_adjusted, against.mean_diff, alpha)
+                == _decision(for_b.p_adjusted, for_b.mean_diff, alpha))
+            c = replace(c, robustness=Robustness(against, for_b, holds))
         c = replace(c, verdict=_verdict(c))
         result.append(replace(c, summary=_summary(c)))
     return result

@@ -10,7 +10,8 @@ The model of one task's difference between two arms (the unit of analysis is the
 Power is estimated by simulation with the same test the verdict uses (the paired sign-flip test over
 tasks, exact up to 24 differing tasks, Monte Carlo beyond), at alpha / pairs (Holm's first step, so
 the estimate holds for every pair of a benchmark with several arms). Miller's formula ("Adding Error
-Bars to Evals", 2024) is the quick check: tasks = (z_{1-a/2} + z_power)^2 * V / effect^2 with
+Bars to Evals", 2024), with t quantiles (stats.paired_mde, the MDE Compare prints), is the quick check:
+the fewest tasks n with (t_{1-a/2, n-1} + t_{power, n-1}) * sqrt(V / n) <= effect, where
 V = interaction_sd^2 + within * (2 / trials), within = E[p(1 - p)] over tasks.
 """
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 
 from .compare import tasks_needed
 from .paired import sign_flip_tests
+from .stats import paired_mde
 
 _NORMAL = statistics.NormalDist()
 PLAN_DRAWS = 2_000  # Monte Carlo sign patterns per simulated test beyond 24 differing tasks
@@ -57,17 +59,23 @@ class DesignPower:
 
 
 def miller_tasks(assumptions: Assumptions, effect: float, trials: int, power: float, alpha: float) -> int:
+    """The fewest tasks whose MDE (minimum_detectable_effect, the same formula) is at most |effect|."""
     z = _NORMAL.inv_cdf(1.0 - alpha / 2.0) + _NORMAL.inv_cdf(power)
-    return max(tasks_needed(alpha), math.ceil(z * z * assumptions.variance(trials) / (effect * effect)))
+    sd = math.sqrt(assumptions.variance(trials))
+    n = max(2, tasks_needed(alpha), math.ceil(z * z * sd * sd / (effect * effect)))  # the normal limit: a lower bound
+    while paired_mde(sd, n, alpha, power) > abs(effect):
+        n += 1
+    return n
 
 
 def minimum_detectable_effect(assumptions: Assumptions, tasks: int, trials: int, power: float = 0.8,
                               alpha: float = 0.05) -> float | None:
-    """Miller's MDE: (z_{1-a/2} + z_power) * sqrt(V / tasks); None when the design cannot reach alpha."""
-    if tasks < tasks_needed(alpha):
+    """The MDE Compare prints, from the assumed spread: stats.paired_mde with sd = sqrt(V) over `tasks`
+    (Miller's formula with t quantiles, so it has its stated power at small n too); `alpha` is the level
+    each pair is tested at. None when the design cannot reach alpha."""
+    if tasks < max(2, tasks_needed(alpha)):
         return None
-    z = _NORMAL.inv_cdf(1.0 - alpha / 2.0) + _NORMAL.inv_cdf(power)
-    return z * math.sqrt(assumptions.variance(trials) / tasks)
+    return paired_mde(math.sqrt(assumptions.variance(trials)), tasks, alpha, power)
 
 
 def simulated_power(assumptions: Assumptions, effect: float, tasks: int, trials: int, *, alpha: float = 0.05,

@@ -679,7 +679,7 @@ class BenchmarkRunner:
                 return self._lost_result(benchmark_id, resumed, duration)
             stored = analyse_stored(spec, repo, benchmark_id)  # streamed from the store, never held whole
             arms, comparisons, chains, headline = stored.arms, stored.comparisons, stored.chains, stored.headline
-            trend = stored.trend
+            trend, costs, selection = stored.trend, stored.costs, stored.selection
             records: Trials[TrialResult] = stored.records
             rows: Trials[dict[str, Any]] = stored.rows
         else:
@@ -689,7 +689,8 @@ class BenchmarkRunner:
                 row["success"] = success(record_of(row["task_id"], row), spec.pass_threshold)
             analysis = compute_analysis(spec, records)
             arms, comparisons, chains = analysis.arms, analysis.comparisons, analysis.chains
-            headline, trend = analysis.headline, analysis.trend
+            headline, trend, costs = analysis.headline, analysis.trend, analysis.costs
+            selection = analysis.selection
         previous = attempt = None
         earlier: list[EarlierRun] = []
         if repo is not None:  # "earlier": finished before this benchmark started, not errored
@@ -714,7 +715,7 @@ class BenchmarkRunner:
                 previous = classified.previous_best
         result = BenchmarkResult(benchmark_id, spec, status, arms, comparisons, chains, records, rows, headline,
                                  previous, attempt, resumed, self._trials_run, duration, attempt=classified,
-                                 trend=trend, stopped_by=self._lost_cluster)
+                                 trend=trend, costs=costs, selection=selection, stopped_by=self._lost_cluster)
         if repo is not None:
             try:
                 repo.finish_benchmark(benchmark_id, status=status, headline_score=headline, attempt_status=attempt,

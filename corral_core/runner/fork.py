@@ -18,10 +18,7 @@ point, and is always assisted.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from corral_core.agents.interventions import INBOX_SOURCE
 from corral_core.domain import TrialStatus
@@ -30,8 +27,8 @@ from corral_core.events import EventKind
 from corral_core.runner.benchmark_runner import BenchmarkRunner
 from corral_core.runner.collaborators import RunRepository, StoreSink
 from corral_core.runner.plan import ForkPoint, Job, TrialKey
-from corral_core.spec import ArmSpec, BenchmarkSpec, spec_from_dict
-from corral_core.store.models import BenchmarkInfo
+from corral_core.runner.results import stored_spec
+from corral_core.spec import ArmSpec, BenchmarkSpec
 
 FORKABLE_AGENTS = ("react", "tool_calling")  # a planner's executor and a reflection's memory are not replayed
 
@@ -100,14 +97,3 @@ def plan_fork(repository: RunRepository, trial_id: str, iteration: int, interven
     point = ForkPoint(trial_id, benchmark.id, iteration, (intervention or "").strip() or None, replayed)
     return fork_spec, arm, trial.trial_index, point
 
-
-def stored_spec(benchmark: BenchmarkInfo) -> BenchmarkSpec:
-    """A stored benchmark's spec, its suites read from the paths kept with it."""
-    data = yaml.safe_load(benchmark.spec_yaml or "") or {}
-    suites = [str(path) for path in benchmark.suites]
-    if not isinstance(data, dict) or not suites:
-        raise UserError(f"benchmark {benchmark.id} has no usable stored spec.", where="fork",
-                        fix="fork a trial of a benchmark run by this version of corral-tui.")
-    data.pop("suite", None)
-    data["suites"] = suites  # stored resolved: the spec's own may be relative to a file we no longer know
-    return spec_from_dict(data, Path(suites[0]).parent, source=f"the stored spec of benchmark {benchmark.id}")

@@ -15,6 +15,7 @@ import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import yaml
@@ -35,11 +36,13 @@ from corral_core.metrics import (
     metrics_to_dict,
     success,
 )
+from corral_core.metrics.costs import CostStudy
 from corral_core.metrics.records import RETIRED_STATUS, passes
+from corral_core.metrics.selection import SelectionStudy
 from corral_core.metrics.trend import TrendResult
 from corral_core.runner.plan import chained_tasks
 from corral_core.runner.run_store import RunRepository
-from corral_core.spec import BenchmarkSpec
+from corral_core.spec import BenchmarkSpec, spec_from_dict
 from corral_core.store.convert import TRIAL_RECORD_COLUMNS
 from corral_core.store.models import BenchmarkInfo, TrialInfo
 from corral_core.store.tables import iso_from_driver
@@ -91,6 +94,8 @@ class BenchmarkResult:
     duration: float = 0.0
     attempt: Attempt | None = None  # the comparison with the best earlier run behind attempt_status
     trend: TrendResult | None = None  # across arms that are ordered verbosity levels
+    costs: CostStudy | None = None  # the cost of documentation: steps, tokens, cost per arm vs the first
+    selection: SelectionStudy | None = None  # which tool each arm called first / at all
     stopped_by: str | None = None  # an infrastructure failure that interrupted the run (a lost Dask scheduler)
 
     @property
@@ -137,6 +142,8 @@ class BenchmarkResult:
             "documentation": arms_documentation(spec),
             "comparisons": [metrics_to_dict(c) for c in self.comparisons],
             "trend": metrics_to_dict(self.trend) if self.trend is not None else None,
+            "costs": metrics_to_dict(self.costs) if self.costs is not None else None,
+            "selection": metrics_to_dict(self.selection) if self.selection is not None else None,
             "chains": {arm: [metrics_to_dict(c) for c in chains] for arm, chains in self.chains.items()},
         }
         if include_trials:
@@ -305,6 +312,8 @@ class StoredAnalysis:
     records: StoredTrials[TrialResult]
     rows: StoredTrials[dict[str, Any]]
     trend: TrendResult | None = None
+    costs: CostStudy | None = None
+    selection: SelectionStudy | None = None
 
 
 def analyse_stored(spec: BenchmarkSpec, repository: RunRepository, benchmark_id: str) -> StoredAnalysis:
@@ -319,7 +328,8 @@ def analyse_stored(spec: BenchmarkSpec, repository: RunRepository, benchmark_id:
     total = sum(m.n_records for m in analysis.arms.values())
     rows = StoredTrials(lambda: stored_trial_rows(repository, benchmark_id, spec.pass_threshold), total)
     return StoredAnalysis(analysis.arms, analysis.comparisons, analysis.chains, analysis.headline,
-                          StoredTrials(records, total), rows, analysis.trend)
+                          StoredTrials(records, total), rows, analysis.trend, analysis.costs,
+                          analysis.selection)
 
 
 _INFO_FIELDS = tuple(f.name for f in dataclasses.fields(TrialInfo))
@@ -404,3 +414,28 @@ def _finite(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def stored_spec(benchmark: BenchmarkInfo, where: str = "fork") -> BenchmarkSpec:
+    """A stored benchmark's spec (as run: the CLI's overrides are in its stored text), its suites read
+    from the paths kept with it. `where`: the command asking, for the error."""
+    data = yaml.safe_load(benchmark.spec_yaml or "") or {}
+    suites = [str(path) for path in benchmark.suites]
+    if not isinstance(data, dict) or not suites:
+        raise UserError(f"benchmark {benchmark.id} has no usable stored spec.", where=where,
+                        fix="use a benchmark run by this version of corral-tui.")
+    data.pop("suite", None)
+    data["suites"] = suites  # stored resolved: the spec's own may be relative to a file we no longer know
+    return spec_from_dict(data, Path(suites[0]).parent, source=f"the stored spec of benchmark {benchmark.id}")
+
+
+def analyse_benchmark(repository: RunRepository, benchmark: BenchmarkInfo, *, tool_calls: bool = False
+                      ) -> Analysis:
+    """A stored benchmark — running, interrupted or finished — analysed by the call its run makes at its
+    end (compute_analysis with its spec, rebuilt from the store, over its stored trials, streamed): the
+    same chains (once per episode), equivalence margin, ordered levels and errors apart, so the same
+    verdicts as batch and export. A spec that no longer loads raises UserError (what, where, fix)."""
+    spec = stored_spec(benchmark, where="compare")
+    facts = task_facts(spec.suites, spec.task_ids)
+    values = repository.iter_trial_record_values(benchmark.id, tool_calls=tool_calls)
+    return compute_analysis(spec, iter_records_from_values(values, facts))

@@ -147,7 +147,7 @@ class RunSession:
         """Finish an interrupted (or stopped) benchmark from its stored spec (blocking): its finished trials
         are kept, the missing ones run, none twice (the runner's resume)."""
         from corral_core.runner import BenchmarkRunner
-        from corral_core.runner.fork import stored_spec
+        from corral_core.runner.results import stored_spec
 
         services = self.services
         repository = services.store(SERVICES_WAIT)

@@ -36,4 +36,4 @@ def test_an_errored_run_is_never_first_nor_the_best_earlier_run(tmp_path: Path) 
     assert measured.attempt_status == "first" and measured.previous_best is None
     assert again.attempt is not None and again.attempt.previous_id == measured.benchmark_id
     assert again.attempt_status == "no_change" and again.attempt.n_earlier == 1
-    assert again.to_dict()["attempt"]["text"].startswith("no change detected")
+    assert again.to_dict()["attempt"]["text"].startswith("no detectable change")

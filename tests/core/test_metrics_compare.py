@@ -83,8 +83,8 @@ def test_every_pair_of_arms_is_compared_and_the_verdict_follows_holm() -> None:
     # raw 0.031 < 0.05, but Holm over three pairs makes it 0.0625: the verdict follows the adjusted p,
     # and says that 6 differing tasks can never reach 0.05 after Holm over three pairs
     assert brief_vs_minimal.score.p_adjusted == pytest.approx(0.0625)
-    assert brief_vs_minimal.verdict == ("no verdict is possible: 6 of 8 tasks differ (p < 0.05 after Holm needs "
-                                        "at least 7 differing tasks)")
+    assert brief_vs_minimal.verdict == ("no verdict is possible: the arms tie on 2 of 8 tasks, 6 differ (p < 0.05 "
+                                        "after Holm needs at least 7 differing tasks)")
     assert full_vs_minimal.score.p_adjusted == pytest.approx(3 * 2 / 256)
     assert full_vs_minimal.verdict == "full better on score"
     assert all(c.n_tasks == 8 for c in result.comparisons)
@@ -144,3 +144,12 @@ def test_best_score_and_bad_direction() -> None:
     assert best_score([None]) is None
     with pytest.raises(ValueError, match="direction"):
         best_score([0.5], "up")
+
+
+def test_the_words_say_what_was_computed() -> None:
+    """Issue 33: `0 of 18 tasks differ` read as if 18 tasks could never give a verdict (they tied), and the
+    trial-level McNemar reached the screen without the JSON's warning."""
+    tied = compare_arms(tasks("a", [[0.5, 0.5]] * 18), tasks("b", [[0.5, 0.5]] * 18))
+    assert tied.verdict == ("no verdict is possible: the arms tie on all 18 tasks (p < 0.05 needs at least 6 "
+                            "differing tasks)")
+    assert tied.summary.endswith("treats the trials of a task as independent, so it overstates the evidence)")

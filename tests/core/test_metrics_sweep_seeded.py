@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,35 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPECTED = json.loads((Path(__file__).parent / "data" / "sweep_seeded.json").read_text())
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from metrics_scale import sweep_records  # noqa: E402
+
+# Deliberately changed since the fixture was written (issue 33): the MDE is sized at the level Holm tests each
+# pair at, and says how (or why there is none); those figures are compared by tests/core/test_metrics_mde.py.
+# Each comparison also has a `robustness` (errored trials at their extremes): None, since no trial errs here.
+_MDE_KEYS = ("mde", "mde_note", "sd_diff")
+_TIED_WORDS = re.compile(r"the arms tie on \d+ of (\d+) tasks, (\d+) differ")  # was "K of N tasks differ"
+_MCNEMAR_WORDS = "; treats the trials of a task as independent, so it overstates the evidence)"  # said since
+_MDE_CLAUSE = re.compile(r"MDE (±[0-9.]+|none) \([^)]*\)")
+
+
+def _unchanged(comparison: dict[str, Any]) -> dict[str, Any]:
+    """A stored comparison without the figures issue 33 changed on purpose."""
+    out = dict(comparison)
+    for outcome in ("score", "success"):
+        out[outcome] = {k: v for k, v in out[outcome].items() if k not in _MDE_KEYS}
+    out["summary"] = _MDE_CLAUSE.sub("MDE", out["summary"]).replace(_MCNEMAR_WORDS, ")")
+    for key in ("summary", "verdict"):
+        out[key] = _TIED_WORDS.sub(r"\2 of \1 tasks differ", out[key])
+    if out.get("robustness", "absent") is None:  # added by issue 33: none of these sweeps has an errored trial
+        del out["robustness"]
+    return out
+
+
+_TREND_CHANGED = ("slope_ci", "summary", "null", "slope_ci_method")  # issue 33: the interval inverts the test
+
+
+def _trend(trend: dict[str, Any]) -> dict[str, Any]:
+    """The trend without what issue 33 changed on purpose: its p, from the same orders, is unchanged."""
+    return {k: v for k, v in trend.items() if k not in _TREND_CHANGED}
 
 
 def _analysed(n_levels: int, n_tasks: int, trials: int, data_seed: int, seed: int) -> dict[str, Any]:
@@ -35,16 +65,16 @@ def test_the_nine_level_sweep_gives_the_same_numbers_for_seed_0() -> None:
     got = _analysed(9, 500, 5, 1, 0)
     expected = EXPECTED["seed 0"]
     assert got["headline"] == expected["headline"]
-    assert got["trend"] == expected["trend"]
+    assert _trend(got["trend"]) == _trend(expected["trend"])
     assert got["arms"] == expected["arms"]
     for mine, theirs in zip(got["comparisons"], expected["comparisons"], strict=True):
-        assert mine == theirs, (mine["arm_a"], mine["arm_b"])
+        assert _unchanged(mine) == _unchanged(theirs), (mine["arm_a"], mine["arm_b"])
 
 
 def test_the_nine_level_sweep_gives_the_same_numbers_for_seed_7() -> None:
     got = _analysed(9, 500, 5, 1, 7)
     expected = EXPECTED["seed 7"]
-    assert got["trend"] == expected["trend"]
+    assert _trend(got["trend"]) == _trend(expected["trend"])
     assert [{"arms": [c["arm_a"], c["arm_b"]], "verdict": c["verdict"],
              **{o: {k: c[o][k] for k in ("p_value", "p_adjusted", "ci", "mean_diff")} for o in ("score", "success")}}
             for c in got["comparisons"]] == expected["comparisons"]
@@ -55,9 +85,9 @@ def test_small_sweeps_on_the_exact_paths_give_the_same_numbers(shape: tuple[int,
     n_levels, n_tasks, trials = shape
     got = _analysed(n_levels, n_tasks, trials, 3, 5)
     expected = EXPECTED[f"{n_levels}x{n_tasks}x{trials} seed 5"]
-    assert got["trend"] == expected["trend"]
+    assert _trend(got["trend"]) == _trend(expected["trend"])
     assert got["arms"] == expected["arms"]
-    assert got["comparisons"] == expected["comparisons"]
+    assert [_unchanged(c) for c in got["comparisons"]] == [_unchanged(c) for c in expected["comparisons"]]
 
 
 def test_the_binomial_tail_is_the_same_exact_integer_sum() -> None:
