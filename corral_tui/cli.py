@@ -224,7 +224,7 @@ def _main(argv: list[str] | None) -> int:
             return _run_subcommand(command.command, argv)
         options = parse_options(argv)
     except UserError as exc:
-        print(f"corral-tui: {exc}", file=sys.stderr)
+        _say(exc)
         return exc.exit_code
     if options.batch:
         from corral_core.batch import batch_main
@@ -348,6 +348,13 @@ def _subcommand(name: str, rest: list[str]) -> int:
     return _guard(lambda: history_main(rest) if name == "history" else export_main(rest))
 
 
+def _say(error: Exception) -> None:
+    """Print a user error; a --db URL's password or a key echoed in it shows as ***."""
+    from corral_core.safetext import redact
+
+    print(f"corral-tui: {redact(str(error))}", file=sys.stderr)
+
+
 def _guard(run) -> int:
     """Run a command; user mistakes become a message and exit code 2."""
     from corral_core.errors import UserError
@@ -355,7 +362,7 @@ def _guard(run) -> int:
     try:
         return int(run() or 0)
     except UserError as exc:
-        print(f"corral-tui: {exc}", file=sys.stderr)
+        _say(exc)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
