@@ -365,9 +365,9 @@ def trials_csv(rows: Sequence[dict[str, Any]], *, raw: bool = False) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    safe = (lambda value: value) if raw else spreadsheet_safe
     for row in rows:
-        writer.writerow({key: safe(_csv_value(row.get(key))) for key in CSV_COLUMNS})
+        values = {key: _csv_value(row.get(key)) for key in CSV_COLUMNS}
+        writer.writerow(values if raw else {key: spreadsheet_safe(value) for key, value in values.items()})
     return buffer.getvalue()
 
 
