@@ -464,10 +464,15 @@ def export_main(argv: list[str]) -> int:
     parser.add_argument("--format", choices=("json", "csv", "inspect"), default="json")
     parser.add_argument("--output", "-o", metavar="FILE", default=None,
                         help="file to write (default: stdout); with --format inspect, a folder (default: inspect-logs)")
+    parser.add_argument("--raw-csv", action="store_true",
+                        help="CSV only: write text cells as they are; by default a cell beginning with =, +, -, @, "
+                             "a tab or a CR gets a leading ' so a spreadsheet does not run it as a formula")
     parser.add_argument("--with-transcripts", action="store_true",
                         help="JSON only: each trial also carries its messages and tool calls (what the agent and "
                              "the model said, the tools' arguments and results)")
     args = _parse(parser, argv)
+    if args.raw_csv and args.format != "csv":
+        raise UserError("--raw-csv needs --format csv.", where="--raw-csv")
     if args.with_transcripts and args.format != "json":
         raise UserError("--with-transcripts needs --format json.", where="--with-transcripts",
                         fix="CSV and Inspect logs have their own shape; export JSON for the transcripts.")
@@ -493,7 +498,8 @@ def export_main(argv: list[str]) -> int:
         threshold = float(((info.metrics or {}).get("spec") or {}).get("pass_threshold") or 0.0)
         if args.format == "csv":  # streamed: one page at a time
             report.write_csv_values(args.output, stored_trial_values(repository, args.benchmark_id, threshold,
-                                                                     report.CSV_COLUMNS, iso_times=True))
+                                                                     report.CSV_COLUMNS, iso_times=True),
+                                    raw=args.raw_csv)
             return EXIT_OK
         rows = stored_trial_values(repository, args.benchmark_id, threshold, ROW_KEYS, iso_times=True)
         document = dict(info.metrics or {})

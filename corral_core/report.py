@@ -171,15 +171,28 @@ def _flat_encoder(item_separator: str) -> Callable[[Any], str]:
     return lambda item: "".join(encode(item, 0))
 
 
-def write_csv_values(path: str, rows: Iterable[Sequence[Any]]) -> None:
-    """`write_text(path, trials_csv(rows).rstrip("\\n"))`, the same bytes, of rows given as their
+# A spreadsheet reads a cell that begins with one of these as a formula (`=HYPERLINK(...)` in an agent's
+# answer would run when the export is opened): OWASP's rule is to start such a text cell with a quote.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(value: Any) -> Any:
+    """`value`, or a text cell that a spreadsheet would run as a formula with `'` put before it."""
+    if type(value) is str and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def write_csv_values(path: str, rows: Iterable[Sequence[Any]], *, raw: bool = False) -> None:
+    """`write_text(path, trials_csv(rows, raw=raw).rstrip("\\n"))`, the same bytes, of rows given as their
     CSV_COLUMNS values in order, dates already text (None is written empty, as `trials_csv` writes it):
-    the csv module's C writer does every cell (a million rows in an export), a block of rows at a time."""
+    the csv module's C writer does every cell (a million rows in an export), a block of rows at a time.
+    Text cells a spreadsheet would run as formulas are neutralised (`spreadsheet_safe`) unless `raw`."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     ended = ""  # the newline of the block before, written once another line follows it
-    rows = iter(rows)
+    rows = iter(rows) if raw else ([spreadsheet_safe(value) for value in row] for row in rows)
     with _output(path) as out:
         while True:
             writer.writerows(itertools.islice(rows, 1000))
@@ -348,12 +361,13 @@ def _trial_line(row: dict[str, Any]) -> str:
 # --- CSV -----------------------------------------------------------------------------------------
 
 
-def trials_csv(rows: Sequence[dict[str, Any]]) -> str:
+def trials_csv(rows: Sequence[dict[str, Any]], *, raw: bool = False) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({key: _csv_value(row.get(key)) for key in CSV_COLUMNS})
+        values = {key: _csv_value(row.get(key)) for key in CSV_COLUMNS}
+        writer.writerow(values if raw else {key: spreadsheet_safe(value) for key, value in values.items()})
     return buffer.getvalue()
 
 

@@ -17,13 +17,14 @@ answer of the server, carries one.
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import re
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 __all__ = ["MASK", "REPLACEMENT", "clean", "clean_text", "clip", "install_log_redaction", "redact",
            "register_environment", "register_secret", "register_url_secrets"]
@@ -33,6 +34,8 @@ MASK = "***"
 MIN_SECRET_LENGTH = 8  # shorter values ("1", "true") would mask ordinary text; real keys are longer
 SECRET_NAME = re.compile(r"(API_?KEY|_KEY$|^KEY$|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL)", re.IGNORECASE)
 _USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/\s@'\"<>]+@")
+# `?password=…` in a URL, `password=…` in a libpq DSN: the value up to the next separator
+_PASSWORD_VALUE = re.compile(r"(\b(?:password|passwd|pwd)=)(?!\*\*\*)[^&\s'\"#;,<>]+", re.IGNORECASE)
 
 
 class _Secrets:
@@ -58,6 +61,8 @@ class _Secrets:
             text = pattern.sub(MASK, text)
         if "@" in text and "://" in text:
             text = _USERINFO.sub(r"\1" + MASK + "@", text)
+        if "=" in text:
+            text = _PASSWORD_VALUE.sub(r"\1" + MASK, text)
         return text
 
 
@@ -67,22 +72,32 @@ _SECRETS = _Secrets()
 def register_secret(value: Any) -> None:
     """Remember `value` as a secret: from now on `clean`/`redact` write it as `***`."""
     if isinstance(value, str):
+        value = value.strip()
         _SECRETS.add(value)
-        if value.lower().startswith("bearer "):
-            _SECRETS.add(value[7:])
+        _SECRETS.add(_base64(value))  # the form a Basic header or an encoded config carries
+        if value.lower().startswith(("bearer ", "basic ")):
+            register_secret(value[6:] if value[:6].lower() == "basic " else value[7:])
+
+
+def _base64(value: str) -> str:
+    return base64.b64encode(value.encode("utf-8", "surrogatepass")).decode("ascii")
 
 
 def register_url_secrets(url: Any) -> None:
-    """Register the userinfo (user:password) of `url`, if it has one."""
-    if not isinstance(url, str) or "@" not in url:
+    """Register the userinfo (user:password) of `url` and its `password=` query value, if it has them."""
+    if not isinstance(url, str) or ("@" not in url and "=" not in url):
         return
     try:
         parts = urlsplit(url)
     except ValueError:
         return
     if parts.password:
-        register_secret(parts.password)
-        register_secret(f"{parts.username}:{parts.password}")
+        for user, password in {(parts.username, parts.password),
+                               (unquote(parts.username or ""), unquote(parts.password))}:
+            register_secret(password)
+            register_secret(f"{user}:{password}")  # httpx sends it as Basic base64(user:password)
+    for match in _PASSWORD_VALUE.finditer(parts.query):
+        register_secret(unquote(match.group(0)[len(match.group(1)):]))
 
 
 def register_environment(environ: Mapping[str, str] | None = None, names: Iterable[str] = ()) -> None:
@@ -95,7 +110,8 @@ def register_environment(environ: Mapping[str, str] | None = None, names: Iterab
 
 
 def redact(text: str) -> str:
-    """`text` with every registered secret and every URL userinfo replaced by `***`."""
+    """`text` with every registered secret (and its base64 form), every URL userinfo and every
+    `password=` value replaced by `***`."""
     return _SECRETS.redact(text)
 
 

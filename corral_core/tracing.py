@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from corral_core.errors import UserError
+from corral_core.safetext import redact
 
 INSTRUMENTATION = "corral-tui"
 # litellm's provider prefix -> `gen_ai.provider.name` (GenAiProviderNameValues of the semantic conventions
@@ -54,15 +55,28 @@ class Span:
         if self._span is not None:
             for key, value in attributes.items():
                 if value is not None:
-                    self._span.set_attribute(key, value)
+                    self._span.set_attribute(key, redact(value) if isinstance(value, str) else value)
 
     def fail(self, error_type: str, message: str | None = None) -> None:
         """Mark the span as failed (`error.type` and an error status)."""
         if self._span is not None:
             from opentelemetry.trace import Status, StatusCode
 
-            self._span.set_attribute("error.type", error_type)
-            self._span.set_status(Status(StatusCode.ERROR, message))
+            self._span.set_attribute("error.type", redact(error_type))
+            self._span.set_status(Status(StatusCode.ERROR, None if message is None else redact(message)))
+
+    def record(self, exc: BaseException) -> None:
+        """Record `exc` as the span's exception event and error status, its message and whole stack
+        trace (chained exceptions included: a provider's echo of the key is often in one) redacted."""
+        if self._span is not None:
+            import traceback
+
+            from opentelemetry.trace import Status, StatusCode
+
+            message = redact(str(exc))
+            stack = redact("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+            self._span.record_exception(exc, {"exception.message": message, "exception.stacktrace": stack})
+            self._span.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {message}"))
 
 
 def genai_provider(model: str) -> str:
@@ -195,10 +209,17 @@ def span(name: str, attributes: Mapping[str, Any] | None = None, *, parent: Mapp
         elif wanted.is_valid and kind == "server":  # the web framework's own span serves this request already
             yield Span()
             return
-    with active.start_as_current_span(name, context=context, kind=SpanKind[kind.upper()]) as current:
+    # the SDK would record an escaping exception itself, with its unredacted text: `record` does it instead
+    with active.start_as_current_span(name, context=context, kind=SpanKind[kind.upper()], record_exception=False,
+                                      set_status_on_exception=False) as current:
         handle = Span(current)
         handle.set(attributes or {})
-        yield handle
+        try:
+            yield handle
+        except BaseException as exc:
+            if not isinstance(exc, GeneratorExit):
+                handle.record(exc)
+            raise
 
 
 def inject(carrier: MutableMapping[str, str]) -> MutableMapping[str, str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -50,15 +51,47 @@ def _prepare_environment() -> None:
     install_log_redaction()
 
 
+# What a `.env` may set: provider keys and provider settings. corral-tui's own settings, tracing and
+# litellm's (a callback module it would import), Python's and the loader's are not for a file found in
+# some parent folder: they come from the environment or config.toml only.
+DOTENV_SETTING = re.compile(r"_(API_BASE|BASE_URL|API_VERSION|ORGANIZATION|ORG_ID|PROJECT|REGION|REGION_NAME|"
+                            r"ENDPOINT|DEPLOYMENT)$")
+DOTENV_NEVER = ("CORRAL_TUI_", "OTEL_", "LITELLM_", "PYTHON", "LD_", "DYLD_")
+DOTENV_NEVER_NAMES = frozenset({"PATH", "HOME", "SHELL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY",
+                                "http_proxy", "https_proxy", "all_proxy", "no_proxy", "SSL_CERT_FILE",
+                                "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE"})
+
+
+def dotenv_may_set(name: str) -> bool:
+    """Whether a `.env` may set `name`: a provider key (`*_API_KEY`, `*TOKEN*`, ...) or provider setting."""
+    from corral_core.safetext import SECRET_NAME
+
+    if name.upper().startswith(DOTENV_NEVER) or name in DOTENV_NEVER_NAMES:
+        return False
+    return bool(SECRET_NAME.search(name) or DOTENV_SETTING.search(name.upper()))
+
+
 def load_env_file() -> str | None:
-    """Load provider keys and settings from `.env` (this directory or the nearest parent with one), as
-    Inspect does; variables already set in the environment win. Returns the file loaded, if any."""
-    from dotenv import find_dotenv, load_dotenv
+    """Load provider keys and provider settings from `.env` (this directory or the nearest parent with
+    one), as Inspect does; variables already set in the environment win. Any other name in it (a
+    `CORRAL_TUI_*` setting, `OTEL_*`, `LITELLM_*`, `PATH`...) is ignored, and said on stderr. Returns the
+    file loaded, if any."""
+    from dotenv import dotenv_values, find_dotenv
 
     path = find_dotenv(usecwd=True)
     if not path:
         return None
-    load_dotenv(path, override=False)
+    ignored = []
+    for name, value in dotenv_values(path).items():
+        if value is None or name in os.environ:
+            continue
+        if dotenv_may_set(name):
+            os.environ[name] = value
+        else:
+            ignored.append(name)
+    if ignored:
+        print(f"corral-tui: {path}: ignored {', '.join(sorted(ignored))}: a .env holds provider keys and settings "
+              "only; set the others in the environment or config.toml.", file=sys.stderr)
     return path
 
 
@@ -224,7 +257,7 @@ def _main(argv: list[str] | None) -> int:
             return _run_subcommand(command.command, argv)
         options = parse_options(argv)
     except UserError as exc:
-        print(f"corral-tui: {exc}", file=sys.stderr)
+        _say(exc)
         return exc.exit_code
     if options.batch:
         from corral_core.batch import batch_main
@@ -348,6 +381,13 @@ def _subcommand(name: str, rest: list[str]) -> int:
     return _guard(lambda: history_main(rest) if name == "history" else export_main(rest))
 
 
+def _say(error: Exception) -> None:
+    """Print a user error; a --db URL's password or a key echoed in it shows as ***."""
+    from corral_core.safetext import redact
+
+    print(f"corral-tui: {redact(str(error))}", file=sys.stderr)
+
+
 def _guard(run) -> int:
     """Run a command; user mistakes become a message and exit code 2."""
     from corral_core.errors import UserError
@@ -355,7 +395,7 @@ def _guard(run) -> int:
     try:
         return int(run() or 0)
     except UserError as exc:
-        print(f"corral-tui: {exc}", file=sys.stderr)
+        _say(exc)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

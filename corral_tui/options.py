@@ -37,6 +37,9 @@ if TYPE_CHECKING:  # the engine's batch module is imported when a batch runs
 ENV_PREFIX = "CORRAL_TUI_"
 CONFIG_ENV = "CORRAL_TUI_CONFIG"
 CONFIG_NAME = "config.toml"
+# a default of these flags that came from the environment or the config file is said on stderr: where a
+# run's results go should never be a surprise
+ANNOUNCED_FLAGS = {"db": "the store"}
 TRUE_WORDS, FALSE_WORDS = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 CONFIG_SECTIONS = ("defaults", "keymap")
 # [defaults] flags a subcommand with a flag of the same name does not take from there: output files (a
@@ -165,6 +168,7 @@ def default_tokens(parser: argparse.ArgumentParser, argv: Sequence[str], *, comm
         if variable in environ:
             tokens += _checked(flag, _from_env(flag, variable, environ[variable]), f"{variable}={environ[variable]!r}",
                                variable)
+            _announce(flag, environ[variable], variable)
             continue
         value, table = section.get(flag.name, section.get(flag.name.replace("-", "_"))), command
         if value is None:  # [defaults] reaches every command with the flag, as CORRAL_TUI_<FLAG> does
@@ -173,7 +177,17 @@ def default_tokens(parser: argparse.ArgumentParser, argv: Sequence[str], *, comm
             where = f"[defaults{'.' + table if table else ''}] {flag.name}"
             tokens += _checked(flag, _from_file(flag, value, table, config), f"{where} = {value!r}",
                                str(config.path) if config and config.path else where)
+            _announce(flag, value, f"{where} in {config.path}" if config and config.path else where)
     return tokens
+
+
+def _announce(flag: _Flag, value: Any, source: str) -> None:
+    if flag.name in ANNOUNCED_FLAGS:
+        import sys
+
+        from corral_core.safetext import redact
+
+        print(f"corral-tui: {ANNOUNCED_FLAGS[flag.name]} is {redact(str(value))} (from {source}).", file=sys.stderr)
 
 
 def _checked(flag: _Flag, tokens: list[str], source: str, where: str) -> list[str]:
@@ -205,7 +219,13 @@ def _from_env(flag: _Flag, variable: str, text: str) -> list[str]:
                             fix="use 1, true, yes or on (or 0, false, no, off).")
         return [option] if word in TRUE_WORDS else []
     if flag.repeatable:
-        return [token for value in shlex.split(text) for token in (f"{option}={value}",)]
+        try:
+            values = shlex.split(text)
+        except ValueError as exc:  # an unclosed quote
+            raise UserError(f"{variable}={text!r}: {exc}.", where=variable,
+                            fix="close the quote, or quote the whole value: "
+                                f"{variable}=\"top_p=0.9 seed=1\".") from None
+        return [f"{option}={value}" for value in values]
     return [f"{option}={text}"]
 
 

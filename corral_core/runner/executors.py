@@ -63,8 +63,12 @@ DASK_CONFIG = {"distributed.worker.profile.enabled": False, "distributed.admin.t
 # `processes` workers are forked from a forkserver that has imported what they need (runner/worker_preload.py);
 # where there is no forkserver (Windows), Dask's default: each worker starts a fresh interpreter and imports
 FORKSERVER = "forkserver" in multiprocessing.get_all_start_methods()
-PROCESSES_CONFIG = {**DASK_CONFIG, "distributed.worker.multiprocessing-method": "forkserver"} if FORKSERVER \
-    else DASK_CONFIG
+# Dask's scheduler and workers always listen for HTTP (dashboard, identity, workers, logs, call stacks), with
+# no Host check: a web page that rebinds its name to 127.0.0.1 could read them. Our own cluster serves no
+# route at all (nothing of ours needs them; each answers 404).
+NO_HTTP_ROUTES: dict[str, list[str]] = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
+PROCESSES_CONFIG = {**DASK_CONFIG, **NO_HTTP_ROUTES,
+                    **({"distributed.worker.multiprocessing-method": "forkserver"} if FORKSERVER else {})}
 WORKER_PRELOAD = ["__main__", "corral_core.runner.worker_preload"]
 
 
@@ -298,7 +302,7 @@ class DaskExecutor:
         with dask.config.set(PROCESSES_CONFIG if executor == "processes" else DASK_CONFIG):
             if executor == "processes":
                 start_forkserver()
-                # the scheduler's health server on a free loopback port too (not its default :8787)
+                # the scheduler's HTTP server (no routes: NO_HTTP_ROUTES) on a free loopback port (not :8787)
                 # one worker per core (Dask's own default would be cores / threads per worker)
                 # env: this process's environment now (the forkserver has the one from when it started)
                 self.cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1,

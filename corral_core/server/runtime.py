@@ -39,6 +39,7 @@ from corral_core.events import (
     ToolCallRequestedData,
     TrialOpenedData,
 )
+from corral_core.safetext import clean
 from corral_core.server.approvals import EventingGate, QueueGate
 from corral_core.tracing import span
 
@@ -313,7 +314,9 @@ class ServerRuntime:
                           **ToolCallRequestedData(tool_name=tool_name, arguments=arguments,
                                                   risk=tool.risk.value if tool is not None else None))
             call = env.call_tool(tool_name, arguments)
-        result: ToolCallData = call.to_dict()
+        # a tool's result or error may echo a secret (a backend answering with the request's headers):
+        # masked here, before the agent, the events or the execute_tool span see it
+        result: ToolCallData = clean(call.to_dict())
         if self.sink is not None and self.telemetry:
             self.emit(EventKind.TOOL_CALL_EXECUTED, trial_id, env.task_id, target.benchmark_id, **result)
         return dict(result)

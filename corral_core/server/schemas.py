@@ -17,16 +17,17 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 from starlette.responses import JSONResponse
 
-from corral_core.safetext import clean, clean_text
+from corral_core.safetext import clean, clean_text, redact
 
 
 class SafeJSONResponse(JSONResponse):
     """Compact UTF-8 JSON that never fails: non-finite floats become null, unknown objects their
-    `str`, lone surrogates U+FFFD (the fallback walk runs only when the fast path fails)."""
+    `str`, lone surrogates U+FFFD (the fallback walk runs only when the fast path fails). Every
+    answer, fast path included, has each registered secret masked (`safetext.redact`)."""
 
     def render(self, content: Any) -> bytes:
         try:
-            return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+            return redact(json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))).encode()
         except (TypeError, ValueError):  # UnicodeEncodeError (a lone surrogate) is a ValueError
             return json.dumps(
                 _safe(content), ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_text_of

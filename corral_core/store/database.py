@@ -20,6 +20,7 @@ from sqlalchemy.exc import ArgumentError, DatabaseError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
 from corral_core.errors import StoreError
+from corral_core.safetext import register_url_secrets
 from corral_core.store.schema import ensure_schema
 
 # How long a connection waits for SQLite's write lock before "database is locked". Waiting is
@@ -43,6 +44,7 @@ def make_engine(url: str | Path, *, echo: bool = False, create: bool = True) -> 
     psycopg 3, with pre-pinged pooled connections; other databases are used as given.
     """
     text = str(url)
+    register_url_secrets(text)  # its userinfo and password= value, masked in every message from here on
     if isinstance(url, Path) or "://" not in text:
         path = Path(text).expanduser()
         text = f"sqlite:///{path.resolve()}"

@@ -43,6 +43,7 @@ from corral_core.tools.builtin.params import ToolDeclarationError
 from corral_core.tools.builtin.web_search import validate_backend
 from corral_core.tools.decorator import tool
 from corral_core.tools.errors import ToolDefinitionError
+from corral_core.tools.sandbox import sandbox_from, sandboxed_python_tool
 
 ToolBuilder = Callable[[dict[str, Any], Path], Tool]
 
@@ -57,8 +58,8 @@ _BUILTIN_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 _TYPE_KEYS: dict[str, tuple[str, ...]] = {
     "http": ("url", "method", "headers", "parameters", "timeout", "max_chars"),
-    "cli": ("binary", "allowed_commands", "parameters", "timeout", "cwd", "end_of_options"),
-    "python": ("import",),
+    "cli": ("binary", "allowed_commands", "parameters", "timeout", "cwd", "end_of_options", "sandbox"),
+    "python": ("import", "sandbox", "timeout"),
     "mcp": (),  # checked by mcp_tools.mcp_tools (one declaration, several tools)
 }
 _CUSTOM_TYPES: dict[str, ToolBuilder] = {}
@@ -214,6 +215,7 @@ def _cli(decl: dict[str, Any], name: str, base_dir: Path) -> Tool:
         timeout=float(_number(decl, "timeout", name, 30)),
         cwd=cwd,
         end_of_options=end_of_options,
+        sandbox=sandbox_from(decl.get("sandbox"), tool=name),
     )
 
 
@@ -242,6 +244,11 @@ def _python(decl: dict[str, Any], name: str, base_dir: Path) -> Tool:
         fix = "name a Tool or function in that module."
         raise _fail(f"{module_ref!r} has no attribute {attr!r}.", name, "import", fix)
     target = getattr(module, attr)
+    sandbox = sandbox_from(decl.get("sandbox"), tool=name)
+    if sandbox is not None:
+        plain = _python({k: v for k, v in decl.items() if k not in ("sandbox", "timeout")}, name, base_dir)
+        timeout = float(_number(decl, "timeout", name, 30))
+        return sandboxed_python_tool(plain, decl, base_dir, sandbox, timeout)
     if isinstance(target, Tool):
         return target
     if callable(target):

@@ -43,14 +43,39 @@ def test_overrides_reach_every_arm_and_max_connections_leaves_the_digest_alone()
 
 def test_env_file_is_loaded_without_overriding_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                                ) -> None:
-    (tmp_path / ".env").write_text("CORRAL_T_FROM_FILE=file\nCORRAL_T_SET=file\n")
+    (tmp_path / ".env").write_text("CORRAL_T_FROM_FILE_KEY=file\nCORRAL_T_SET_KEY=file\n")
     inner = tmp_path / "sub"
     inner.mkdir()
     monkeypatch.chdir(inner)
-    monkeypatch.setenv("CORRAL_T_SET", "shell")
-    monkeypatch.delenv("CORRAL_T_FROM_FILE", raising=False)
+    monkeypatch.setenv("CORRAL_T_SET_KEY", "shell")
+    monkeypatch.delenv("CORRAL_T_FROM_FILE_KEY", raising=False)
     assert load_env_file() == str(tmp_path / ".env")
-    assert os.environ["CORRAL_T_FROM_FILE"] == "file" and os.environ["CORRAL_T_SET"] == "shell"
+    assert os.environ["CORRAL_T_FROM_FILE_KEY"] == "file" and os.environ["CORRAL_T_SET_KEY"] == "shell"
+
+
+def test_an_env_file_sets_provider_keys_and_settings_only_and_says_what_it_ignored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: a .env in any parent folder set CORRAL_TUI_DB (results to another store), CORRAL_TUI_CONFIG,
+    CORRAL_TUI_LITELLM_CALLBACK (a module imported), OTEL_EXPORTER_OTLP_ENDPOINT..., silently."""
+    provider = {"OPENAI_API_KEY": "sk-dotenv-1234567890", "ANTHROPIC_API_KEY": "sk-ant-0987654321",
+                "OPENAI_API_BASE": "http://127.0.0.1:9/v1", "AZURE_API_VERSION": "2024-06-01",
+                "HF_TOKEN": "hf_abcdefgh12345678", "AWS_REGION_NAME": "eu-west-1"}
+    refused = {"CORRAL_TUI_DB": str(tmp_path / "elsewhere.db"), "CORRAL_TUI_CONFIG": str(tmp_path / "quiet.toml"),
+               "CORRAL_TUI_MODEL_BASE_URL": "http://127.0.0.1:9/v1", "CORRAL_TUI_LITELLM_CALLBACK": "evil:cb",
+               "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9", "LITELLM_LOG": "DEBUG",
+               "PYTHONPATH": str(tmp_path), "HTTPS_PROXY": "http://127.0.0.1:9", "CORRAL_TUI_SECRET_KEY": "x" * 12}
+    (tmp_path / ".env").write_text("".join(f"{k}={v}\n" for k, v in {**provider, **refused}.items()))
+    inner = tmp_path / "deep" / "er"
+    inner.mkdir(parents=True)
+    monkeypatch.chdir(inner)
+    for name in [*provider, *refused]:
+        monkeypatch.delenv(name, raising=False)
+    assert load_env_file() == str(tmp_path / ".env")
+    assert {name: os.environ.get(name) for name in provider} == provider
+    assert {name: os.environ.get(name) for name in refused} == dict.fromkeys(refused)
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and f"{tmp_path / '.env'}: ignored " in said
+    assert all(name in said for name in refused) and "provider keys and settings only" in said
 
 
 def test_batch_with_env_file_model_base_url_and_max_connections_survives_rate_limits(tmp_path: Path) -> None:

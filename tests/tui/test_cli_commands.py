@@ -62,8 +62,14 @@ def test_a_subcommands_flags_take_defaults_from_the_environment_and_the_config_f
     monkeypatch.setenv("CORRAL_TUI_DB", "env.db")
     assert run_main(["demo"]) == 0
     assert (seen[-1].db, seen[-1].level, seen[-1].loud) == ("env.db", "high", True)
+    assert capsys.readouterr().err == "corral-tui: the store is env.db (from CORRAL_TUI_DB).\n"  # never a surprise
     assert run_main(["demo", "--db", "flag.db", "--level", "low"]) == 0
     assert (seen[-1].db, seen[-1].level) == ("flag.db", "low")
+    assert capsys.readouterr().err == ""  # typed: nothing to say
+    config.write_text("[defaults.demo]\ndb = 'file.db'\n")
+    monkeypatch.delenv("CORRAL_TUI_DB")
+    assert run_main(["demo"]) == 0 and seen[-1].db == "file.db"
+    assert capsys.readouterr().err == f"corral-tui: the store is file.db (from [defaults.demo] db in {config}).\n"
     assert run_main(["demo", "--help"]) == 0 and "A subcommand added the old way." in capsys.readouterr().out
     script = cli.completion_script_for("fish")
     assert "'__fish_seen_subcommand_from demo' -l level -x -a 'low high'" in script

@@ -105,3 +105,13 @@ async def test_a_keymap_from_the_config_file_rebinds_the_workbench(tmp_path: Pat
         await wait_ready(pilot)
         await pilot.press("f6")
         await wait_for(pilot, lambda: isinstance(app.screen, HistoryScreen), "the history screen on f6")
+
+
+def test_an_unclosed_quote_in_an_environment_value_is_a_user_error(capsys: pytest.CaptureFixture[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: `No closing quotation`, a traceback from shlex."""
+    monkeypatch.setenv("CORRAL_TUI_MODEL_ARG", 'top_p="0.9')
+    assert main(["--batch", "nothing.bench.yaml"]) == 2
+    said = capsys.readouterr().err
+    assert said.startswith("corral-tui: CORRAL_TUI_MODEL_ARG") and "No closing quotation" in said
+    assert "Traceback" not in said and said.count("\n") == 1

@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from corral_core.tools.base import Tool, ToolExecutionError
 from corral_core.tools.builtin.params import (
@@ -28,6 +28,9 @@ from corral_core.tools.builtin.params import (
     schema_from_parameters,
     truncate,
 )
+
+if TYPE_CHECKING:
+    from corral_core.tools.sandbox import Sandbox
 
 DEFAULT_TIMEOUT = 30.0
 STDOUT_CHARS = 4000
@@ -123,22 +126,33 @@ def find_executable(binary: str) -> str | None:
     return executable
 
 
-def run_command(argv: list[str], *, cwd: str, timeout: float) -> str:
-    """Run argv without a shell; stdout (capped) on exit 0, ToolExecutionError otherwise."""
+def run_command(argv: list[str], *, cwd: str, timeout: float, sandbox: Sandbox | None = None,
+                read_only: Sequence[str] = (), stdin: str | None = None, max_chars: int | None = STDOUT_CHARS,
+                env: Mapping[str, str] | None = None) -> str:
+    """Run argv without a shell (inside `sandbox` when given, `cwd` its one writable path, `read_only`
+    paths and `env` variables it gets besides the system); `stdin` is its input. stdout (capped at
+    `max_chars`) on exit 0, ToolExecutionError otherwise."""
     executable = find_executable(argv[0])
     if executable is None:  # removed since the tool was declared
         raise ToolExecutionError(f"Binary not found: {argv[0]}")
     if not os.path.isdir(cwd):
         raise ToolExecutionError(f"Working directory does not exist: {cwd}")
+    command = [executable, *argv[1:]]
+    if sandbox is not None:
+        command = sandbox.argv(command, workspace=cwd, read_only=[os.path.dirname(executable), *read_only], env=env)
     # Output goes to temporary files, not pipes: a program printing gigabytes fills the disk's
     # page cache, never this process's memory, and only the first MAX_OUTPUT_BYTES are read back.
-    with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file:
+    with tempfile.TemporaryFile() as out_file, tempfile.TemporaryFile() as err_file, \
+            tempfile.TemporaryFile() as in_file:
+        if stdin is not None:
+            in_file.write(stdin.encode())
+            in_file.seek(0)
         try:
             process = subprocess.Popen(
-                [executable, *argv[1:]],
+                command,
                 cwd=cwd,
                 shell=False,
-                stdin=subprocess.DEVNULL,
+                stdin=in_file if stdin is not None else subprocess.DEVNULL,
                 stdout=out_file,
                 stderr=err_file,
                 start_new_session=True,  # its own process group, so a timeout can kill grandchildren too
@@ -160,7 +174,9 @@ def run_command(argv: list[str], *, cwd: str, timeout: float) -> str:
         if stderr.strip():
             parts.append("stderr: " + truncate(stderr.strip(), ERROR_STDERR_CHARS))
         raise ToolExecutionError("\n".join(parts))
-    return truncate(stdout, STDOUT_CHARS) if stdout.strip() else "(no output)"
+    if max_chars is None:
+        return stdout
+    return truncate(stdout, max_chars) if stdout.strip() else "(no output)"
 
 
 def _head(file: Any) -> str:
@@ -195,9 +211,12 @@ def cli_tool(
     risk: str = "safe",
     render: str = "text",
     end_of_options: bool = False,
+    sandbox: Sandbox | None = None,
 ) -> Tool:
     """A Tool running `binary [command] [positionals] --flag value ...` with shell=False.
 
+    `sandbox` (corral_core.tools.sandbox): the program runs inside it, its working directory the one
+    writable path.
     `allowed_commands` whitelists the `command` argument (added as a required enum parameter).
     `end_of_options=True` (for programs that honour `--`) passes positionals after `--`, so they may
     start with '-'. The working directory is `cwd` if given, else the hidden `work_dir` argument the
@@ -258,7 +277,7 @@ def cli_tool(
         argv = build_argv(binary, arguments, order=order, positional=positional, numeric=numeric,
                           end_of_options=end_of_options)
         directory = fixed_cwd or (str(work_dir) if work_dir else os.getcwd())
-        return run_command(argv, cwd=directory, timeout=timeout)
+        return run_command(argv, cwd=directory, timeout=timeout, sandbox=sandbox)
 
     tool_description = description or f"Run {binary}" + (f" ({', '.join(commands)})." if commands else ".")
     return Tool(name, tool_description, schema, run, risk=risk, render=render, hidden_args=(WORK_DIR_ARG,))
