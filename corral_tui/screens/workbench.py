@@ -40,7 +40,7 @@ from corral_tui.messages import (
 )
 from corral_tui.render import format_cost, format_tokens
 from corral_tui.run_request import VERBOSITY_LEVELS
-from corral_tui.screens.base import QueryScreen, apply_breakpoints, laid_out_for
+from corral_tui.screens.base import QueryScreen, apply_breakpoints, breakpoint_classes, laid_out_for
 from corral_tui.screens.dialogs import ErrorScreen
 from corral_tui.services.catalogue import SuiteView
 from corral_tui.services.session import Command
@@ -143,9 +143,16 @@ class WorkbenchScreen(QueryScreen):
 
     def on_resize(self, event: events.Resize) -> None:
         """A Resize to the size the screen is already laid out at, with its classes (Textual sends three
-        after the first frame), changes nothing: Textual's handler would lay it all out again for each."""
+        after the first frame), changes nothing: Textual's handler would lay it all out again for each.
+        Made short while a run is live, the screen shows the run's trials (as a run started short does)."""
         if laid_out_for(self, event.size):
             event.prevent_default()
+        elif self.live and breakpoint_classes(self, event.size).get("-short") and self.run_is_live():
+            self.set_view("trials")  # a run is live: a short terminal shows its trials, not the locked form
+
+    def run_is_live(self) -> bool:
+        """Whether the run form is locked for a live run."""
+        return self.query_one("#form-start").disabled
 
     def on_screen_resume(self, event: events.ScreenResume) -> None:
         """The first resume comes as the screen's widgets have just been styled, each as it mounted:
