@@ -7,11 +7,8 @@ import difflib
 import os
 
 from corral_core.llm.client import _litellm
-from corral_core.llm.direct import OPENAI_PREFIX
+from corral_core.llm.direct import DEFAULT_KEY_ENV, OPENAI_PREFIX
 from corral_core.llm.offline import OFFLINE_PREFIXES
-
-OPENAI_ROUTE = "openai/"  # litellm's OpenAI route: the OpenAI SDK, which needs a key to send a request
-OPENAI_KEY = "OPENAI_API_KEY"  # the variable it reads the key from
 
 
 def model_problem(model_id: str) -> str | None:
@@ -75,8 +72,8 @@ def missing_credentials(model_id: str, api_base: str | None = None, api_key_env:
         return []
     if api_key_env:
         return [] if os.environ.get(api_key_env) else [api_key_env]
-    if model_id.startswith(OPENAI_ROUTE):  # decided without importing litellm (~2.5 s)
-        return [] if os.environ.get(OPENAI_KEY) else [OPENAI_KEY]
+    if model_id.startswith(OPENAI_PREFIX):  # decided without importing litellm (~2.5 s)
+        return [] if os.environ.get(DEFAULT_KEY_ENV) else [DEFAULT_KEY_ENV]
     try:
         found = _litellm().validate_environment(model=model_id, api_base=api_base)
     except Exception:  # a provider litellm cannot check: the trials will say

@@ -58,7 +58,7 @@ def check_models(spec: BenchmarkSpec, *, file: str | None, where: str, fix: str)
     one whose API key is not in the environment. One UserError names each. Asked once the command line
     or the run form has set the models (so not at load)."""
     from corral_core.llm import missing_credentials, model_problem, unlisted_problem
-    from corral_core.llm.known import OPENAI_ROUTE
+    from corral_core.llm.direct import OPENAI_PREFIX
 
     problems: list[UserError] = []
     for model in dict.fromkeys((arm.model.id, arm.model.api_base, arm.model.api_key_env) for arm in spec.arms):
@@ -72,7 +72,7 @@ def check_models(spec: BenchmarkSpec, *, file: str | None, where: str, fix: str)
             problems.append(UserError(f"{unlisted}.", file=file, where=where, fix=UNLISTED_FIX))
         missing = missing_credentials(model_id, api_base, key_env)
         if missing:
-            openai_base = api_base if model_id.startswith(OPENAI_ROUTE) else None
+            openai_base = api_base if model_id.startswith(OPENAI_PREFIX) else None
             problems.append(UserError(_missing_key(model_id, missing), file=file, where=where,
                                       fix=_key_fix(missing, key_env, openai_base)))
     if problems:
