@@ -7,7 +7,7 @@ import difflib
 import os
 
 from corral_core.llm.client import _litellm
-from corral_core.llm.direct import OPENAI_PREFIX
+from corral_core.llm.direct import DEFAULT_KEY_ENV, OPENAI_PREFIX
 from corral_core.llm.offline import OFFLINE_PREFIXES
 
 
@@ -61,18 +61,21 @@ def unlisted_problem(model_id: str, api_base: str | None = None) -> str | None:
 def missing_credentials(model_id: str, api_base: str | None = None, api_key_env: str | None = None) -> list[str]:
     """The environment variables holding the key `model_id` needs that are not set (empty: nothing missing).
 
-    `api_key_env`, when given, is the one variable read. Otherwise litellm's own check
-    (`litellm.validate_environment`) is asked, and only its API keys count (a base URL or cloud credentials
-    from a profile may come from elsewhere); a model with an `api_base` and no `api_key_env` (a local
-    server) is not checked, nor are offline models."""
+    `api_key_env`, when given, is the one variable read. Otherwise the check follows litellm's route:
+    `openai/...` needs OPENAI_API_KEY even with an `api_base` (litellm hands the call to the OpenAI SDK,
+    which refuses to send one without a key: every trial would error "Missing credentials"; a keyless
+    local server takes any value); other routes are asked of litellm's own check
+    (`litellm.validate_environment`, with the `api_base`: `hosted_vllm/` and `ollama/` need no key), and
+    only its API keys count (cloud credentials from a profile may come from elsewhere). Offline models
+    need none."""
     if model_id.startswith(OFFLINE_PREFIXES):
         return []
     if api_key_env:
         return [] if os.environ.get(api_key_env) else [api_key_env]
-    if api_base:
-        return []
+    if model_id.startswith(OPENAI_PREFIX):  # decided without importing litellm (~2.5 s)
+        return [] if os.environ.get(DEFAULT_KEY_ENV) else [DEFAULT_KEY_ENV]
     try:
-        found = _litellm().validate_environment(model=model_id)
+        found = _litellm().validate_environment(model=model_id, api_base=api_base)
     except Exception:  # a provider litellm cannot check: the trials will say
         return []
     if found.get("keys_in_environment"):

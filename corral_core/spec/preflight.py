@@ -58,6 +58,7 @@ def check_models(spec: BenchmarkSpec, *, file: str | None, where: str, fix: str)
     one whose API key is not in the environment. One UserError names each. Asked once the command line
     or the run form has set the models (so not at load)."""
     from corral_core.llm import missing_credentials, model_problem, unlisted_problem
+    from corral_core.llm.direct import OPENAI_PREFIX
 
     problems: list[UserError] = []
     for model in dict.fromkeys((arm.model.id, arm.model.api_base, arm.model.api_key_env) for arm in spec.arms):
@@ -71,8 +72,9 @@ def check_models(spec: BenchmarkSpec, *, file: str | None, where: str, fix: str)
             problems.append(UserError(f"{unlisted}.", file=file, where=where, fix=UNLISTED_FIX))
         missing = missing_credentials(model_id, api_base, key_env)
         if missing:
+            openai_base = api_base if model_id.startswith(OPENAI_PREFIX) else None
             problems.append(UserError(_missing_key(model_id, missing), file=file, where=where,
-                                      fix=_key_fix(missing, key_env)))
+                                      fix=_key_fix(missing, key_env, openai_base)))
     if problems:
         raise UserError.combine(problems, file=file)
 
@@ -82,11 +84,15 @@ def _missing_key(model_id: str, missing: list[str]) -> str:
     return f"model {model_id!r} needs its provider's API key in {names}, which is not set: every trial would fail."
 
 
-def _key_fix(missing: list[str], key_env: str | None) -> str:
+def _key_fix(missing: list[str], key_env: str | None, openai_base: str | None = None) -> str:
+    """How to set the missing key; `openai_base`: the API base of an `openai/` route (a local server)."""
     named = "" if key_env else (" (or name the variable that holds the key: `api_key_env:` in the spec's model, "
                                 "or the run form's Key env)")
+    keyless = (f" A local server that needs no key ({openai_base}) still needs a value there, any value: litellm's "
+               f"route sends every call through the OpenAI SDK, which refuses to call without one (export "
+               f"{missing[0]}=dummy)." if openai_base else "")
     return (f"export {missing[0]}=<your key> in the shell that starts corral-tui, or put it in a .env file in "
-            f"the folder you start it from{named}.")
+            f"the folder you start it from{named}.{keyless}")
 
 
 def script_path(model_id: str) -> Path:

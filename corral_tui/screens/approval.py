@@ -34,6 +34,7 @@ from corral_tui.config import Redactor
 from corral_tui.render import clip, json_block
 from corral_tui.screens.dialogs import ConfirmScreen
 from corral_tui.services.approvals import Decision, Verdict
+from corral_tui.widgets.fields import Field
 
 THOUGHT_CHARS = 300
 BUTTONS = (("approve", "Approve (y)", "success"), ("reject", "Reject (n)", "error"),
@@ -97,7 +98,7 @@ class ApprovalScreen(ModalScreen[Decision | None]):
             yield Label("Arguments", classes="section")
             with VerticalScroll(id="approval-args"):
                 yield Static(json_block(request.arguments or {}))
-            yield Input(placeholder="Reason for a rejection (optional; Enter rejects)", id="approval-reason",
+            yield Field(placeholder="Reason for a rejection (optional; Enter rejects)", id="approval-reason",
                         compact=True)
             yield Label(Text(CHORDS_HINT, style="dim"), id="approval-keys")
             yield Label("", id="approval-countdown")

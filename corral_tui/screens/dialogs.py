@@ -13,6 +13,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
+from corral_tui.widgets.fields import Field, FieldArea
+
 
 class InterventionScreen(ModalScreen[str | None]):
     """Write a message for a running trial; it reaches the model before its next LLM call."""
@@ -32,7 +34,7 @@ class InterventionScreen(ModalScreen[str | None]):
             yield Label(Text.assemble(("Intervene in ", "bold"), (self.trial_label, "bold cyan")))
             yield Static(Text("The message reaches the agent before its next LLM call; the trial is marked "
                               "assisted.", style="dim"))
-            yield TextArea(self.initial, id="intervention-text", soft_wrap=True, show_line_numbers=False)
+            yield FieldArea(self.initial, id="intervention-text", soft_wrap=True, show_line_numbers=False)
             yield Label("", classes="dialog-note")
             with Horizontal(classes="buttons"):
                 yield Button("Send (ctrl+s)", id="send", variant="primary")
@@ -73,7 +75,7 @@ class BreakpointsScreen(ModalScreen[str | None]):
             yield Static(Text(f"Separated by ';': {SYNTAX}. A hit pauses the trial where it happens; c "
                               "continues it, s steps. Running trials check the new ones from their next check "
                               "on; an empty field removes them all.", style="dim"))
-            yield Input(self.initial, placeholder="e.g. tool:calculator; tokens>2000", id="breakpoints-text")
+            yield Field(self.initial, placeholder="e.g. tool:calculator; tokens>2000", id="breakpoints-text")
             yield Label("", classes="dialog-note")
             with Horizontal(classes="buttons"):
                 yield Button("Set (enter)", id="set", variant="primary")
@@ -122,7 +124,7 @@ class SpecFileScreen(ModalScreen[str | None]):
             yield Label(Text(f"{self.verb} a benchmark spec (.bench.yaml)", style="bold"))
             yield Static(Text("The file `corral-tui --batch FILE` runs; a path relative to the folder the "
                               "workbench started in.", style="dim"))
-            yield Input(self.initial, placeholder="e.g. my-run.bench.yaml", id="specfile-path")
+            yield Field(self.initial, placeholder="e.g. my-run.bench.yaml", id="specfile-path")
             with VerticalScroll(id="specfile-problem-box"):
                 yield Static("", id="specfile-problem")
             yield Label("", classes="dialog-note")

@@ -19,6 +19,7 @@ from corral_tui.config import Redactor
 from corral_tui.render import clip, format_score
 from corral_tui.screens.base import QueryScreen
 from corral_tui.screens.timeline import entry_renderable
+from corral_tui.widgets.fields import Field, FieldArea
 
 if TYPE_CHECKING:
     from corral_core.store import TimelineEntry, TrialInfo
@@ -50,9 +51,9 @@ class ForkScreen(ModalScreen[ForkChoice | None]):
             yield Static(Text("Iterations before the one you pick are replayed from the recording (same LLM "
                               "answers, same tool results); from it on the trial's own model runs live. The "
                               "fork is a new trial, marked assisted.", style="dim"))
-            yield Input(str(self.iterations), id="fork-iteration", type="integer",
+            yield Field(str(self.iterations), id="fork-iteration", type="integer",
                         placeholder=f"iteration to go live at, 1 to {self.iterations}")
-            yield TextArea("", id="fork-intervention", soft_wrap=True, show_line_numbers=False,
+            yield FieldArea("", id="fork-intervention", soft_wrap=True, show_line_numbers=False,
                            placeholder="Intervention the agent reads at that point (optional)")
             yield Label("", classes="dialog-note")
             with Horizontal(classes="buttons"):

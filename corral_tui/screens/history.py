@@ -13,7 +13,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Generic
 
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -162,6 +162,7 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
         super().__init__(queries, redact)
         self.marked: list[BenchmarkInfo] = []  # at most two, oldest mark first
         self.columns: list[str] = []  # the headers shown at this width (BENCHMARK_COLUMNS)
+        self._laid_out_width = 0  # the terminal width the columns and rows were fitted to
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -172,17 +173,41 @@ class HistoryScreen(PagedScreen["BenchmarkInfo"]):
 
     def on_mount(self) -> None:
         # Status, Score and Attempt right after the Spec (cut to fit), so they are on screen at any width
-        self.columns = [name for name, _, narrowest in BENCHMARK_COLUMNS if self.app.size.width >= narrowest]
+        self.columns = self._columns_for(self.app.size.width)
+        self._laid_out_width = self.app.size.width
         self.table.add_columns(*self.columns)
         self.table.focus()
         super().on_mount()
+
+    @staticmethod
+    def _columns_for(width: int) -> list[str]:
+        return [name for name, _, narrowest in BENCHMARK_COLUMNS if width >= narrowest]
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A new width re-fits the columns and the rows at once (History kept the layout of the width it
+        was opened at until it was opened again)."""
+        if not self.columns or event.size.width == self._laid_out_width:
+            return
+        self._laid_out_width = event.size.width
+        table, row = self.table, self.table.cursor_row
+        columns = self._columns_for(event.size.width)
+        if columns != self.columns:
+            self.columns = columns
+            table.clear(columns=True)
+            table.add_columns(*columns)
+        if self.page is not None:
+            table.clear()
+            for key, cells in self.rows(self.page.items):
+                table.add_row(*cells, key=key)
+            if table.row_count:
+                table.move_cursor(row=min(row, table.row_count - 1))
 
     def query_for(self, offset: int) -> Callable[[], Page[BenchmarkInfo]]:
         return partial(self.queries.benchmarks, offset)
 
     def rows(self, items: list[BenchmarkInfo]) -> list[tuple[str, tuple[Any, ...]]]:
         redact = self.redact
-        width = self.app.size.width
+        width = self._laid_out_width or self.app.size.width
         wide = width >= WIDE_HISTORY
         cells = {name: cells for name, cells, _ in BENCHMARK_COLUMNS}
         others = sum(cells[name] for name in self.columns) + (12 if wide else 2) + 2  # + wider model, date; scrollbar

@@ -40,7 +40,7 @@ from corral_tui.messages import (
 )
 from corral_tui.render import format_cost, format_tokens
 from corral_tui.run_request import VERBOSITY_LEVELS
-from corral_tui.screens.base import QueryScreen, apply_breakpoints, laid_out_for
+from corral_tui.screens.base import QueryScreen, apply_breakpoints, breakpoint_classes, laid_out_for
 from corral_tui.screens.dialogs import ErrorScreen
 from corral_tui.services.catalogue import SuiteView
 from corral_tui.services.session import Command
@@ -60,7 +60,7 @@ def _key(keys: str, action: str, description: str, binding_id: str, *, show: boo
     return Binding(keys, action, description, show=show, key_display=key_display, priority=True, id=binding_id)
 
 
-FIELD_CHORDS = frozenset({"leave_field", "open_spec", "save_spec"})  # actions a text field lets through
+FIELD_CHORDS = frozenset({"leave_field", "open_spec", "save_spec", "run_anywhere"})  # chords a text field lets through
 
 
 class StoredEvents(Message):
@@ -77,7 +77,7 @@ class WorkbenchScreen(QueryScreen):
 
     BINDINGS = [
         _key("r", "start_run(False)", "Run", "workbench.run"),
-        _key("ctrl+r", "start_run(True)", "Run the form (anywhere)", "workbench.run_anywhere", show=False),
+        _key("ctrl+r", "run_anywhere", "Run the form (from anywhere)", "workbench.run_anywhere", show=False),
         _key("x", "stop_run", "Stop run", "workbench.stop"),
         _key("p", "control('pause')", "Pause", "workbench.pause"),
         _key("s", "control('step')", "Step", "workbench.step"),
@@ -143,9 +143,16 @@ class WorkbenchScreen(QueryScreen):
 
     def on_resize(self, event: events.Resize) -> None:
         """A Resize to the size the screen is already laid out at, with its classes (Textual sends three
-        after the first frame), changes nothing: Textual's handler would lay it all out again for each."""
+        after the first frame), changes nothing: Textual's handler would lay it all out again for each.
+        Made short while a run is live, the screen shows the run's trials (as a run started short does)."""
         if laid_out_for(self, event.size):
             event.prevent_default()
+        elif self.live and breakpoint_classes(self, event.size).get("-short") and self.run_is_live():
+            self.set_view("trials")  # a run is live: a short terminal shows its trials, not the locked form
+
+    def run_is_live(self) -> bool:
+        """Whether the run form is locked for a live run."""
+        return self.query_one("#form-start").disabled
 
     def on_screen_resume(self, event: events.ScreenResume) -> None:
         """The first resume comes as the screen's widgets have just been styled, each as it mounted:
@@ -169,8 +176,8 @@ class WorkbenchScreen(QueryScreen):
         self.show_run_bar()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """A text field types the workbench's letters (Esc leaves it): their bindings stand aside. The spec
-        file chords (ctrl+o, ctrl+s) are no letters: they act from the form's fields too."""
+        """A text field types the workbench's letters (Esc leaves it): their bindings stand aside. The
+        chords (ctrl+r, ctrl+o, ctrl+s) are no letters: they act from the form's fields too."""
         if action not in FIELD_CHORDS and isinstance(self.focused, Input):
             return None
         return True
@@ -313,8 +320,14 @@ class WorkbenchScreen(QueryScreen):
 
     @on(RunForm.Invalid)
     def _invalid(self, event: RunForm.Invalid) -> None:
-        self.say(f"Cannot start: {event.problem}.", "bold red")
-        self.notify(event.problem, title="Run form", severity="error")
+        self.refuse("Cannot start the run", event.problem)
+
+    def refuse(self, title: str, problem: str) -> None:
+        """Say why an action on the run form was refused, in a dialog: what is typed next (a path for the
+        spec file that was not asked for) reaches the dialog, never a binding; Enter or Esc closes it and
+        the focus comes back where it was."""
+        self.say(f"{title}: {problem}.", "bold red")
+        self.app.push_screen(ErrorScreen(title, f"{problem}.\n\nCorrect the run form, then try again."))
 
     @on(DataTable.RowHighlighted, "#trials")
     def _trial_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -409,6 +422,10 @@ class WorkbenchScreen(QueryScreen):
         self.say(f"{key} acts on the selected trial: Tab to the trials table (or click a trial) first.", "bold yellow")
         return False
 
+    def action_run_anywhere(self) -> None:
+        """ctrl+r: the run form, from anywhere on the workbench, its text fields included."""
+        self.action_start_run(chord=True)
+
     def action_start_run(self, chord: bool = False) -> None:
         """`r` in the run form (off its text fields), ctrl+r anywhere: a letter typed elsewhere (a task id
         typed outside its field) never starts a run."""
@@ -431,8 +448,7 @@ class WorkbenchScreen(QueryScreen):
         try:
             request = self.query_one(RunForm).request()
         except ValueError as exc:
-            self.say(f"Cannot save: {exc}.", "bold red")
-            self.notify(str(exc), title="Run form", severity="error")
+            self.refuse("Cannot save the run form", str(exc))
             return
         self.post_message(SpecFileRequested(request))
 

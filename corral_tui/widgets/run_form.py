@@ -16,6 +16,7 @@ from textual.widgets.input import Selection
 
 from corral_core.constants import AGENT_TYPES, APPROVAL_POLICIES
 from corral_tui.run_request import RunRequest, parse_count, parse_verbosities, split_list
+from corral_tui.widgets.fields import Field
 from corral_tui.widgets.select import Choice
 
 FORM_POLICIES = ("ask", *(policy for policy in APPROVAL_POLICIES if policy != "ask"))  # the default first
@@ -34,7 +35,7 @@ class MarkedCheckbox(Checkbox):
         super().watch_value()
 
 
-class FormInput(Input):
+class FormInput(Field):
     """A form field that shows the start of a long value (an API base's scheme and host, not its tail):
     focused, the whole value is selected (typing replaces it) with the cursor at the start; unfocused,
     it shows from the start."""

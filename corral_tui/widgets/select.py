@@ -16,7 +16,8 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.css.query import NoMatches
 from textual.widgets import Select, Static
-from textual.widgets._select import NoSelection, SelectCurrent  # what Select composes: no public name
+
+from corral_tui.widgets.textual_adapter import NoSelection, SelectCurrent  # what Select composes: no public name
 
 
 class _Current(SelectCurrent):

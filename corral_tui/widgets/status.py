@@ -9,10 +9,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.visual import VisualType
 from textual.widgets import Footer, Static
-from textual.widgets._footer import FooterKey  # what Footer composes: no public name
 
 from corral_core.domain import WorkbenchState
 from corral_tui.live import ArmScore
+from corral_tui.widgets.textual_adapter import FooterKey  # what Footer composes: no public name
 
 
 @dataclass

@@ -3,8 +3,8 @@
 is refreshed by `tick` (once a second).
 
 Under a flood of events, a drained batch changes many cells at once: the table writes only the
-cells whose words changed, and `FastTable` (corral_tui/widgets/fast_table.py, the one module that
-touches DataTable's internals) redraws those cells and nothing else (`tests/tui/test_units.py`
+cells whose words changed, and `FastTable` (corral_tui/widgets/textual_adapter.py, the one module that
+touches Textual's internals) redraws those cells and nothing else (`tests/tui/test_units.py`
 checks the drawn rows against the live state).
 """
 
@@ -19,7 +19,7 @@ from corral_core.domain import TrialStatus
 from corral_tui.config import Redactor
 from corral_tui.live import Changes, LiveRun, TrialLive
 from corral_tui.render import format_cost, format_score, format_tokens, status_text
-from corral_tui.widgets.fast_table import FastTable
+from corral_tui.widgets.textual_adapter import FastTable
 
 # (key, label, width); cells after the first start with a space (the table has no cell padding)
 COLUMNS = (("number", "#", 3), ("task", "Task", 9), ("arm", "Arm", 7), ("status", "Status", 10),

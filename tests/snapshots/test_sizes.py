@@ -134,3 +134,18 @@ async def test_info_bar_and_footer_fit_80_columns(tmp_path: Path) -> None:
             assert len(plain) <= size[0] - 2 if short else "server " in plain
             assert ("progress" not in plain) is short and plain.rstrip().endswith("idle")
             assert app.workbench_screen.query_one(Footer).compact is short
+
+
+def test_workbench_made_80x24_mid_run(snap_compare, tmp_path: Path) -> None:
+    """Started at 160 x 48, made 80 x 24 while the run is live: the trials take the locked form's place
+    at once (issue 36: the form stayed, with 0 trial rows on screen)."""
+
+    async def run(pilot: Pilot) -> None:
+        from tests.snapshots.test_every_screen import _paused_run
+        from tests.tui.helpers import drawn
+
+        await _paused_run(pilot)
+        await pilot.resize_terminal(80, 24)
+        await drawn(pilot)
+
+    assert snap_compare(make_app(tmp_path, suites=[TUITEST]), terminal_size=(160, 48), run_before=run)

@@ -52,7 +52,8 @@ def footer_settled(app: Any) -> bool:
     """Whether every key footer on the active screen shows the bindings in force (Textual composes a
     footer empty and redraws it a refresh after its screen's bindings change)."""
     from textual.widgets import Footer
-    from textual.widgets._footer import FooterKey
+
+    from corral_tui.widgets.textual_adapter import FooterKey
 
     screen = app.screen
     footers = list(screen.query(Footer))

@@ -4,11 +4,16 @@ which hides races between a key and the focus change the key before it causes)."
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from textual import events
 from textual.app import App
 from textual.keys import _character_to_key, _get_unicode_name_from_key
+from textual.pilot import Pilot
 
 
 def type_now(app: App[object], *keys: str) -> None:
@@ -32,3 +37,25 @@ def type_now(app: App[object], *keys: str) -> None:
 def type_text(app: App[object], text: str, *then: str) -> None:
     """Queue every character of `text`, then the named keys in `then`, with no pause."""
     type_now(app, *text, *then)
+
+
+@contextmanager
+def cpu_hogs(count: int = 2) -> Iterator[None]:
+    """`count` processes spinning on a core each while the block runs (a loaded machine), killed after."""
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for hog in hogs:
+            hog.kill()
+        for hog in hogs:
+            hog.wait()
+
+
+async def handled(pilot: Pilot[object]) -> None:
+    """Wait until every key queued by `type_now` has been handled: the driver posts them on the next turns
+    of the event loop (a pause lets them in), then every node's queue must be empty."""
+    from tests.tui.helpers import quiet, wait_for
+
+    await pilot.pause()
+    await wait_for(pilot, lambda: quiet(pilot.app), "every key typed handled")

@@ -1,15 +1,20 @@
-"""DataTable's internals, in this module only: what keeps the trials table fast under a flood of events.
+"""Textual's internals, in this module only: every private attribute, method or module corral-tui uses.
 
+1. DataTable's internals, for what keeps the trials table fast under a flood of events.
 `DataTable.update_cell` makes the whole table stale (every visible cell is drawn again on the next
 frame), `add_row` does too, and after each added row DataTable measures every cell of the new rows.
 `FastTable` instead writes a cell in place and forgets only the cached renders of the cells written
 (and their rows' lines), keeps the other rows' renders when a row is appended, and sizes the table
-without measuring a cell (every column has a fixed width, every row one line).
+without measuring a cell (every column has a fixed width, every row one line). That needs DataTable's
+private attributes and methods, listed in `PRIVATE_ATTRIBUTES` and `PRIVATE_METHODS`.
 
-That needs DataTable's private attributes and methods, listed in `PRIVATE_ATTRIBUTES` and
-`PRIVATE_METHODS` (textual pinned at 8.2.8 in pyproject.toml). tests/tui/test_fast_table.py checks that
-each exists on DataTable with the type this module expects, so a Textual whose internals differ fails
-there, by name; it also checks that no other module under corral_tui touches a Textual private.
+2. Classes Textual's widgets compose that have no public name (`PRIVATE_IMPORTS`): Select's current-value
+row (widgets/select.py fixes its mount) and Footer's keys (widgets/status.py sizes them).
+
+Textual is pinned at `TEXTUAL_VERSION` in pyproject.toml. tests/tui/test_textual_adapter.py checks the
+version, that each private exists with the type this module expects (so a Textual whose internals differ
+fails there, by name), and that no other module under corral_tui touches a Textual private or imports a
+private Textual module.
 """
 
 from __future__ import annotations
@@ -20,7 +25,14 @@ from rich.text import Text, TextType
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.widgets import DataTable
+from textual.widgets._footer import FooterKey
+from textual.widgets._select import NoSelection, SelectCurrent
 from textual.widgets.data_table import ColumnKey, RowKey
+
+TEXTUAL_VERSION = "8.2.8"  # the release these internals were read from (pyproject.toml pins it)
+PRIVATE_IMPORTS = {"textual.widgets._footer": ("FooterKey",),
+                   "textual.widgets._select": ("NoSelection", "SelectCurrent")}
+__all__ = ["FastTable", "FooterKey", "NoSelection", "SelectCurrent"]
 
 # attribute -> the type its value has on a DataTable instance (a property's value for the two properties)
 PRIVATE_ATTRIBUTES: dict[str, type] = {
