@@ -38,7 +38,7 @@ CSV_COLUMNS = (
     "started_at", "finished_at", "llm_retries", "llm_retry_wait", "rate_limit_wait",
 )
 CSV_LEAVES_OUT = ("parent_trial_id", "fork_iteration")  # a fork's lineage: the JSON export carries it
-NOT_MEASURED = frozenset({"skipped", "cancelled", "running"})
+NOT_MEASURED = frozenset({TrialStatus.SKIPPED, TrialStatus.CANCELLED, TrialStatus.RUNNING})
 
 
 def check_writable(path: str | None, flag: str) -> None:
@@ -227,7 +227,7 @@ def _output(path: str) -> Iterator[_Redacting]:
 
 # --- JUnit ---------------------------------------------------------------------------------------
 
-ERRORED = frozenset({"error", "timeout"})
+ERRORED = frozenset({TrialStatus.ERROR, TrialStatus.TIMEOUT})
 
 
 def junit_xml(name: str, rows: Sequence[dict[str, Any]], arm_order: Sequence[str],

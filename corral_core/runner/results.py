@@ -69,7 +69,7 @@ class StoredTrials(Generic[Item]):
 Trials = Sequence[Item] | StoredTrials[Item]
 
 
-LOST_OWNERSHIP = "lost_ownership"  # the status of a run whose benchmark another process claimed (ownership.py)
+LOST_OWNERSHIP = RunStatus.LOST_OWNERSHIP  # the status of a run whose benchmark another process claimed (ownership.py)
 
 @dataclass
 class BenchmarkResult:

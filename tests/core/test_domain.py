@@ -1,5 +1,7 @@
-"""The status vocabularies have one home, corral_core/domain.py: a status string literal anywhere else in
-corral_core or corral_tui fails here; and a StrEnum member is its string on every wire we write."""
+"""The status vocabularies have one home, corral_core/domain.py: a string constant equal to a status value
+anywhere else in corral_core or corral_tui fails here (by syntax, an AST walk of every module; the rule and its
+exceptions are written above `test_no_status_literal_outside_the_domain_module`); and a StrEnum member is its
+string on every wire we write."""
 
 from __future__ import annotations
 
@@ -40,6 +42,9 @@ def _name(node: ast.AST) -> str | None:
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args
             and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
         return node.args[0].value
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) > 1 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+        return node.args[1].value  # getattr(response, "fault", None)
     return None
 
 
@@ -110,6 +115,8 @@ def _hits(node: ast.AST) -> list[ast.Constant]:
                 hits += [hit for t, v in zip(target.elts, node.value.elts, strict=False) if _statusy(t)
                          for hit in _literals(v)]
         return hits
+    elif isinstance(node, ast.BoolOp) and any(_statusy(value) for value in node.values):  # x.fault or "unknown"
+        return [hit for value in node.values if not _statusy(value) for hit in _literals(value)]
     elif isinstance(node, ast.Match) and _statusy(node.subject):
         return [hit for case in node.cases for hit in _literals(case.pattern)]
     elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -144,11 +151,130 @@ def _sources() -> list[Path]:
     return sorted(path for package in PACKAGES for path in (ROOT / package).rglob("*.py") if path != HOME)
 
 
+# The guard's rule. A string constant whose value is a status value (a member of any StrEnum in domain.py) is a
+# status: outside domain.py it fails, wherever and however it is written, unless its syntax makes it something else:
+#   1. text, not a value: a docstring, or the text between an f-string's fields;
+#   2. a name, not a value: a dict display's key, a subscript's index, the key argument of get / pop / setdefault /
+#      index, the attribute name of getattr / hasattr / setattr, a column's name (Column("error", ...)), the left of
+#      `"x" in mapping`, or an element of a tuple / list / set display that also holds strings that are no status
+#      (a list of columns, keys or another vocabulary's words: CSV_COLUMNS, ("system", "user"));
+#   3. another vocabulary's home or another library's statuses: a member of another Enum (RiskLevel.BLOCKED,
+#      EventKind.STORE_FAILED), Dask's (`future.status` / `client.status` compared), Inspect's (EvalLog(...)),
+#      JUnit's element names (ET.SubElement(case, "skipped")).
+# SHARED_WORDS are status values that are also ordinary words of this code; a lone one fails only where it is read
+# or written as a status (compared with, assigned to, passed as or returned as a status, state, fault or decider:
+# `status_literals`), or among other status values (("error", "timeout")). Every other value fails anywhere.
+SHARED_WORDS = {
+    "error": "Textual's severity and button variant, a key, a JUnit element",
+    "success": "a CSV column, the success rate's label, a button variant, Inspect's status",
+    "timeout": "a setting's name (`timeout:`), an LLM error's kind",
+    "user": "a chat message's role, Decider.USER's word in messages",
+    "agent": "an LLM call's role, the spec's `agent:` key",
+    "unknown": "the placeholder of a model or tool with no name",
+    "environment": "the suite's `environment:` key",
+    "provider": "an LLM error's kind",
+    "failed": "a chain link's outcome and a tool's failure count",
+    "skipped": "a chain link's outcome, a JUnit element",
+    "rejected": "an approval's verdict (a tool call's `approval`)",
+    "limit": "a task source's `limit:` key",
+}
+KEY_ARGUMENT = {"get": 0, "pop": 0, "setdefault": 0, "index": 0, "Column": 0, "getattr": 1, "hasattr": 1,
+                "setattr": 1}
+FOREIGN_STATUS_CALLS = frozenset({"EvalLog", "SubElement"})
+
+
+def _callee(node: ast.Call) -> str:
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _strings(node: ast.AST) -> list[ast.Constant]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _key_strings(node: ast.AST) -> list[ast.Constant]:
+    """The strings of a key written as a constant or a tuple of them (a key computed from values is values)."""
+    parts = node.elts if isinstance(node, ast.Tuple) else [node]
+    return [part for part in parts if isinstance(part, ast.Constant) and isinstance(part.value, str)]
+
+
+def _foreign_status(node: ast.AST) -> bool:
+    """`future.status`, `self.client.status`: Dask's."""
+    if not (isinstance(node, ast.Attribute) and node.attr == "status"):
+        return False
+    owner = node.value
+    return (owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", None)) in FOREIGN_OWNERS
+
+
+def _not_values(tree: ast.AST) -> set[int]:
+    """The ids of the string constants that rules 1-3 make text, names or another vocabulary's words."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                skip.add(id(first.value))
+        if isinstance(node, ast.JoinedStr):
+            skip.update(id(part) for part in node.values if isinstance(part, ast.Constant))
+        elif isinstance(node, ast.Dict):
+            skip.update(id(c) for key in node.keys if key is not None for c in _key_strings(key))
+        elif isinstance(node, ast.Subscript):
+            skip.update(id(c) for c in _key_strings(node.slice))
+        elif isinstance(node, ast.Call):
+            at = KEY_ARGUMENT.get(_callee(node))
+            if at is not None and len(node.args) > at:
+                skip.update(id(c) for c in _key_strings(node.args[at]))
+            if _callee(node) in FOREIGN_STATUS_CALLS:
+                skip.update(id(c) for c in _strings(node))
+        elif isinstance(node, ast.Compare):
+            if any(_foreign_status(side) for side in [node.left, *node.comparators]):
+                skip.update(id(c) for c in _strings(node))
+            elif (isinstance(node.left, ast.Constant) and all(isinstance(op, ast.In | ast.NotIn) for op in node.ops)
+                  and not isinstance(node.comparators[0], ast.Tuple | ast.List | ast.Set)):
+                skip.add(id(node.left))
+        elif isinstance(node, ast.Tuple | ast.List | ast.Set):
+            elements = [e for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if any(e.value not in STATUS_VALUES for e in elements):
+                skip.update(id(e) for e in elements)
+        elif isinstance(node, ast.ClassDef) and any("Enum" in ast.unparse(base) for base in node.bases):
+            skip.update(id(c) for item in node.body if isinstance(item, ast.Assign | ast.AnnAssign)
+                        and item.value is not None for c in _strings(item.value))
+    return skip
+
+
+def _among_statuses(tree: ast.AST) -> set[int]:
+    """The ids of the constants in a tuple / list / set display of two or more strings, each a status value."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            elements = [e for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(elements) > 1 and all(e.value in STATUS_VALUES for e in elements):
+                found.update(id(e) for e in elements)
+    return found
+
+
+def status_constants(source: str) -> list[tuple[int, str]]:
+    """(line, value) of every string constant in `source` that the guard's rule (above) takes for a status."""
+    tree = ast.parse(source)
+    skip, among = _not_values(tree), _among_statuses(tree)
+    in_context = set(status_literals(source))
+    return sorted({(node.lineno, node.value) for node in ast.walk(tree)
+                   if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in STATUS_VALUES
+                   and id(node) not in skip
+                   and (node.value not in SHARED_WORDS or id(node) in among
+                        or (node.lineno, node.value) in in_context)})
+
+
 def test_no_status_literal_outside_the_domain_module() -> None:
     found = [f"{path.relative_to(ROOT)}:{line}: {value!r}"
-             for path in _sources() for line, value in status_literals(path.read_text(encoding="utf-8"))]
-    assert not found, ("status string literals outside corral_core/domain.py (use its enums):\n"
-                       + "\n".join(found))
+             for path in _sources() for line, value in status_constants(path.read_text(encoding="utf-8"))]
+    assert not found, ("status string literals outside corral_core/domain.py (use its enums; the rule is above "
+                       "this test in tests/core/test_domain.py):\n" + "\n".join(found))
+
+
+def test_each_shared_word_is_a_status_value() -> None:
+    """An entry of SHARED_WORDS that is no status any more would hide nothing, but says something false."""
+    assert set(SHARED_WORDS) <= STATUS_VALUES
 
 
 @pytest.mark.parametrize(("source", "expected"), [
@@ -173,23 +299,49 @@ def test_no_status_literal_outside_the_domain_module() -> None:
     ('@dataclass\nclass A:\n    status: str\nA("errored")', [(4, "errored")]),
     ('if summary.attempt_status == "errored": pass', [(1, "errored")]),
     ('if call["status"] != "success": pass', [(1, "success")]),
+    # by syntax: a value that is only a status, wherever it is written
+    ('print("finished")', [(1, "finished")]),
+    ('UNFINISHED_BENCHMARK = ("running", "interrupted", "store_failed")',
+     [(1, "interrupted"), (1, "running"), (1, "store_failed")]),
+    ('NOT_MEASURED = frozenset({"skipped", "cancelled", "running"})',
+     [(1, "cancelled"), (1, "running"), (1, "skipped")]),
+    ('trial.control, trial.held_by = "paused", reason', [(1, "paused")]),
+    ('trial.last_action = "answered" if answered else ""', [(1, "answered")]),
+    ('def lost(): return "lost_ownership"', [(1, "lost_ownership")]),
+    ('x = f"{\'rejected\' if a else \'stopped\'}"', [(1, "stopped")]),
+    # a shared word among other statuses, or where a status is read
+    ('ERRORED = frozenset({"error", "timeout"})', [(1, "error"), (1, "timeout")]),
+    ('faults[r.fault or "unknown"] += 1', [(1, "unknown")]),
+    ('ok = getattr(response, "fault", None) == "environment"', [(1, "environment")]),
 ])
 def test_the_guard_catches_each_way_of_writing_a_status(source: str, expected: list[tuple[int, str]]) -> None:
-    assert status_literals(source) == expected
+    assert status_constants(source) == expected
 
 
 @pytest.mark.parametrize("source", [
     'log.error("running %s", name)',  # an ordinary word, not a status
-    'print("finished")',
-    'label = "timeout" if late else "unknown"',  # a fault, not a status
+    'label = "timeout" if late else "unknown"',  # shared words, not read as a status
     'counts = {"timeout": 1}',
     'if future.status == "finished": pass',  # Dask's status
     'if self.client.status != "running": pass',
     'log = EvalLog(status="cancelled")',  # Inspect's status
     'if trial.status == TrialStatus.ERROR: pass',
+    'def f():\n    """Paused."""\n    return 1',
+    '"""cancelled"""',  # a docstring
+    'text = f"paused {name}"',  # an f-string's text
+    'value = row["surrendered"] or data.get("cancelled") or getattr(x, "paused", None)',  # keys and attributes
+    'ok = "stopped" in data',
+    'd = {"running": 1}',
+    'COLUMNS = ("status", "score", "surrendered", "error")',  # a list of names
+    'ROLES = ("system", "user")',  # another vocabulary sharing a word
+    'sa.Column("surrendered", sa.Boolean())',
+    'class RiskLevel(str, Enum):\n    BLOCKED = "blocked"',  # another vocabulary's home
+    'ET.SubElement(case, "skipped", message=text)',  # JUnit's element
+    'self.notify(text, severity="error")',  # Textual's severity
+    'messages = [{"role": "user", "content": text}]',  # a chat role
 ])
 def test_the_guard_ignores_words_that_are_not_our_statuses(source: str) -> None:
-    assert status_literals(source) == []
+    assert status_constants(source) == []
 
 
 @pytest.mark.parametrize("member", [member for enum in STATUS_ENUMS for member in enum], ids=str)
