@@ -30,24 +30,24 @@ class FieldRole:
     - `column`: the `trial` table's column that stores it (None: not stored; the reader is handed the value);
     - `finished`: TRIAL_FINISHED carries it (events.TrialFinishedData);
     - `measured`: the metrics' reader reads it back from the store (`RECORD_COLUMNS`; else it gets its default);
-    - `none_is_default`: a stored None (a counter, a flag, a list) reads as the field's default.
-
-    A stored field is exported (the CSV and JSON exports, report.CSV_COLUMNS). tests/core/test_trial_shapes.py
-    checks every place a declared field must reach and names the one it does not."""
+    - `none_is_default`: a stored None (a counter, a flag, a list) reads as the field's default;
+    - `exported`: a stored field is a column of the CSV export (report.csv_columns; the JSON export has every
+      stored field). tests/core/test_trial_declaration.py names each place a declared field does not reach."""
 
     column: str | None
     finished: bool = True
     measured: bool = True
     none_is_default: bool = False
+    exported: bool = True
 
 
 ROLE = "trial"  # the metadata key of a field's FieldRole
 
 
-def role(column: str | None = "", *, finished: bool = True, measured: bool = True, none_is_default: bool = False
-         ) -> dict[str, FieldRole]:
+def role(column: str | None = "", *, finished: bool = True, measured: bool = True, none_is_default: bool = False,
+         exported: bool = True) -> dict[str, FieldRole]:
     """A field's metadata: its FieldRole (`column=""`: stored under the field's own name)."""
-    return {ROLE: FieldRole(column, finished, measured, none_is_default)}
+    return {ROLE: FieldRole(column, finished, measured, none_is_default, exported)}
 
 
 @dataclass(frozen=True)
@@ -156,7 +156,8 @@ def field_roles(record: type = TrialResult) -> dict[str, FieldRole]:
         for f in fields(record):
             declared = f.metadata.get(ROLE) or FieldRole("")
             roles[f.name] = FieldRole(declared.column or (None if declared.column is None else f.name),
-                                      declared.finished, declared.measured, declared.none_is_default)
+                                      declared.finished, declared.measured, declared.none_is_default,
+                                      declared.exported)
     return dict(roles)
 
 
@@ -176,6 +177,12 @@ def record_columns(record: type = TrialResult) -> tuple[str, ...]:
     """The `trial` table's columns of `record_fields`, in that order: what the store selects for the metrics."""
     roles = field_roles(record)
     return tuple(str(roles[name].column) for name in record_fields(record))
+
+
+def exported_columns(record: type = TrialResult) -> tuple[str, ...]:
+    """The export's column of each stored, exported field, in declaration order (the stored `id` is `trial_id`)."""
+    return tuple("trial_id" if r.column == "id" else r.column for r in field_roles(record).values()
+                 if r.column is not None and r.exported)
 
 
 def _default(f: Field[Any], namespace: dict[str, Any]) -> str:
