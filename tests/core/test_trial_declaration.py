@@ -80,7 +80,8 @@ def missing_places(record: type) -> list[str]:
 
 
 def test_every_declared_field_reaches_every_place() -> None:
-    assert missing_places(TrialResult) == []
+    missing = missing_places(TrialResult)
+    assert not missing, "a declared TrialResult field has not reached:\n" + "\n".join(missing)
     assert set(exported_columns()) <= set(CSV_COLUMNS)
 
 
