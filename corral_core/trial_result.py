@@ -168,8 +168,9 @@ def _none_is_default(record: type) -> tuple[str, ...]:
 def record_fields(record: type = TrialResult) -> tuple[str, ...]:
     """The fields the metrics' reader reads back from the store, in `record_columns` order: the stored id first
     (the store's reader keys a page's tool calls by it), then the others in declaration order."""
-    measured = [name for name, r in field_roles(record).items() if r.measured and r.column is not None]
-    ids = [name for name in measured if field_roles(record)[name].column == "id"]
+    roles = field_roles(record)
+    measured = [name for name, r in roles.items() if r.measured and r.column is not None]
+    ids = [name for name in measured if roles[name].column == "id"]
     return (*ids, *(name for name in measured if name not in ids))
 
 
