@@ -161,9 +161,10 @@ def _sources() -> list[Path]:
 #   3. another vocabulary's home or another library's statuses: a member of another Enum (RiskLevel.BLOCKED,
 #      EventKind.STORE_FAILED), Dask's (`future.status` / `client.status` compared), Inspect's (EvalLog(...)),
 #      JUnit's element names (ET.SubElement(case, "skipped")).
-# SHARED_WORDS are status values that are also ordinary words of this code; a lone one fails only where it is read
-# or written as a status (compared with, assigned to, passed as or returned as a status, state, fault or decider:
-# `status_literals`), or among other status values (("error", "timeout")). Every other value fails anywhere.
+# SHARED_WORDS are status values that are also ordinary words of this code; a lone one fails only among other
+# status values (("error", "timeout")). And whatever its word, a constant read or written as a status (compared
+# with, assigned to, passed or returned as a status, state, fault or decider: `status_literals`) fails even where
+# 1-3 would let it pass (`status in ("error", "other")`). Every other status value fails anywhere.
 SHARED_WORDS = {
     "error": "Textual's severity and button variant, a key, a JUnit element",
     "success": "a CSV column, the success rate's label, a button variant, Inspect's status",
@@ -257,12 +258,10 @@ def status_constants(source: str) -> list[tuple[int, str]]:
     """(line, value) of every string constant in `source` that the guard's rule (above) takes for a status."""
     tree = ast.parse(source)
     skip, among = _not_values(tree), _among_statuses(tree)
-    in_context = set(status_literals(source))
-    return sorted({(node.lineno, node.value) for node in ast.walk(tree)
-                   if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in STATUS_VALUES
-                   and id(node) not in skip
-                   and (node.value not in SHARED_WORDS or id(node) in among
-                        or (node.lineno, node.value) in in_context)})
+    by_syntax = {(node.lineno, node.value) for node in ast.walk(tree)
+                 if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in STATUS_VALUES
+                 and id(node) not in skip and (node.value not in SHARED_WORDS or id(node) in among)}
+    return sorted(by_syntax | set(status_literals(source)))  # read or written as a status: no exception
 
 
 def test_no_status_literal_outside_the_domain_module() -> None:
@@ -313,6 +312,7 @@ def test_each_shared_word_is_a_status_value() -> None:
     ('ERRORED = frozenset({"error", "timeout"})', [(1, "error"), (1, "timeout")]),
     ('faults[r.fault or "unknown"] += 1', [(1, "unknown")]),
     ('ok = getattr(response, "fault", None) == "environment"', [(1, "environment")]),
+    ('ok = trial.status in ("error", "pending")', [(1, "error")]),  # a mixed list, but compared with a status
 ])
 def test_the_guard_catches_each_way_of_writing_a_status(source: str, expected: list[tuple[int, str]]) -> None:
     assert status_constants(source) == expected
