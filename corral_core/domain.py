@@ -4,8 +4,8 @@ whose fault an error was.
 
 They are `StrEnum`s: a member *is* its string (`TrialStatus.ERROR == "error"`, `json.dumps` and
 `str()` give `"error"`), so the wire JSON, the store, the exports and Corral's files stay byte-identical
-while the code names each value once. tests/core/test_domain.py fails when a status string literal
-appears anywhere else in corral_core or corral_tui.
+while the code names each value once. tests/core/test_status_guard.py fails when a string constant equal
+to a status value appears anywhere else in corral_core or corral_tui (its rule says which words are exempt).
 """
 
 from __future__ import annotations

@@ -28,17 +28,27 @@ from rich.text import Text
 from corral_core.domain import Fault, TrialStatus
 from corral_core.errors import UserError
 from corral_core.safetext import redact
+from corral_core.trial_result import TrialResult, exported_columns
 
 # The CSV export's header: every report row key (runner.results.ROW_KEYS) but CSV_LEAVES_OUT, in the order a
-# person reads them; a new column goes last, so older readers keep theirs (tests/core/test_trial_shapes.py).
-CSV_COLUMNS = (
+# person reads them, then each exported field TrialResult declares after these (`csv_columns`): a new column goes
+# last, so older readers keep theirs (tests/core/test_trial_shapes.py).
+EARLIER_CSV_COLUMNS = (
     "trial_id", "benchmark_id", "arm", "task_id", "trial_index", "episode_id", "agent", "model", "verbosity",
     "status", "score", "success", "answer", "explanation", "surrendered", "error", "fault", "prompt_tokens",
     "completion_tokens", "total_tokens", "cost", "duration", "tool_duration", "iterations", "assisted",
     "started_at", "finished_at", "llm_retries", "llm_retry_wait", "rate_limit_wait",
 )
 CSV_LEAVES_OUT = ("parent_trial_id", "fork_iteration")  # a fork's lineage: the JSON export carries it
-NOT_MEASURED = frozenset({"skipped", "cancelled", "running"})
+
+
+def csv_columns(record: type = TrialResult) -> tuple[str, ...]:
+    """EARLIER_CSV_COLUMNS, then the export's column of each exported field `record` declares that they lack."""
+    return (*EARLIER_CSV_COLUMNS, *(c for c in exported_columns(record) if c not in EARLIER_CSV_COLUMNS))
+
+
+CSV_COLUMNS = csv_columns()
+NOT_MEASURED = frozenset({TrialStatus.SKIPPED, TrialStatus.CANCELLED, TrialStatus.RUNNING})
 
 
 def check_writable(path: str | None, flag: str) -> None:
@@ -240,7 +250,7 @@ def _output(path: str) -> Iterator[_Redacting]:
 
 # --- JUnit ---------------------------------------------------------------------------------------
 
-ERRORED = frozenset({"error", "timeout"})
+ERRORED = frozenset({TrialStatus.ERROR, TrialStatus.TIMEOUT})
 
 
 def junit_xml(name: str, rows: Sequence[dict[str, Any]], arm_order: Sequence[str],

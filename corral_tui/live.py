@@ -14,7 +14,7 @@ import re
 from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field
 
-from corral_core.domain import AgentStatus, ToolStatus
+from corral_core.domain import AgentStatus, ControlState, ToolStatus, TrialStatus
 from corral_core.events import (
     AgentFinishedData,
     ApprovalAskedData,
@@ -51,7 +51,7 @@ class TrialLive:
     arm: str = ""
     index: int = 0  # the trial's 0-based index within its task (shown counted from 1)
     model: str = ""  # the model that runs it (TRIAL_STARTED)
-    control: str = "running"  # running | paused | stepping | cancelled (the run controls)
+    control: str = ControlState.RUNNING  # running | paused | stepping | cancelled (the run controls)
     result: str | None = None  # TRIAL_FINISHED status once the trial ended
     iteration: int = 0  # iterations started (1-based number of the current one)
     score: float | None = None
@@ -313,7 +313,7 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
         return False
     if kind == EventKind.CONTROL_STATE:
         trial.control = str(payload(event, ControlStateData).get("state") or trial.control)
-        if trial.control != "paused":
+        if trial.control != ControlState.PAUSED:
             trial.held_by = ""
         _count_pause(trial, event.ts)
         return True
@@ -321,7 +321,7 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
         hit = payload(event, BreakpointHitData)
         trial.last_action = f"breakpoint {hit.get('breakpoint')}"
         if hit.get("paused"):  # its CONTROL_STATE follows at once; say it now
-            trial.control, trial.held_by = "paused", f"{hit.get('breakpoint')}: {hit.get('reason')}"
+            trial.control, trial.held_by = ControlState.PAUSED, f"{hit.get('breakpoint')}: {hit.get('reason')}"
         return True
     if kind == EventKind.TOOL_CALL:
         call = payload(event, ToolCallData)
@@ -339,7 +339,7 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
         return True
     if kind == EventKind.AGENT_FINISHED:
         state = payload(event, AgentFinishedData).get("status")
-        trial.last_action = "answered" if state == AgentStatus.ANSWERED else str(state or "")
+        trial.last_action = AgentStatus.ANSWERED if state == AgentStatus.ANSWERED else str(state or "")
         return True
     if kind == EventKind.TRIAL_FINISHED:
         _finish_row(trial, payload(event, TrialFinishedData))
@@ -348,7 +348,7 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
 
 
 def _finish_row(trial: TrialLive, data: TrialFinishedData) -> None:
-    trial.result = str(data.get("status") or "completed")
+    trial.result = str(data.get("status") or TrialStatus.COMPLETED)
     trial.score = data.get("score")
     trial.assisted = bool(data.get("assisted")) or trial.assisted
     iterations, tokens, cost = data.get("iterations"), data.get("total_tokens"), data.get("cost")
@@ -365,7 +365,7 @@ def _finish_row(trial: TrialLive, data: TrialFinishedData) -> None:
 
 def _count_pause(trial: TrialLive, ts: float) -> None:
     """Start or end the pause the trial's control state says it is in (paused time is not trial time)."""
-    if trial.control == "paused":
+    if trial.control == ControlState.PAUSED:
         if trial.paused_since is None:
             trial.paused_since = ts
     elif trial.paused_since is not None:

@@ -24,7 +24,7 @@ from corral_core.deadline import call_with_timeout
 from corral_core.domain import Decider, EpisodeStatus, Fault
 from corral_core.env.approval import CANCELLED, ApprovalGate, ApprovalRequest, RejectAll
 from corral_core.env.records import ToolCall, ToolStatus, tool_statistics, utc_now
-from corral_core.tools.base import RichResult, result_text
+from corral_core.tools.base import RichResult, RiskLevel, result_text
 from corral_core.tools.result_cap import cap_result
 from corral_core.tools.trial_scope import TrialScope, in_trial_scope
 
@@ -259,12 +259,11 @@ class Environment(ABC):
         return self._record(call, started)
 
     def _allowed(self, tool: Tool, call: ToolCall, arguments: dict[str, Any]) -> bool:
-        risk = tool.risk.value
-        if risk == "blocked":
+        if tool.risk is RiskLevel.BLOCKED:
             call.status = ToolStatus.BLOCKED
             call.error_message = f"Tool {tool.name} is blocked by policy and was not run."
             return False
-        if risk != "confirm":
+        if tool.risk is not RiskLevel.CONFIRM:
             return True
         request = ApprovalRequest(self.task_id, self.state.trial_id, tool.name, arguments)
         decision = self.approval_gate.request(request)

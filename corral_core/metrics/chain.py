@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from corral_core.domain import TrialStatus
+from corral_core.domain import Fault, TrialStatus
 
 from .records import EXCLUDED_STATUSES, TrialResult, effective_score, is_missing, single_arm, success
 from .stats import UNIT, Estimate, mean_ci, proportion, wilson_interval
@@ -194,7 +194,7 @@ def chain_metrics(
         if missing:
             errored += 1
             for r in missing:
-                faults[r.fault or ("timeout" if r.status == TrialStatus.TIMEOUT else "unknown")] += 1
+                faults[r.fault or (Fault.TIMEOUT if r.status == TrialStatus.TIMEOUT else Fault.UNKNOWN)] += 1
             continue
         outcomes = {task: _link_outcome(links.get(task), pass_threshold) for task in order}
         prefix = _completed_in_order(outcomes, order, depends_on)

@@ -71,6 +71,7 @@ from corral_core.runner.lineage import Heartbeat, OpenedBenchmark, open_benchmar
 from corral_core.runner.live_trials import ControlRegistry
 from corral_core.runner.plan import Job, TrialKey, plan_jobs
 from corral_core.runner.results import (
+    ERRORED_STATUSES,
     LOST_OWNERSHIP,
     BenchmarkResult,
     Trials,
@@ -709,7 +710,7 @@ class BenchmarkRunner:
                 spec.direction, n_unassisted=sum(m.assisted.n_unassisted for m in arms.values()),
                 n_attempted=sum(n for m in arms.values() for s, n in m.status_counts.items()
                                 if s in ATTEMPTED_STATUSES),
-                n_errored=sum(m.status_counts.get(s, 0) for m in arms.values() for s in ("error", "timeout")))
+                n_errored=sum(m.status_counts.get(s, 0) for m in arms.values() for s in ERRORED_STATUSES))
             attempt = classified.status
             if classified.previous_best is not None:
                 previous = classified.previous_best

@@ -46,6 +46,7 @@ from corral_core.spec import BenchmarkSpec, spec_from_dict
 from corral_core.store.convert import TRIAL_RECORD_COLUMNS
 from corral_core.store.models import BenchmarkInfo, TrialInfo
 from corral_core.store.tables import iso_from_driver
+from corral_core.trial_result import RECORD_FIELDS, build_record
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ class StoredTrials(Generic[Item]):
 Trials = Sequence[Item] | StoredTrials[Item]
 
 
-LOST_OWNERSHIP = "lost_ownership"  # the status of a run whose benchmark another process claimed (ownership.py)
+LOST_OWNERSHIP = RunStatus.LOST_OWNERSHIP  # the status of a run whose benchmark another process claimed (ownership.py)
 
 @dataclass
 class BenchmarkResult:
@@ -245,7 +246,7 @@ def records_from_store(stored: Iterable[Any], facts: TaskFacts) -> list[TrialRes
 
 def iter_records_from_store(stored: Iterable[Any], facts: TaskFacts) -> Iterator[TrialResult]:
     """`records_from_store` one record at a time (a store stream in, a metrics stream out)."""
-    values = operator.attrgetter("trial_id", *TRIAL_RECORD_COLUMNS[1:])
+    values = operator.attrgetter(*RECORD_FIELDS)
     return iter_records_from_values(
         ((values(row), [(c["tool_name"], c["status"], c.get("duration")) for c in row.tool_calls]) for row in stored),
         facts)
@@ -255,20 +256,17 @@ def iter_records_from_values(rows: Iterable[tuple[Sequence[Any], Sequence[tuple[
                              ) -> Iterator[TrialResult]:
     """The one converter from stored trials to metrics records: each trial's TRIAL_RECORD_COLUMNS values
     and its tool calls as (tool_name, status, duration), as Repository.iter_trial_record_values gives them.
-    The record is built by position (a million of them at the end of a big run): its fields' order is
-    checked in tests/core/test_store_to_metrics.py."""
+    Each record is built by trial_result.build_record, written from TrialResult's declaration (a million of them
+    at the end of a big run)."""
     solvable, position = facts.solvable.get, facts.chain_position.get
-    build = TrialResult.from_values  # (every field in order, without the frozen __init__'s cost)
-    for (trial_id, task_id, arm, trial_index, episode_id, status, score, surrendered, error, assisted, prompt_tokens,
-         completion_tokens, total_tokens, cost, duration, tool_duration, iterations, fault), calls in rows:
-        if status == RETIRED_STATUS:  # an attempt --retry-errors replaced: history, not a measurement
+    status_at, task_at = TRIAL_RECORD_COLUMNS.index("status"), TRIAL_RECORD_COLUMNS.index("task_id")
+    build = build_record
+    for values, calls in rows:
+        if values[status_at] == RETIRED_STATUS:  # an attempt --retry-errors replaced: history, not a measurement
             continue
-        yield build((
-            task_id, arm, trial_index, status, score, bool(surrendered), error, fault, bool(assisted),
-            solvable(task_id), prompt_tokens or 0, completion_tokens or 0, total_tokens or 0, cost, duration,
-            [{"tool_name": name, "status": state, "duration": took} for name, state, took in calls] if calls else [],
-            episode_id, position(task_id), trial_id, None, None, iterations or 0, tool_duration, 0, 0.0, 0.0,
-        ))
+        task_id = values[task_at]
+        yield build(values, solvable=solvable(task_id), chain_position=position(task_id), tool_calls=[
+            {"tool_name": name, "status": state, "duration": took} for name, state, took in calls] if calls else [])
 
 
 def metrics_records(spec: BenchmarkSpec, stored: Iterable[Any]) -> list[TrialResult]:

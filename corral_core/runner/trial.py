@@ -107,7 +107,7 @@ class _TrialInterface:
             self.tool_duration += float(call.get("duration") or 0.0)
             if call.get("fault") == Fault.ENVIRONMENT and self.environment_failure is None:
                 self.environment_failure = str(call.get("error_message") or f"the tool {tool_name} failed")
-        elif getattr(response, "fault", None) == "environment" and self.environment_failure is None:
+        elif getattr(response, "fault", None) == Fault.ENVIRONMENT and self.environment_failure is None:
             # no call came back: the environment server itself could not be reached
             self.environment_failure = f"the tool {tool_name} could not be called: {response.error}"
         return response
@@ -255,7 +255,7 @@ def _execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, trac
                     "gen_ai.usage.input_tokens": data.get("prompt_tokens"),
                     "gen_ai.usage.output_tokens": data.get("completion_tokens")})
         if data.get("error"):
-            traced.fail(str(data.get("fault") or "error"), str(data["error"]))
+            traced.fail(str(data.get("fault") or TrialStatus.ERROR), str(data["error"]))
     finally:
         try:
             client.close()

@@ -21,7 +21,7 @@ from corral_core.store.models import (
     TimelineEntry,
     TrialInfo,
 )
-from corral_core.trial_result import TrialResult
+from corral_core.trial_result import RECORD_COLUMNS, TrialResult, build_record
 
 log = logging.getLogger(__name__)
 
@@ -116,21 +116,15 @@ def trial_from_values(values: Sequence[Any]) -> TrialInfo:
     return info
 
 
-TRIAL_RECORD_COLUMNS = (
-    "id", "task_id", "arm", "trial_index", "episode_id", "status", "score", "surrendered", "error",
-    "assisted", "prompt_tokens", "completion_tokens", "total_tokens", "cost", "duration",
-    "tool_duration", "iterations", "fault",
-)
+# The columns a metrics record is read from, `id` first (trial_result.RECORD_COLUMNS: derived from TrialResult's
+# declaration, as is the builder below).
+TRIAL_RECORD_COLUMNS = RECORD_COLUMNS
 
 
 def trial_record_from_values(values: Sequence[Any], tool_calls: list[dict[str, Any]] | None = None) -> TrialResult:
-    """The TrialResult of a row of TRIAL_RECORD_COLUMNS in order (by position), with its tool calls."""
-    (trial_id, task_id, arm, trial_index, episode_id, status, score, surrendered, error, assisted, prompt_tokens,
-     completion_tokens, total_tokens, cost, duration, tool_duration, iterations, fault) = values
-    return TrialResult(task_id, arm, trial_index, status, score, bool(surrendered), error, fault, bool(assisted),
-                       None, prompt_tokens or 0, completion_tokens or 0, total_tokens or 0, cost, duration,
-                       tool_calls or [], episode_id, None, trial_id, iterations=iterations or 0,
-                       tool_duration=tool_duration)
+    """The TrialResult of a row of TRIAL_RECORD_COLUMNS in order, with its tool calls (trial_result.build_record)."""
+    record: TrialResult = build_record(values, tool_calls=tool_calls)
+    return record
 
 
 def trial_record_from_row(row: StoredRow) -> TrialResult:

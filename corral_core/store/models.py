@@ -65,8 +65,9 @@ class TrialInfo:
     """A stored trial: a TrialResult (corral_core.trial_result) as the `trial` table keeps it, with where and
     when it ran. Its fields are TRIAL_EVENT_FIELDS, TRIAL_STARTED's payload (events.TrialStartedData) and
     TRIAL_FINISHED's (trial_result.FINISHED_KEYS, with TrialResult's types). Their order is the order of the
-    JSON export's keys (runner.results.ROW_KEYS): a new field goes last. tests/core/test_trial_shapes.py keeps
-    TrialResult, the payloads, this class, the table (tables.TrialRow) and the CSV columns in step."""
+    JSON export's keys (runner.results.ROW_KEYS): a new field goes last. tests/core/test_trial_declaration.py
+    names a field TrialResult declares stored and this class lacks (as test_trial_shapes.py keeps the shapes in step).
+    """
 
     id: str
     benchmark_id: str | None

@@ -48,7 +48,7 @@ from corral_core.trial_result import TrialResult
 
 # store_failed: the database refused writes mid-run; what it kept is resumable like an interrupted run.
 BENCHMARK_STATUSES = tuple(BenchmarkStatus)
-UNFINISHED_BENCHMARK = ("running", "interrupted", "store_failed")
+UNFINISHED_BENCHMARK = (BenchmarkStatus.RUNNING, BenchmarkStatus.INTERRUPTED, BenchmarkStatus.STORE_FAILED)
 # Rows per keyset page of the whole-benchmark reads (iter_trials, iter_trial_records): each page is one
 # short read that continues after the last key of the one before, so a whole benchmark costs linear time
 # and memory of one page (OFFSET would re-read every skipped row: quadratic).

@@ -51,7 +51,8 @@ def test_the_compare_screen_reads_the_records_the_runner_computed_metrics_from(r
 
 
 def test_the_converter_builds_each_field_of_a_metrics_record_from_its_stored_column() -> None:
-    """iter_records_from_values builds records by position (speed): every field gets its own column."""
+    """iter_records_from_values builds records with the builder written from TrialResult's declaration: every
+    field gets its own column."""
     import dataclasses
 
     from corral_core.metrics import TrialResult

@@ -4,6 +4,7 @@ one), and no project file cites a document that is not in the repository."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -59,3 +60,24 @@ def test_no_project_file_cites_a_document_outside_the_repository() -> None:
     here = Path(__file__).resolve()
     citing = sorted(str(f.relative_to(ROOT)) for f in files if f.resolve() != here and pattern.search(f.read_text()))
     assert citing == []
+
+
+REPO_PATH = re.compile(r"\b((?:tests|corral_core|corral_tui|benchmarks|docs|sample_tasks)/[\w/.-]*\w\.\w+)")
+
+
+def test_every_file_pyproject_cites_is_in_the_repository() -> None:
+    """pyproject.toml's comments name the files a pin or a setting is for: each is where it says."""
+    cited = REPO_PATH.findall((ROOT / "pyproject.toml").read_text())
+    assert cited and not [path for path in cited if not (ROOT / path).exists()]
+
+
+def test_the_home_of_agent_types_and_approval_policies_is_the_one_docs_architecture_names() -> None:
+    """docs/architecture.md's row for shared values names the module that defines each (not one re-exporting it)."""
+    row = next(line for line in (ROOT / "docs" / "architecture.md").read_text().splitlines()
+               if "agent types and approval policies:" in line)
+    home = re.search(r"agent types and approval policies: `([^`]+)`", row)
+    assert home is not None
+    tree = ast.parse((ROOT / home.group(1)).read_text())
+    defined = {target.id for node in tree.body if isinstance(node, ast.Assign) for target in node.targets
+               if isinstance(target, ast.Name)}
+    assert {"AGENT_TYPES", "APPROVAL_POLICIES"} <= defined
