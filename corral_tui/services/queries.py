@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from corral_core.events import Event, EventKind
+from corral_core.events import (
+    Event,
+    EventKind,
+)
 from corral_tui.services.catalogue import SuiteCatalogue
 
 if TYPE_CHECKING:
@@ -117,20 +120,7 @@ class StoreQueries:
         return analysis.filter_choices(benchmark, self.catalogue.task_ids([str(p) for p in benchmark.suites]))
 
 
-_ENTRY_KINDS = {"message": EventKind.MESSAGE, "tool_call": EventKind.TOOL_CALL, "llm_call": EventKind.LLM_RESPONSE}
-
-
 def event_of(trial_id: str, entry: TimelineEntry) -> Event | None:
     """The event a stored timeline entry was written from (None for the start line)."""
-    kind = _ENTRY_KINDS.get(entry.kind)
-    data: dict[str, Any] = dict(entry.data)
-    if kind is None:
-        try:
-            kind = EventKind(entry.kind)
-        except ValueError:
-            return None
-    if kind is EventKind.LLM_RESPONSE:
-        data["usage"] = {name: data.get(name) for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
-    if kind is EventKind.TRIAL_STARTED:
-        return None
-    return Event(kind, trial_id=trial_id, data=data, ts=entry.ts.timestamp())
+    event = entry.event(trial_id)
+    return None if event is None or event.kind is EventKind.TRIAL_STARTED else event
