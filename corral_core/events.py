@@ -166,6 +166,7 @@ class ToolCallData(TypedDict, total=False):
     structured_content: Any
     fault: str
     iteration: int  # TOOL_CALL only
+    seq: int  # a stored call's place among its trial's calls (store/convert.py tool_call_entry), never emitted
 
 
 class ToolCallRequestedData(TypedDict, total=False):

@@ -93,6 +93,7 @@ from corral_core.spec import BenchmarkSpec
 from corral_core.store.ownership import Owner, OwnershipLost
 
 if TYPE_CHECKING:
+    from corral_core.runner.dask_worker import RemoteTrial
     from corral_core.runner.plan import ForkPoint
 
 log = logging.getLogger(__name__)
@@ -573,7 +574,7 @@ class BenchmarkRunner:
 
         kept: set[tuple[str, str, int]] = set()
 
-        def on_trial(index: int, trial: Any) -> None:
+        def on_trial(index: int, trial: RemoteTrial) -> None:
             job = jobs[index]
             kept.add((job.arm.name, trial.task_id, int(trial.data["trial_index"])))
             self._keep(trial.trial_id, trial.task_id, trial.data)

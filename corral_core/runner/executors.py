@@ -378,7 +378,7 @@ class DaskExecutor:
                     raise self._lost()
                 if future.status == "finished":
                     try:  # its trials come from the worker through the scheduler
-                        trials = future.result()
+                        trials: list[RemoteTrial] = future.result()
                     except OSError as exc:  # Dask's CommClosedError: the scheduler died after the batch ended
                         raise self._lost() from exc
                     job_of = {(t, i): j for j in group for t, i in remote[j].links}

@@ -18,6 +18,7 @@ point, and is always assisted.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from corral_core.runner.benchmark_runner import BenchmarkRunner
 from corral_core.runner.collaborators import RunRepository, StoreSink
 from corral_core.runner.plan import ForkPoint, Job, TrialKey
 from corral_core.spec import ArmSpec, BenchmarkSpec, spec_from_dict
-from corral_core.store.models import BenchmarkInfo
+from corral_core.store.models import BenchmarkInfo, TimelineEntry
 
 FORKABLE_AGENTS = ("react", "tool_calling")  # a planner's executor and a reflection's memory are not replayed
 
@@ -94,11 +95,20 @@ def plan_fork(repository: RunRepository, trial_id: str, iteration: int, interven
     fork_spec = dataclasses.replace(spec, name=f"{spec.name} ({where})", arms=(arm,), model=arm.model,
                                     tasks=(trial.task_id,),
                                     trials_per_task=1, executor="local", text=header + spec.text)
-    replayed = tuple((int(e.data["iteration"]), str(e.data.get("text"))) for e in repository.timeline(trial_id)
-                     if e.kind == EventKind.INTERVENTION_APPLIED.value and e.data.get("source") == INBOX_SOURCE
-                     and isinstance(e.data.get("iteration"), int) and e.data["iteration"] < iteration)
+    replayed = tuple(_inbox_interventions(repository.timeline(trial_id), iteration))
     point = ForkPoint(trial_id, benchmark.id, iteration, (intervention or "").strip() or None, replayed)
     return fork_spec, arm, trial.trial_index, point
+
+
+def _inbox_interventions(timeline: list[TimelineEntry], before: int) -> Iterator[tuple[int, str]]:
+    """(iteration, text) of each intervention a person sent that reached the trial before iteration `before`."""
+    for entry in timeline:
+        event = entry.event()
+        if event is not None and event.kind is EventKind.INTERVENTION_APPLIED \
+                and event.data.get("source") == INBOX_SOURCE:
+            named = event.data.get("iteration")
+            if isinstance(named, int) and named < before:
+                yield named, str(event.data.get("text"))
 
 
 def stored_spec(benchmark: BenchmarkInfo) -> BenchmarkSpec:

@@ -91,9 +91,9 @@ class StoreQueries:
             return None
         iteration = fork.fork_iteration
         fork_entries = analysis.from_iteration(repository.timeline(trial_id), iteration)
-        applied = EventKind.INTERVENTION_APPLIED.value
-        intervention = next((str(e.data.get("text")) for e in fork_entries
-                             if e.kind == applied and e.data.get("iteration") == iteration), None)
+        intervention = next((str(event.data.get("text")) for entry in fork_entries
+                             if (event := entry.event()) is not None and event.kind is EventKind.INTERVENTION_APPLIED
+                             and event.data.get("iteration") == iteration), None)
         return ForkView(fork, repository.trial(fork.parent_trial_id), iteration, intervention, fork_entries,
                         analysis.from_iteration(repository.timeline(fork.parent_trial_id), iteration))
 
