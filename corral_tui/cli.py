@@ -18,7 +18,7 @@ import argparse
 import gc
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from corral_core.errors import UserError
@@ -348,7 +348,7 @@ def _subcommand(name: str, rest: list[str]) -> int:
     return _guard(lambda: history_main(rest) if name == "history" else export_main(rest))
 
 
-def _guard(run) -> int:
+def _guard(run: Callable[[], int | None]) -> int:
     """Run a command; user mistakes become a message and exit code 2."""
     from corral_core.errors import UserError
 

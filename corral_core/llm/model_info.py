@@ -60,7 +60,7 @@ def install(litellm: ModuleType) -> bool:
 
     get_model_info_helper._corral_memo = True  # type: ignore[attr-defined]
     get_model_info_helper._corral_original = original  # type: ignore[attr-defined]
-    main.get_model_info_helper = get_model_info_helper
+    main.get_model_info_helper = get_model_info_helper  # type: ignore[attr-defined]  # litellm.main imports it, exports none
     return True
 
 
