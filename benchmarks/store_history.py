@@ -29,7 +29,7 @@ from sqlalchemy import distinct, func, insert, select, update
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from corral_core.events import Event, EventKind
+from corral_core.events import Event, EventKind, event_from
 from corral_core.store import ArmInfo, Repository, StoreWriter, init_db, make_engine
 from corral_core.store.tables import benchmark_table, tool_call_table, trial_table
 
@@ -54,20 +54,21 @@ def writer_throughput(db: Path, n_events: int) -> float:
     events: list[Event] = []
     for t in range(n_events // per_trial):
         trial_id = f"tr_{t}"
-        events.append(Event(EventKind.TRIAL_STARTED, trial_id, "task", {"arm": "a", "trial_index": t}, "bm_w"))
+        events.append(event_from(EventKind.TRIAL_STARTED, trial_id, "task", {"arm": "a", "trial_index": t}, "bm_w"))
         for i in range(per_trial - 2):
             kind = i % 4
             if kind == 0:
                 message = {"role": "assistant", "content": "x" * 300, "index": i}
-                events.append(Event(EventKind.MESSAGE, trial_id, "task", message, "bm_w"))
+                events.append(event_from(EventKind.MESSAGE, trial_id, "task", message, "bm_w"))
             elif kind == 1:
-                events.append(Event(EventKind.TOOL_CALL, trial_id, "task", call, "bm_w"))
+                events.append(event_from(EventKind.TOOL_CALL, trial_id, "task", call, "bm_w"))
             elif kind == 2:
-                events.append(Event(EventKind.LLM_RESPONSE, trial_id, "task", llm, "bm_w"))
+                events.append(event_from(EventKind.LLM_RESPONSE, trial_id, "task", llm, "bm_w"))
             else:
                 hook = {"point": "after_iteration", "hook": "h", "iteration": i}
-                events.append(Event(EventKind.HOOK_FIRED, trial_id, "task", hook, "bm_w"))
-        events.append(Event(EventKind.TRIAL_FINISHED, trial_id, "task", {"status": "completed", "score": 1.0}, "bm_w"))
+                events.append(event_from(EventKind.HOOK_FIRED, trial_id, "task", hook, "bm_w"))
+        events.append(event_from(EventKind.TRIAL_FINISHED, trial_id, "task", {"status": "completed", "score": 1.0},
+                                 "bm_w"))
     writer = StoreWriter(engine).start()
     start = time.perf_counter()
     for event in events:

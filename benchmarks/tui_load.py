@@ -43,7 +43,7 @@ os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 from textual import events  # noqa: E402
 from textual.binding import Binding  # noqa: E402
 
-from corral_core.events import Event, EventKind  # noqa: E402
+from corral_core.events import Event, EventKind, event_from  # noqa: E402
 from corral_tui.app import WorkbenchApp  # noqa: E402
 from corral_tui.widgets.status import StatusLine  # noqa: E402
 from tests.tui.stable import test_config  # noqa: E402
@@ -108,23 +108,23 @@ def synthetic(trial_id: str, n: int) -> Event:
     """One event of a busy trial (the mix a ReAct agent produces)."""
     kind = n % 6
     if kind == 0:
-        return Event(EventKind.ITERATION_STARTED, trial_id, "add", {"iteration": n // 6})
+        return event_from(EventKind.ITERATION_STARTED, trial_id, "add", {"iteration": n // 6})
     if kind == 1:
-        return Event(EventKind.LLM_RESPONSE, trial_id, "add", {"role": "agent", "turn": n // 6, "duration": 0.2,
+        return event_from(EventKind.LLM_RESPONSE, trial_id, "add", {"role": "agent", "turn": n // 6, "duration": 0.2,
                                                                "usage": {"total_tokens": 900}})
     if kind == 2:
         content = (f"<thought>Step {n}: the calculator is the right tool here.</thought>\n"
                    "<action>calculator</action>\n"
                    '<action_input>{"operation": "+", "a": 17, "b": 25}</action_input>')
-        return Event(EventKind.MESSAGE, trial_id, "add", {"role": "assistant", "content": content, "index": n})
+        return event_from(EventKind.MESSAGE, trial_id, "add", {"role": "assistant", "content": content, "index": n})
     if kind == 3:
-        return Event(EventKind.TOOL_CALL, trial_id, "add", {
+        return event_from(EventKind.TOOL_CALL, trial_id, "add", {
             "tool_name": "lookup", "arguments": {"material": "steel", "n": n}, "result": RESULT, "status": "success",
             "duration": 0.01, "risk": "safe", "render": "table", "iteration": n // 6})
     if kind == 4:
-        return Event(EventKind.MESSAGE, trial_id, "add", {"role": "user", "content": f"Observation: {RESULT}",
+        return event_from(EventKind.MESSAGE, trial_id, "add", {"role": "user", "content": f"Observation: {RESULT}",
                                                           "index": n})
-    return Event(EventKind.HOOK_FIRED, trial_id, "add", {"point": "before_iteration", "hook": "trial_controller",
+    return event_from(EventKind.HOOK_FIRED, trial_id, "add", {"point": "before_iteration", "hook": "trial_controller",
                                                          "iteration": n // 6, "should_continue": True})
 
 
@@ -178,11 +178,11 @@ def flood(app: LoadApp, trial_ids: list[str], args: argparse.Namespace, stop: th
             slot = 0 if rng.random() < args.selected_share else rng.randrange(1, len(slots))
             trial = slots[slot]
             if args.churn and slot and steps[slot] == CHURN_EVENTS:
-                queue.emit(Event(EventKind.TRIAL_FINISHED, trial, "add", {
+                queue.emit(event_from(EventKind.TRIAL_FINISHED, trial, "add", {
                     "status": "completed", "score": 1.0, "trial_index": int(trial[7:]), "iterations": 2,
                     "total_tokens": 1800, "duration": 1.0}))
                 slots[slot], steps[slot] = f"tr_load{app.trials_started:05d}", -1
-                queue.emit(Event(EventKind.TRIAL_STARTED, slots[slot], "add",
+                queue.emit(event_from(EventKind.TRIAL_STARTED, slots[slot], "add",
                                  {"arm": "full", "trial_index": app.trials_started}))
                 app.trials_started += 1
                 sent[0] += 1
@@ -216,7 +216,7 @@ async def measure(args: argparse.Namespace) -> dict[str, float]:
         while not app.ready:
             await pilot.pause(0.05)
         for index, trial_id in enumerate(trial_ids):
-            app.services.lifecycle.queue.emit(Event(EventKind.TRIAL_STARTED, trial_id, "add",
+            app.services.lifecycle.queue.emit(event_from(EventKind.TRIAL_STARTED, trial_id, "add",
                                            {"arm": "full", "trial_index": index}))
         while len(app.live.trials) < args.trials:
             await pilot.pause(0.05)

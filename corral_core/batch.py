@@ -32,7 +32,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from corral_core import report
 from corral_core.errors import StoreError, UserError
-from corral_core.events import Event, EventKind, EventSink
+from corral_core.events import (
+    BenchmarkStartedEvent,
+    Event,
+    EventKind,
+    EventSink,
+    TrialFinishedEvent,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -61,18 +67,17 @@ class BatchProgress:
         self._next_line = 0.1
 
     def emit(self, event: Event) -> None:
-        kind = event.kind
-        if kind is EventKind.TRIAL_FINISHED:
+        if event.kind is EventKind.TRIAL_FINISHED:
             self._finished(event)
-        elif kind is EventKind.BENCHMARK_STARTED:
+        elif event.kind is EventKind.BENCHMARK_STARTED:
             self._started(event)
-        elif kind is EventKind.BREAKPOINT_HIT:  # batch pauses nothing: it says so and the store keeps it
+        elif event.kind is EventKind.BREAKPOINT_HIT:  # batch pauses nothing: it says so and the store keeps it
             data = event.data
             self.console.print(f"breakpoint {data.get('breakpoint')} hit in trial {event.trial_id} "
                                f"({event.task_id}): {data.get('reason')} (recorded, not paused)", highlight=False,
                                markup=False)
 
-    def _started(self, event: Event) -> None:
+    def _started(self, event: BenchmarkStartedEvent) -> None:
         data = event.data
         with self._lock:
             for arm in data.get("arms", []):
@@ -95,7 +100,7 @@ class BatchProgress:
     def _mean(arm: dict[str, float]) -> str:
         return f"{arm['score'] / arm['done']:.3f}" if arm["done"] else "-"
 
-    def _finished(self, event: Event) -> None:
+    def _finished(self, event: TrialFinishedEvent) -> None:
         name = str(event.data.get("arm"))
         with self._lock:
             arm = self._arms.setdefault(name, {"done": 0, "total": 0, "score": 0.0})

@@ -16,7 +16,19 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol, TypedDict, TypeVar, cast, runtime_checkable
+from typing import (
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    Protocol,
+    TypeAlias,
+    TypedDict,
+    TypeVar,
+    Union,
+    get_args,
+    runtime_checkable,
+)
 
 from corral_core.domain import Decider
 
@@ -58,37 +70,10 @@ class EventKind(str, Enum):
     OWNERSHIP_LOST = "ownership_lost"
 
 
-@dataclass(slots=True)
-class Event:
-    """One thing that happened, tied to a trial where it has one.
-
-    `trial_id` is the server's trial runtime id (``tr_...``) for trial-scoped events: it is the key
-    that joins server, agent and runner events for one trial.
-    """
-
-    kind: EventKind
-    trial_id: str | None = None
-    task_id: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-    benchmark_id: str | None = None
-    ts: float = field(default_factory=time.time)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind.value,
-            "trial_id": self.trial_id,
-            "task_id": self.task_id,
-            "benchmark_id": self.benchmark_id,
-            "ts": self.ts,
-            "data": self.data,
-        }
-
-
-# --- payloads: what `Event.data` holds for each kind ------------------------------------------------------
-# One TypedDict per EventKind (PAYLOADS), so mypy checks every key an emitter writes and a reader reads
-# (`payload(event, TrialFinishedData)`). At run time they are the plain dicts they always were: the wire
-# and the store see the same JSON, and an event costs no more to build. Keys are optional (total=False):
-# emitters leave some out (a message without `name`, a trial not forked), readers use `.get`.
+# --- payloads: what `data` holds for each kind ---------------------------------------------------------
+# One TypedDict per payload shape, bound to its kinds by the event classes below. At run time they are plain
+# dicts. Keys are optional (total=False): emitters leave some out (a message without `name`, a trial not
+# forked), readers use `.get`.
 
 
 class BenchmarkStartedData(TypedDict, total=False):
@@ -181,6 +166,7 @@ class ToolCallData(TypedDict, total=False):
     structured_content: Any
     fault: str
     iteration: int  # TOOL_CALL only
+    seq: int  # a stored call's place among its trial's calls (store/convert.py tool_call_entry), never emitted
 
 
 class ToolCallRequestedData(TypedDict, total=False):
@@ -309,39 +295,227 @@ class OwnershipLostData(TypedDict, total=False):
     pass
 
 
-PAYLOADS: dict[EventKind, type[Any]] = {
-    EventKind.BENCHMARK_STARTED: BenchmarkStartedData,
-    EventKind.BENCHMARK_FINISHED: BenchmarkFinishedData,
-    EventKind.TRIAL_STARTED: TrialStartedData,
-    EventKind.TRIAL_FINISHED: TrialFinishedData,
-    EventKind.TRIAL_OPENED: TrialOpenedData,
-    EventKind.TRIAL_CLOSED: TrialClosedData,
-    EventKind.TOOL_CALL_REQUESTED: ToolCallRequestedData,
-    EventKind.APPROVAL_ASKED: ApprovalAskedData,
-    EventKind.APPROVAL_DECIDED: ApprovalDecidedData,
-    EventKind.TOOL_CALL_EXECUTED: ToolCallData,
-    EventKind.REQUEST_SERVED: RequestServedData,
-    EventKind.ITERATION_STARTED: IterationStartedData,
-    EventKind.LLM_REQUEST: LLMRequestData,
-    EventKind.LLM_RESPONSE: LLMResponseData,
-    EventKind.MESSAGE: MessageData,
-    EventKind.TOOL_CALL: ToolCallData,
-    EventKind.HOOK_FIRED: HookData,
-    EventKind.HOOK_ERROR: HookData,
-    EventKind.INTERVENTION_APPLIED: InterventionData,
-    EventKind.INTERVENTION_UNDELIVERED: InterventionData,
-    EventKind.CONTROL_STATE: ControlStateData,
-    EventKind.BREAKPOINT_HIT: BreakpointHitData,
-    EventKind.AGENT_FINISHED: AgentFinishedData,
-    EventKind.STORE_FAILED: StoreFailedData,
-    EventKind.OWNERSHIP_LOST: OwnershipLostData,
-}
-P = TypeVar("P", bound=Mapping[str, Any])
+# --- events: one class per kind, its payload type bound to it --------------------------------------------
+# `kind` is a class constant typed as its one EventKind member, so `if event.kind is EventKind.X:` (or
+# `isinstance(event, XEvent)`) narrows an `Event` to XEvent and `event.data` to X's payload type: mypy checks
+# every key an emitter writes (`XEvent(data=XData(...))`) and every key a reader reads. `data` is the plain
+# dict it always was: the wire and the store see the same JSON, and an event costs no more to build.
+
+P = TypeVar("P")
 
 
-def payload(event: Event, shape: type[P]) -> P:
-    """`event.data` as its kind's payload type (PAYLOADS[event.kind]), for mypy: no copy, no check."""
-    return cast(P, event.data)
+@dataclass(slots=True, kw_only=True)
+class EventBase(Generic[P]):
+    """One thing that happened, tied to a trial where it has one. Build the subclass of its kind.
+
+    `trial_id` is the server's trial runtime id (``tr_...``) for trial-scoped events: it is the key
+    that joins server, agent and runner events for one trial.
+    """
+
+    kind: ClassVar[EventKind]
+    data: P
+    trial_id: str | None = None
+    task_id: str | None = None
+    benchmark_id: str | None = None
+    ts: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "trial_id": self.trial_id,
+            "task_id": self.task_id,
+            "benchmark_id": self.benchmark_id,
+            "ts": self.ts,
+            "data": self.data,
+        }
+
+
+@dataclass(slots=True, kw_only=True)
+class BenchmarkStartedEvent(EventBase[BenchmarkStartedData]):
+    kind: ClassVar[Literal[EventKind.BENCHMARK_STARTED]] = EventKind.BENCHMARK_STARTED
+
+
+@dataclass(slots=True, kw_only=True)
+class BenchmarkFinishedEvent(EventBase[BenchmarkFinishedData]):
+    kind: ClassVar[Literal[EventKind.BENCHMARK_FINISHED]] = EventKind.BENCHMARK_FINISHED
+
+
+@dataclass(slots=True, kw_only=True)
+class TrialStartedEvent(EventBase[TrialStartedData]):
+    kind: ClassVar[Literal[EventKind.TRIAL_STARTED]] = EventKind.TRIAL_STARTED
+
+
+@dataclass(slots=True, kw_only=True)
+class TrialFinishedEvent(EventBase[TrialFinishedData]):
+    kind: ClassVar[Literal[EventKind.TRIAL_FINISHED]] = EventKind.TRIAL_FINISHED
+
+
+@dataclass(slots=True, kw_only=True)
+class TrialOpenedEvent(EventBase[TrialOpenedData]):
+    kind: ClassVar[Literal[EventKind.TRIAL_OPENED]] = EventKind.TRIAL_OPENED
+
+
+@dataclass(slots=True, kw_only=True)
+class TrialClosedEvent(EventBase[TrialClosedData]):
+    kind: ClassVar[Literal[EventKind.TRIAL_CLOSED]] = EventKind.TRIAL_CLOSED
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolCallRequestedEvent(EventBase[ToolCallRequestedData]):
+    kind: ClassVar[Literal[EventKind.TOOL_CALL_REQUESTED]] = EventKind.TOOL_CALL_REQUESTED
+
+
+@dataclass(slots=True, kw_only=True)
+class ApprovalAskedEvent(EventBase[ApprovalAskedData]):
+    kind: ClassVar[Literal[EventKind.APPROVAL_ASKED]] = EventKind.APPROVAL_ASKED
+
+
+@dataclass(slots=True, kw_only=True)
+class ApprovalDecidedEvent(EventBase[ApprovalDecidedData]):
+    kind: ClassVar[Literal[EventKind.APPROVAL_DECIDED]] = EventKind.APPROVAL_DECIDED
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolCallExecutedEvent(EventBase[ToolCallData]):
+    kind: ClassVar[Literal[EventKind.TOOL_CALL_EXECUTED]] = EventKind.TOOL_CALL_EXECUTED
+
+
+@dataclass(slots=True, kw_only=True)
+class RequestServedEvent(EventBase[RequestServedData]):
+    kind: ClassVar[Literal[EventKind.REQUEST_SERVED]] = EventKind.REQUEST_SERVED
+
+
+@dataclass(slots=True, kw_only=True)
+class IterationStartedEvent(EventBase[IterationStartedData]):
+    kind: ClassVar[Literal[EventKind.ITERATION_STARTED]] = EventKind.ITERATION_STARTED
+
+
+@dataclass(slots=True, kw_only=True)
+class LLMRequestEvent(EventBase[LLMRequestData]):
+    kind: ClassVar[Literal[EventKind.LLM_REQUEST]] = EventKind.LLM_REQUEST
+
+
+@dataclass(slots=True, kw_only=True)
+class LLMResponseEvent(EventBase[LLMResponseData]):
+    kind: ClassVar[Literal[EventKind.LLM_RESPONSE]] = EventKind.LLM_RESPONSE
+
+
+@dataclass(slots=True, kw_only=True)
+class MessageEvent(EventBase[MessageData]):
+    kind: ClassVar[Literal[EventKind.MESSAGE]] = EventKind.MESSAGE
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolCallEvent(EventBase[ToolCallData]):
+    kind: ClassVar[Literal[EventKind.TOOL_CALL]] = EventKind.TOOL_CALL
+
+
+@dataclass(slots=True, kw_only=True)
+class HookFiredEvent(EventBase[HookData]):
+    kind: ClassVar[Literal[EventKind.HOOK_FIRED]] = EventKind.HOOK_FIRED
+
+
+@dataclass(slots=True, kw_only=True)
+class HookErrorEvent(EventBase[HookData]):
+    kind: ClassVar[Literal[EventKind.HOOK_ERROR]] = EventKind.HOOK_ERROR
+
+
+@dataclass(slots=True, kw_only=True)
+class InterventionAppliedEvent(EventBase[InterventionData]):
+    kind: ClassVar[Literal[EventKind.INTERVENTION_APPLIED]] = EventKind.INTERVENTION_APPLIED
+
+
+@dataclass(slots=True, kw_only=True)
+class InterventionUndeliveredEvent(EventBase[InterventionData]):
+    kind: ClassVar[Literal[EventKind.INTERVENTION_UNDELIVERED]] = EventKind.INTERVENTION_UNDELIVERED
+
+
+@dataclass(slots=True, kw_only=True)
+class ControlStateEvent(EventBase[ControlStateData]):
+    kind: ClassVar[Literal[EventKind.CONTROL_STATE]] = EventKind.CONTROL_STATE
+
+
+@dataclass(slots=True, kw_only=True)
+class BreakpointHitEvent(EventBase[BreakpointHitData]):
+    kind: ClassVar[Literal[EventKind.BREAKPOINT_HIT]] = EventKind.BREAKPOINT_HIT
+
+
+@dataclass(slots=True, kw_only=True)
+class AgentFinishedEvent(EventBase[AgentFinishedData]):
+    kind: ClassVar[Literal[EventKind.AGENT_FINISHED]] = EventKind.AGENT_FINISHED
+
+
+@dataclass(slots=True, kw_only=True)
+class StoreFailedEvent(EventBase[StoreFailedData]):
+    kind: ClassVar[Literal[EventKind.STORE_FAILED]] = EventKind.STORE_FAILED
+
+
+@dataclass(slots=True, kw_only=True)
+class OwnershipLostEvent(EventBase[OwnershipLostData]):
+    kind: ClassVar[Literal[EventKind.OWNERSHIP_LOST]] = EventKind.OWNERSHIP_LOST
+
+
+Event: TypeAlias = Union[  # noqa: UP007 (a `|` chain of 25 reads worse)
+    BenchmarkStartedEvent,
+    BenchmarkFinishedEvent,
+    TrialStartedEvent,
+    TrialFinishedEvent,
+    TrialOpenedEvent,
+    TrialClosedEvent,
+    ToolCallRequestedEvent,
+    ApprovalAskedEvent,
+    ApprovalDecidedEvent,
+    ToolCallExecutedEvent,
+    RequestServedEvent,
+    IterationStartedEvent,
+    LLMRequestEvent,
+    LLMResponseEvent,
+    MessageEvent,
+    ToolCallEvent,
+    HookFiredEvent,
+    HookErrorEvent,
+    InterventionAppliedEvent,
+    InterventionUndeliveredEvent,
+    ControlStateEvent,
+    BreakpointHitEvent,
+    AgentFinishedEvent,
+    StoreFailedEvent,
+    OwnershipLostEvent,
+]
+EVENT_TYPES: dict[EventKind, type[Event]] = {event_type.kind: event_type for event_type in get_args(Event)}
+PAYLOADS: dict[EventKind, type[Any]] = {  # each kind's payload type, as its class binds it
+    kind: get_args(vars(event_type)["__orig_bases__"][0])[0] for kind, event_type in EVENT_TYPES.items()}
+
+
+def event_from(kind: EventKind | str, trial_id: str | None = None, task_id: str | None = None,
+               data: Mapping[str, Any] | None = None, benchmark_id: str | None = None,
+               ts: float | None = None) -> Event:
+    """The event of `kind` around `data` read back from JSON (a Dask worker's message, the store's rows): the one
+    place a payload is taken on trust, because only this engine wrote it. An unknown kind raises ValueError."""
+    payload: Any = {} if data is None else data
+    event_type = EVENT_TYPES[EventKind(kind)]
+    if ts is None:
+        return event_type(data=payload, trial_id=trial_id, task_id=task_id, benchmark_id=benchmark_id)
+    return event_type(data=payload, trial_id=trial_id, task_id=task_id, benchmark_id=benchmark_id, ts=ts)
+
+
+# the store's timeline entries that are rows of their own table, and the kind of the event each was written from
+_ENTRY_KINDS = {"message": EventKind.MESSAGE, "tool_call": EventKind.TOOL_CALL, "llm_call": EventKind.LLM_RESPONSE}
+
+
+def stored_event(kind: str, data: dict[str, Any], trial_id: str | None = None, ts: float | None = None) -> Event | None:
+    """The event a stored timeline entry of `kind` was written from (an LLM call's usage gathered back from its
+    columns), or None when `kind` is no event's."""
+    event_kind = _ENTRY_KINDS.get(kind)
+    if event_kind is None:
+        try:
+            event_kind = EventKind(kind)
+        except ValueError:
+            return None
+    if event_kind is EventKind.LLM_RESPONSE:
+        data = {**data, "usage": {name: data.get(name) for name in ("prompt_tokens", "completion_tokens",
+                                                                    "total_tokens")}}
+    return event_from(event_kind, trial_id, data=data, ts=ts)
 
 
 # The server's own telemetry (server/runtime.py emits it only when its host asks): the store, the workbench
@@ -465,19 +639,10 @@ class ListSink:
             return [e for e in self.events if e.kind in kinds]
 
 
-def emit_event(
-    sink: EventSink | None,
-    kind: EventKind,
-    *,
-    trial_id: str | None = None,
-    task_id: str | None = None,
-    benchmark_id: str | None = None,
-    **data: Any,
-) -> None:
-    """Build and emit an event in one call; a `None` sink is a no-op."""
-    if sink is None:
-        return
-    sink.emit(Event(kind, trial_id=trial_id, task_id=task_id, data=data, benchmark_id=benchmark_id))
+def emit_event(sink: EventSink | None, event: Event) -> None:
+    """Emit `event`; a `None` sink is a no-op."""
+    if sink is not None:
+        sink.emit(event)
 
 
 def combine(sinks: Iterable[EventSink | None]) -> EventSink:

@@ -352,7 +352,8 @@ def from_iteration(entries: list[TimelineEntry], iteration: int) -> list[Timelin
     current = -1
     shown = []
     for entry in entries:
-        named = entry.data.get("iteration")
+        event = entry.event()
+        named = event.data.get("iteration") if event is not None else None
         if isinstance(named, int):
             current = named
         if current >= iteration:

@@ -19,7 +19,7 @@ import gc
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from corral_core.errors import UserError
@@ -388,7 +388,7 @@ def _say(error: Exception) -> None:
     print(f"corral-tui: {redact(str(error))}", file=sys.stderr)
 
 
-def _guard(run) -> int:
+def _guard(run: Callable[[], int | None]) -> int:
     """Run a command; user mistakes become a message and exit code 2."""
     from corral_core.errors import UserError
 

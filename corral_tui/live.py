@@ -16,22 +16,11 @@ from dataclasses import dataclass, field
 
 from corral_core.domain import AgentStatus, ControlState, ToolStatus, TrialStatus
 from corral_core.events import (
-    AgentFinishedData,
-    ApprovalAskedData,
-    BenchmarkStartedData,
-    BreakpointHitData,
-    ControlStateData,
+    BreakpointHitEvent,
     Event,
     EventKind,
-    InterventionData,
-    IterationStartedData,
-    LLMResponseData,
-    MessageData,
-    ToolCallData,
     TrialFinishedData,
-    TrialStartedData,
     marks_assisted,
-    payload,
 )
 from corral_core.trial_result import TrialResult
 
@@ -114,7 +103,7 @@ class Changes:
     new_rows: list[str] = field(default_factory=list)  # trial ids seen for the first time
     events: dict[str, list[Event]] = field(default_factory=dict)  # new events per trial
     undelivered: list[tuple[str, str]] = field(default_factory=list)  # (trial id, text) never delivered
-    breakpoints: list[Event] = field(default_factory=list)  # BREAKPOINT_HIT events of this batch
+    breakpoints: list[BreakpointHitEvent] = field(default_factory=list)  # BREAKPOINT_HIT events of this batch
     finished: int = 0  # trials that ended in this batch
     benchmark_finished: bool = False
     benchmark_id: str | None = None
@@ -246,9 +235,8 @@ class LiveRun:
             trial.events.clear()
 
     def _apply_one(self, event: Event, changes: Changes) -> None:
-        kind = event.kind
-        if kind == EventKind.BENCHMARK_STARTED:
-            started = payload(event, BenchmarkStartedData)
+        if event.kind is EventKind.BENCHMARK_STARTED:
+            started = event.data
             self.benchmark_id = event.benchmark_id
             self.started = event.ts
             self.total = int(started.get("total_trials") or self.total)
@@ -256,23 +244,23 @@ class LiveRun:
             self.done = self.total - int(pending) if pending is not None else 0  # resumed trials count
             changes.benchmark_id = event.benchmark_id
             return
-        if kind == EventKind.BENCHMARK_FINISHED:
+        if event.kind is EventKind.BENCHMARK_FINISHED:
             self.finished = True
             self.ended = event.ts
             changes.benchmark_finished = True
             changes.benchmark_id = event.benchmark_id or self.benchmark_id
             return
-        if not event.trial_id or kind == EventKind.REQUEST_SERVED:
+        if not event.trial_id or event.kind is EventKind.REQUEST_SERVED:
             return
         trial = self._trial(event, changes)
         trial.events.append(event)
         changes.events.setdefault(trial.trial_id, []).append(event)
-        if kind == EventKind.INTERVENTION_UNDELIVERED:
-            changes.undelivered.append((trial.trial_id, str(payload(event, InterventionData).get("text") or "")))
+        if event.kind is EventKind.INTERVENTION_UNDELIVERED:
+            changes.undelivered.append((trial.trial_id, str(event.data.get("text") or "")))
             self.undelivered.append(changes.undelivered[-1])
-        if kind == EventKind.BREAKPOINT_HIT:
+        if event.kind is EventKind.BREAKPOINT_HIT:
             changes.breakpoints.append(event)
-        if kind == EventKind.TRIAL_FINISHED and not trial.finished:
+        if event.kind is EventKind.TRIAL_FINISHED and not trial.finished:
             self.done += 1
             changes.finished += 1
             self._finished_with_events[trial.trial_id] = None
@@ -282,23 +270,22 @@ class LiveRun:
 
 def _update_row(trial: TrialLive, event: Event) -> bool:
     """Fold one event into the trial's row; True when a shown column changed."""
-    kind = event.kind
-    if kind == EventKind.TRIAL_STARTED:
-        started = payload(event, TrialStartedData)
+    if event.kind is EventKind.TRIAL_STARTED:
+        started = event.data
         trial.arm = str(started.get("arm") or "")
         trial.index = int(started.get("trial_index") or 0)
         trial.model = str(started.get("model") or "")
         trial.started = event.ts
         return True
-    if kind == EventKind.ITERATION_STARTED:
-        iteration = payload(event, IterationStartedData)
+    if event.kind is EventKind.ITERATION_STARTED:
+        iteration = event.data
         if iteration.get("agent"):  # a nested agent's iteration (planner executor): not the trial's count
             return False
         trial.iteration = int(iteration.get("iteration") or 0) + 1
         trial.last_action = f"iteration {trial.iteration}"
         return True
-    if kind == EventKind.LLM_RESPONSE:
-        response = payload(event, LLMResponseData)
+    if event.kind is EventKind.LLM_RESPONSE:
+        response = event.data
         usage = response.get("usage") or {}
         trial.tokens += int(usage.get("total_tokens") or 0)
         cost = response.get("cost")
@@ -306,43 +293,43 @@ def _update_row(trial: TrialLive, event: Event) -> bool:
             trial.cost = (trial.cost or 0.0) + float(cost)
         trial.last_action = "llm replied" if not response.get("tool_calls") else "llm → tool call"
         return True
-    if kind == EventKind.MESSAGE:
-        message = payload(event, MessageData)
+    if event.kind is EventKind.MESSAGE:
+        message = event.data
         if message.get("role") == "assistant" and message.get("content"):
             trial.last_thought = _thought(str(message["content"]))
         return False
-    if kind == EventKind.CONTROL_STATE:
-        trial.control = str(payload(event, ControlStateData).get("state") or trial.control)
+    if event.kind is EventKind.CONTROL_STATE:
+        trial.control = str(event.data.get("state") or trial.control)
         if trial.control != ControlState.PAUSED:
             trial.held_by = ""
         _count_pause(trial, event.ts)
         return True
-    if kind == EventKind.BREAKPOINT_HIT:
-        hit = payload(event, BreakpointHitData)
+    if event.kind is EventKind.BREAKPOINT_HIT:
+        hit = event.data
         trial.last_action = f"breakpoint {hit.get('breakpoint')}"
         if hit.get("paused"):  # its CONTROL_STATE follows at once; say it now
             trial.control, trial.held_by = ControlState.PAUSED, f"{hit.get('breakpoint')}: {hit.get('reason')}"
         return True
-    if kind == EventKind.TOOL_CALL:
-        call = payload(event, ToolCallData)
+    if event.kind is EventKind.TOOL_CALL:
+        call = event.data
         trial.tool_calls += 1
         status = str(call.get("status") or "")
         trial.last_action = f"{call.get('tool_name')} {_STATUS_MARKS.get(status, '✗')}"
         return True
-    if kind == EventKind.APPROVAL_ASKED:
-        trial.last_action = f"asks: {payload(event, ApprovalAskedData).get('tool_name')}"
+    if event.kind is EventKind.APPROVAL_ASKED:
+        trial.last_action = f"asks: {event.data.get('tool_name')}"
         return True
     if marks_assisted(event):  # the engine's one rule: what the store marks, the live line leaves out
         trial.assisted = True
-        if kind == EventKind.INTERVENTION_APPLIED:
+        if event.kind is EventKind.INTERVENTION_APPLIED:
             trial.last_action = "intervention read"
         return True
-    if kind == EventKind.AGENT_FINISHED:
-        state = payload(event, AgentFinishedData).get("status")
+    if event.kind is EventKind.AGENT_FINISHED:
+        state = event.data.get("status")
         trial.last_action = AgentStatus.ANSWERED if state == AgentStatus.ANSWERED else str(state or "")
         return True
-    if kind == EventKind.TRIAL_FINISHED:
-        _finish_row(trial, payload(event, TrialFinishedData))
+    if event.kind is EventKind.TRIAL_FINISHED:
+        _finish_row(trial, event.data)
         return True
     return False
 

@@ -18,7 +18,15 @@ from rich.text import Text
 
 from corral_core import safetext
 from corral_core.domain import ControlState, Decider, ToolStatus, TrialStatus
-from corral_core.events import Event, EventKind
+from corral_core.events import (
+    BreakpointHitData,
+    Event,
+    EventKind,
+    MessageData,
+    ToolCallData,
+    TrialFinishedData,
+    stored_event,
+)
 from corral_core.report import money_text
 from corral_tui.config import Redactor
 
@@ -108,7 +116,7 @@ def message_body(content: Any, react_tags: bool = True) -> RenderableType:
     return Group(*parts) if parts else Text("(empty)", style="dim")
 
 
-def message_block(data: dict[str, Any]) -> RenderableType:
+def message_block(data: MessageData) -> RenderableType:
     role = str(data.get("role", "?"))
     header = Text.assemble((f"{role}", f"bold {ROLE_STYLES.get(role, '')}"),
                            (f" ({data['name']})" if data.get("name") else "", "dim"))
@@ -155,7 +163,7 @@ def rows_table(data: Any) -> Table | None:
     return table
 
 
-def tool_call_block(data: dict[str, Any], redact: Redactor) -> RenderableType:
+def tool_call_block(data: ToolCallData, redact: Redactor) -> RenderableType:
     """One tool call: tool, status, duration, risk and approval, its arguments and its result."""
     status = str(data.get("status", "?"))
     header = Text.assemble(
@@ -182,42 +190,48 @@ def iteration_number(value: Any) -> str:
 
 def hook_line(event: Event) -> Text | None:
     """The hooks pane's line for an event, or None when it is not a hook-type event."""
-    data = event.data
-    kind = event.kind
-    if kind == EventKind.HOOK_FIRED:
-        flags = [name for name in ("skip_current_step",) if data.get(name)]
-        if data.get("should_continue") is False:
+    if event.kind is EventKind.HOOK_FIRED:
+        fired = event.data
+        flags = [name for name in ("skip_current_step",) if fired.get(name)]
+        if fired.get("should_continue") is False:
             flags.append("stop")
-        return Text.assemble(("hook ", "dim"), (str(data.get("hook")), "bold"),
-                             f" at {data.get('point')} (iteration {iteration_number(data.get('iteration'))})",
+        return Text.assemble(("hook ", "dim"), (str(fired.get("hook")), "bold"),
+                             f" at {fired.get('point')} (iteration {iteration_number(fired.get('iteration'))})",
                              (f" [{', '.join(flags)}]" if flags else "", "yellow"))
-    if kind == EventKind.HOOK_ERROR:
-        return Text(f"hook {data.get('hook')} failed at {data.get('point')}: {data.get('error')}", style="red")
-    if kind == EventKind.INTERVENTION_APPLIED:
-        return Text(f"intervention ({data.get('source')}) before iteration {iteration_number(data.get('iteration'))}:"
-                    f" {clip(data.get('text'), 200)}", style="bold magenta")
-    if kind == EventKind.INTERVENTION_UNDELIVERED:
-        return Text(f"intervention NOT delivered ({data.get('reason')}): {clip(data.get('text'), 200)}",
+    if event.kind is EventKind.HOOK_ERROR:
+        failed = event.data
+        return Text(f"hook {failed.get('hook')} failed at {failed.get('point')}: {failed.get('error')}", style="red")
+    if event.kind is EventKind.INTERVENTION_APPLIED:
+        applied = event.data
+        return Text(f"intervention ({applied.get('source')}) before iteration "
+                    f"{iteration_number(applied.get('iteration'))}: {clip(applied.get('text'), 200)}",
+                    style="bold magenta")
+    if event.kind is EventKind.INTERVENTION_UNDELIVERED:
+        lost = event.data
+        return Text(f"intervention NOT delivered ({lost.get('reason')}): {clip(lost.get('text'), 200)}",
                     style="bold red")
-    if kind == EventKind.CONTROL_STATE:
-        why = f" ({data['reason']})" if data.get("reason") else ""
-        return Text(f"control: {data.get('state')} at iteration {iteration_number(data.get('iteration'))}{why}",
+    if event.kind is EventKind.CONTROL_STATE:
+        control = event.data
+        why = f" ({control['reason']})" if control.get("reason") else ""
+        return Text(f"control: {control.get('state')} at iteration {iteration_number(control.get('iteration'))}{why}",
                     style="yellow")
-    if kind == EventKind.BREAKPOINT_HIT:
-        return breakpoint_line(data)
-    if kind == EventKind.APPROVAL_ASKED:
-        return Text(f"approval asked for {data.get('tool_name')} (risk {data.get('risk')})", style="yellow")
-    if kind == EventKind.APPROVAL_DECIDED:
-        reason = (f" ({data.get('reason')})" if data.get("reason") else "", "dim")
-        if data.get("decided_by") == Decider.CANCELLED:
-            return Text.assemble("approval: ", status_text(Decider.CANCELLED), f" {data.get('tool_name')}", reason)
-        verdict = "approved" if data.get("approved") else "rejected"
+    if event.kind is EventKind.BREAKPOINT_HIT:
+        return breakpoint_line(event.data)
+    if event.kind is EventKind.APPROVAL_ASKED:
+        asked = event.data
+        return Text(f"approval asked for {asked.get('tool_name')} (risk {asked.get('risk')})", style="yellow")
+    if event.kind is EventKind.APPROVAL_DECIDED:
+        decided = event.data
+        reason = (f" ({decided.get('reason')})" if decided.get("reason") else "", "dim")
+        if decided.get("decided_by") == Decider.CANCELLED:
+            return Text.assemble("approval: ", status_text(Decider.CANCELLED), f" {decided.get('tool_name')}", reason)
+        verdict = "approved" if decided.get("approved") else "rejected"
         return Text.assemble("approval: ", status_text(verdict),
-                             f" {data.get('tool_name')} by {data.get('decided_by')}", reason)
+                             f" {decided.get('tool_name')} by {decided.get('decided_by')}", reason)
     return None
 
 
-def breakpoint_line(data: dict[str, Any]) -> Text:
+def breakpoint_line(data: BreakpointHitData) -> Text:
     """A breakpoint hit: which one, where, why, and whether the trial waits for the operator."""
     outcome = "paused: c continues, s steps" if data.get("paused") else "recorded, not paused"
     return Text.assemble(("breakpoint ", "bold red"), (str(data.get("breakpoint")), "bold"),
@@ -227,36 +241,38 @@ def breakpoint_line(data: dict[str, Any]) -> Text:
 
 def iteration_item(event: Event, redact: Redactor) -> RenderableType | None:
     """The iterations pane's item for an event: iteration rules, messages, interventions, the end."""
-    data = event.data
-    kind = event.kind
-    if kind == EventKind.ITERATION_STARTED:
-        who = f" ({data['agent']})" if data.get("agent") else ""
-        return Rule(f"iteration {iteration_number(data.get('iteration'))}{who}", style="dim")
-    if kind == EventKind.MESSAGE:
-        return message_block(data)
-    if kind == EventKind.INTERVENTION_APPLIED:
-        return Text(f"intervention: {clip(data.get('text'), 500)}", style="bold magenta")
-    if kind == EventKind.INTERVENTION_UNDELIVERED:
-        return Text(f"intervention NOT delivered ({data.get('reason')}): {clip(data.get('text'), 500)}",
+    if event.kind is EventKind.ITERATION_STARTED:
+        started = event.data
+        who = f" ({started['agent']})" if started.get("agent") else ""
+        return Rule(f"iteration {iteration_number(started.get('iteration'))}{who}", style="dim")
+    if event.kind is EventKind.MESSAGE:
+        return message_block(event.data)
+    if event.kind is EventKind.INTERVENTION_APPLIED:
+        return Text(f"intervention: {clip(event.data.get('text'), 500)}", style="bold magenta")
+    if event.kind is EventKind.INTERVENTION_UNDELIVERED:
+        lost = event.data
+        return Text(f"intervention NOT delivered ({lost.get('reason')}): {clip(lost.get('text'), 500)}",
                     style="bold red")
-    if kind == EventKind.BREAKPOINT_HIT:
-        return breakpoint_line(data)
-    if kind == EventKind.LLM_RESPONSE:
+    if event.kind is EventKind.BREAKPOINT_HIT:
+        return breakpoint_line(event.data)
+    if event.kind is EventKind.LLM_RESPONSE:
         from corral_core.llm.types import shown_turn  # the llm package, with the first model reply
 
-        usage = data.get("usage") or {}
-        return Text(f"llm {data.get('role', '')} turn {shown_turn(data.get('turn'))}: "
-                    f"{usage.get('total_tokens', 0)} tokens, {redact.duration(data.get('duration'))}", style="dim")
-    if kind == EventKind.AGENT_FINISHED:
-        return Text.assemble(("finished: ", "bold"), status_text(str(data.get("status"))),
-                             f"  answer {clip(data.get('answer'), 200)!r}" if data.get("answer") else "",
-                             (f"  {clip(data.get('error'), 200)}" if data.get("error") else "", "red"))
-    if kind == EventKind.TRIAL_FINISHED:
-        return trial_end_line(data)
+        response = event.data
+        usage = response.get("usage") or {}
+        return Text(f"llm {response.get('role', '')} turn {shown_turn(response.get('turn'))}: "
+                    f"{usage.get('total_tokens', 0)} tokens, {redact.duration(response.get('duration'))}", style="dim")
+    if event.kind is EventKind.AGENT_FINISHED:
+        finished = event.data
+        return Text.assemble(("finished: ", "bold"), status_text(str(finished.get("status"))),
+                             f"  answer {clip(finished.get('answer'), 200)!r}" if finished.get("answer") else "",
+                             (f"  {clip(finished.get('error'), 200)}" if finished.get("error") else "", "red"))
+    if event.kind is EventKind.TRIAL_FINISHED:
+        return trial_end_line(event.data)
     return None
 
 
-def trial_end_line(data: dict[str, Any]) -> Text:
+def trial_end_line(data: TrialFinishedData) -> Text:
     """A finished trial's final state: status, iterations, score, answer, and its error with whose fault."""
     iterations = data.get("iterations")
     text = Text.assemble(("trial ", "bold"), status_text(str(data.get("status"))),
@@ -293,19 +309,18 @@ def format_cost(value: float | None) -> str:
 
 
 def timeline_item(kind: str, summary: str, data: dict[str, Any], redact: Redactor) -> RenderableType:
-    """A stored timeline entry, drawn like the live panes draw the same thing."""
-    if kind == "message":
-        return message_block(data)
-    if kind == "tool_call":
-        return tool_call_block(data, redact)
-    if kind == "iteration_started":
-        return Text(f"iteration {iteration_number(data.get('iteration'))}", style="bold")
-    try:
-        event_kind = EventKind(kind)
-    except ValueError:
-        event_kind = None
-    if event_kind is not None:
-        line = hook_line(Event(event_kind, data=data))
-        if line is not None:
-            return line
-    return Text(summary, style="dim" if kind == "llm_call" else "bold")
+    """A stored timeline entry, drawn like the live panes draw the same thing (from the event it was written
+    from)."""
+    event = stored_event(kind, data)
+    if event is None:
+        return Text(summary, style="bold")
+    if event.kind is EventKind.MESSAGE:
+        return message_block(event.data)
+    if event.kind is EventKind.TOOL_CALL:
+        return tool_call_block(event.data, redact)
+    if event.kind is EventKind.ITERATION_STARTED:
+        return Text(f"iteration {iteration_number(event.data.get('iteration'))}", style="bold")
+    line = hook_line(event)
+    if line is not None:
+        return line
+    return Text(summary, style="dim" if event.kind is EventKind.LLM_RESPONSE else "bold")

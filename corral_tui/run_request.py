@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corral_core.tools.verbosity import VALID_LEVELS as VERBOSITY_LEVELS
+from corral_core.tools.verbosity import VALID_LEVELS
+
+VERBOSITY_LEVELS = VALID_LEVELS  # the levels the run form offers, in order (re-exported for the screens)
 
 
 @dataclass

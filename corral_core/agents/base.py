@@ -18,15 +18,22 @@ from typing import Any, cast
 from corral_core.domain import Fault, ToolStatus
 from corral_core.events import (
     AgentFinishedData,
+    AgentFinishedEvent,
     Event,
-    EventKind,
     EventSink,
     HookData,
+    HookErrorEvent,
+    HookFiredEvent,
     IterationStartedData,
+    IterationStartedEvent,
     LLMRequestData,
+    LLMRequestEvent,
     LLMResponseData,
+    LLMResponseEvent,
     MessageData,
+    MessageEvent,
     ToolCallData,
+    ToolCallEvent,
 )
 from corral_core.llm.types import (
     DEFAULT_MAX_RETRIES,
@@ -212,9 +219,9 @@ class BaseAgent(ABC):
                                     usage=self._ledger.usage, cost=self._ledger.cost,
                                     assisted=self._ledger.assisted, fault=fault)
         if not self._nested:  # a nested agent's end is not the trial's end
-            self.emit(EventKind.AGENT_FINISHED, **AgentFinishedData(
+            self.emit(AgentFinishedEvent(data=AgentFinishedData(
                 status=status, answer=answer, error=error, iterations=self._iterations,
-                usage=self._ledger.usage.to_dict(), cost=self._ledger.cost))
+                usage=self._ledger.usage.to_dict(), cost=self._ledger.cost)))
         if status == AgentStatus.ANSWERED:
             return answer or ""
         return SURRENDER_SENTINEL if status == AgentStatus.SURRENDERED else ""
@@ -242,8 +249,8 @@ class BaseAgent(ABC):
             if not before.should_continue:
                 return StepResult(status=AgentStatus.STOPPED)
             self._iterations = i + 1
-            self.emit(EventKind.ITERATION_STARTED,
-                      **IterationStartedData(iteration=i, **({"agent": self.label} if self.label else {})))
+            self.emit(IterationStartedEvent(
+                data=IterationStartedData(iteration=i, **({"agent": self.label} if self.label else {}))))
             step = StepResult(data={"skipped": True}) if before.skip_current_step else self._step(i)
             after = self._fire(HookPoint.AFTER_ITERATION, **step.data)
             if not after.should_continue:
@@ -278,12 +285,13 @@ class BaseAgent(ABC):
         self.messages.append(message)
         self._flush_messages()
 
-    def emit(self, kind: EventKind, **data: Any) -> None:
-        """Emit a trial-scoped event through the agent's sink (a no-op without one)."""
+    def emit(self, event: Event) -> None:
+        """Emit a trial-scoped event through the agent's sink (a no-op without one), stamped with the agent's
+        trial, task and benchmark."""
         if self.sink is None:
             return
-        self.sink.emit(Event(kind, trial_id=self.trial_id, task_id=self._task_id or None, data=data,
-                             benchmark_id=self.benchmark_id))
+        event.trial_id, event.task_id, event.benchmark_id = self.trial_id, self._task_id or None, self.benchmark_id
+        self.sink.emit(event)
 
     def mark_assisted(self) -> None:
         """Record that a person steered this trial (the runner reports such trials apart)."""
@@ -315,7 +323,7 @@ class BaseAgent(ABC):
             data["index"] = self._ledger.next_message_index()
             if self.label:
                 data["agent"] = self.label
-            self.emit(EventKind.MESSAGE, **data)
+            self.emit(MessageEvent(data=data))
         self._emitted = len(self.messages)
 
     # ----------------------------------------------------------------- LLM
@@ -333,8 +341,8 @@ class BaseAgent(ABC):
         request = [dict(m) for m in messages]
         turn = self._ledger.next_turn(role)
         digest = request_digest(request, tools)
-        self.emit(EventKind.LLM_REQUEST, **LLMRequestData(role=role, turn=turn, digest=digest, n_messages=len(request),
-                                                          model=settings.model))
+        self.emit(LLMRequestEvent(data=LLMRequestData(role=role, turn=turn, digest=digest, n_messages=len(request),
+                                                      model=settings.model)))
         context = CallContext(task_id=self._task_id, trial_index=self.trial_index, arm=self.arm, role=role,
                               turn=turn, benchmark_id=self.benchmark_id)
         with span(f"chat {settings.model}", {
@@ -370,12 +378,12 @@ class BaseAgent(ABC):
         return result
 
     def _emit_response(self, role: str, turn: int, digest: str, result: LLMResult, settings: ModelSettings) -> None:
-        self.emit(EventKind.LLM_RESPONSE, **LLMResponseData(
+        self.emit(LLMResponseEvent(data=LLMResponseData(
             role=role, turn=turn, digest=digest, content=result.content,
             tool_calls=[c.to_dict() for c in result.tool_calls], usage=result.usage.to_dict(),
             cost=result.cost, duration=result.duration, model=result.model or settings.model,
             arm=self.arm, trial_index=self.trial_index, retries=result.retries,
-            retry_wait=round(result.retry_wait, 3), rate_limit_wait=round(result.rate_limit_wait, 3)))
+            retry_wait=round(result.retry_wait, 3), rate_limit_wait=round(result.rate_limit_wait, 3))))
 
     def _last_reply(self) -> str | None:
         """The model's last text in this trial (what a trial stopped by a limit is scored on)."""
@@ -429,7 +437,7 @@ class BaseAgent(ABC):
                       "render": "text"}
         data = ToolCallData(**cast(ToolCallData, record))  # the server's ToolCall JSON (env.records.ToolCall)
         data["iteration"] = self._iteration
-        self.emit(EventKind.TOOL_CALL, **data)
+        self.emit(ToolCallEvent(data=data))
         if watch is not None:
             watch.after_tool(self, name, ok, status, record.get("error_message"))
         return ToolOutcome(name=name, arguments=arguments, ok=ok, status=status, text=text, record=record)
@@ -476,14 +484,14 @@ class BaseAgent(ABC):
 
         def fired(hook_point: HookPoint, name: str, ctx: HookContext) -> None:
             self._flush_messages()
-            self.emit(EventKind.HOOK_FIRED, **HookData(point=hook_point.value, hook=name, iteration=ctx.iteration,
-                                                       should_continue=ctx.should_continue,
-                                                       skip_current_step=ctx.skip_current_step))
+            self.emit(HookFiredEvent(data=HookData(point=hook_point.value, hook=name, iteration=ctx.iteration,
+                                                   should_continue=ctx.should_continue,
+                                                   skip_current_step=ctx.skip_current_step)))
 
         def failed(hook_point: HookPoint, name: str, exc: BaseException) -> None:
             self._flush_messages()
-            self.emit(EventKind.HOOK_ERROR,
-                      **HookData(point=hook_point.value, hook=name, error=f"{type(exc).__name__}: {exc}"))
+            self.emit(HookErrorEvent(
+                data=HookData(point=hook_point.value, hook=name, error=f"{type(exc).__name__}: {exc}")))
 
         try:
             return self._active_hooks.execute(point, context, on_fired=fired, on_error=failed)

@@ -22,7 +22,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from corral_core.events import BreakpointHitData, EventKind
+from corral_core.events import (
+    BreakpointHitData,
+    BreakpointHitEvent,
+)
 from corral_core.tools.base import RiskLevel
 
 BreakpointKind = Literal["tool", "risk", "fail", "tokens", "cost", "reply"]
@@ -146,9 +149,9 @@ class BreakpointWatch:
             return
         holding = self.hold is not None
         for breakpoint_, reason in hits:
-            agent.emit(EventKind.BREAKPOINT_HIT, **BreakpointHitData(
+            agent.emit(BreakpointHitEvent(data=BreakpointHitData(
                 breakpoint=str(breakpoint_), point=point, reason=reason, iteration=agent.current_iteration,
-                paused=holding, **data))
+                paused=holding, **data)))
         if self.hold is not None:
             self.hold(agent, "; ".join(f"breakpoint {b}: {reason}" for b, reason in hits))
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from corral_core.domain import ToolStatus
 from corral_core.events import INBOX_SOURCE as INBOX_SOURCE  # re-exported: its home is the event vocabulary
-from corral_core.events import EventKind, InterventionData
+from corral_core.events import InterventionAppliedEvent, InterventionData, InterventionUndeliveredEvent
 
 from .hooks import AgentHooks, CriticalHookError, HookContext, HookPoint
 from .react_parsing import parse_react, strip_actions
@@ -35,7 +35,7 @@ _hook_ids = itertools.count()
 def _emit_applied(ctx: HookContext, text: str, source: str) -> None:
     emit = getattr(ctx.agent, "emit", None)
     if emit is not None:
-        emit(EventKind.INTERVENTION_APPLIED, **InterventionData(text=text, source=source, iteration=ctx.iteration))
+        emit(InterventionAppliedEvent(data=InterventionData(text=text, source=source, iteration=ctx.iteration)))
 
 
 def _append(ctx: HookContext, message: dict[str, Any]) -> None:
@@ -166,8 +166,8 @@ class InterventionInbox:
         emit = getattr(ctx.agent, "emit", None)
         for text in self.close():
             if emit is not None:
-                emit(EventKind.INTERVENTION_UNDELIVERED, **InterventionData(
-                    text=text, source=INBOX_SOURCE, iteration=ctx.iteration, reason=UNDELIVERED_REASON))
+                emit(InterventionUndeliveredEvent(data=InterventionData(
+                    text=text, source=INBOX_SOURCE, iteration=ctx.iteration, reason=UNDELIVERED_REASON)))
 
     _on_task_end.hook_name = "intervention_inbox"  # type: ignore[attr-defined]
     _on_task_end.quiet = True  # type: ignore[attr-defined]  # reports itself through INTERVENTION_UNDELIVERED

@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from corral_core.domain import AgentStatus
-from corral_core.events import EventKind, HookData
+from corral_core.events import (
+    HookData,
+    HookErrorEvent,
+)
 from corral_core.llm.types import LLMError
 
 from .base import BaseAgent, _as_text
@@ -148,9 +151,9 @@ class ReflectionAgent(BaseAgent):
                                    settings=self.reflection_settings)
         except LLMError as exc:  # the actor can still try without a new lesson
             log.warning("reflection on task %s failed, running without a new lesson: %s", task_id, exc.message)
-            self.emit(EventKind.HOOK_ERROR, **HookData(
+            self.emit(HookErrorEvent(data=HookData(
                 point=HookPoint.BEFORE_TASK.value, hook="reflection",
-                error=f"the reflection call failed, so this attempt has no new lesson: {exc.message}"))
+                error=f"the reflection call failed, so this attempt has no new lesson: {exc.message}")))
             return
         text = (result.content or "").strip()
         if text:

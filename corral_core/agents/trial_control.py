@@ -14,7 +14,10 @@ import time
 from typing import Any
 
 from corral_core.domain import ControlState as ControlState  # re-exported: its home is corral_core.domain
-from corral_core.events import ControlStateData, EventKind
+from corral_core.events import (
+    ControlStateData,
+    ControlStateEvent,
+)
 
 from .hooks import AgentHooks, HookContext, HookPoint, TrialCancelled
 
@@ -175,6 +178,6 @@ class TrialController:
     def _emit_state(self, reason: str | None = None) -> None:
         agent = self._agent
         if agent is not None and hasattr(agent, "emit"):
-            agent.emit(EventKind.CONTROL_STATE, **ControlStateData(
+            agent.emit(ControlStateEvent(data=ControlStateData(
                 state=self._state, iteration=getattr(agent, "current_iteration", 0),
-                **({"reason": reason} if reason is not None else {})))
+                **({"reason": reason} if reason is not None else {}))))

@@ -26,6 +26,7 @@ from typing import Any
 from corral_core.domain import BenchmarkStatus, ToolStatus
 from corral_core.env import TaskSpec, load_suite
 from corral_core.errors import UserError
+from corral_core.events import EventKind, MessageData, ToolCallEvent
 from corral_core.interop import off_the_loop, require
 from corral_core.metrics import success
 from corral_core.metrics.records import RETIRED_STATUS
@@ -136,9 +137,14 @@ def _sample(trial: TrialInfo, timeline: list[TimelineEntry], task: TaskSpec | No
     from inspect_ai.model import ModelOutput, ModelUsage
     from inspect_ai.scorer import Score
 
-    messages = list(_messages(entry.data for entry in timeline if entry.kind == "message"))
-    events = [_model_event(entry, messages, trial.model) if entry.kind == "llm_call" else _tool_event(entry)
-              for entry in timeline if entry.kind in ("llm_call", "tool_call")]
+    messages = list(_messages(event.data for entry in timeline
+                              if (event := entry.event()) is not None and event.kind is EventKind.MESSAGE))
+    events: list[Any] = []
+    for entry in timeline:
+        if entry.kind == "llm_call":
+            events.append(_model_event(entry, messages, trial.model))
+        elif (event := entry.event()) is not None and event.kind is EventKind.TOOL_CALL:
+            events.append(_tool_event(event, entry.ts))
     first_user = next((m.text for m in messages if m.role == "user"), "")
     prompt = task.prompt if task is not None else first_user
     model = trial.model or "unknown"
@@ -163,7 +169,7 @@ def _sample(trial: TrialInfo, timeline: list[TimelineEntry], task: TaskSpec | No
     )
 
 
-def _messages(rows: Iterator[dict[str, Any]]) -> Iterator[Any]:
+def _messages(rows: Iterator[MessageData]) -> Iterator[Any]:
     """Stored chat messages (OpenAI shapes) as Inspect chat messages."""
     from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, ChatMessageUser
     from inspect_ai.tool import ToolCall
@@ -221,18 +227,18 @@ def _model_event(entry: TimelineEntry, conversation: list[Any], trial_model: str
                                 "input": "the conversation sent" if rebuilt else "not recorded for this role"})
 
 
-def _tool_event(entry: TimelineEntry) -> Any:
+def _tool_event(event: ToolCallEvent, ts: datetime) -> Any:
     """A tool call the environment ran, with our status, risk and approval in its metadata."""
     from inspect_ai.event import ToolEvent
     from inspect_ai.tool import ToolCallError
 
-    data = entry.data
+    data = event.data
     failed = data.get("status") not in (ToolStatus.SUCCESS, None)
     error = ToolCallError(type="unknown", message=str(data.get("error_message") or data.get("status"))) \
         if failed else None
     return ToolEvent(id=f"call-{data.get('seq')}", function=str(data.get("tool_name") or ""),
                      arguments=_arguments(data.get("arguments")), result=data.get("result") or "", error=error,
-                     timestamp=entry.ts, working_time=data.get("duration"), failed=failed or None,
+                     timestamp=ts, working_time=data.get("duration"), failed=failed or None,
                      metadata={"status": data.get("status"), "risk": data.get("risk"),
                                "approval": data.get("approval"), "iteration": data.get("iteration")})
 

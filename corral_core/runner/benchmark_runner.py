@@ -45,11 +45,15 @@ from corral_core.env.approval import is_stricter
 from corral_core.errors import StoreError, UserError
 from corral_core.events import (
     BenchmarkFinishedData,
+    BenchmarkFinishedEvent,
     BenchmarkStartedData,
+    BenchmarkStartedEvent,
     EventBus,
-    EventKind,
     EventSink,
+    OwnershipLostData,
+    OwnershipLostEvent,
     StoreFailedData,
+    StoreFailedEvent,
     TrialFinishedData,
     emit_event,
 )
@@ -91,6 +95,7 @@ from corral_core.spec import BenchmarkSpec
 from corral_core.store.ownership import Owner, OwnershipLost
 
 if TYPE_CHECKING:
+    from corral_core.runner.dask_worker import RemoteTrial
     from corral_core.runner.plan import ForkPoint
 
 log = logging.getLogger(__name__)
@@ -275,10 +280,10 @@ class BenchmarkRunner:
         finally:
             if unfence is not None:
                 unfence()
-        emit_event(bus, EventKind.BENCHMARK_FINISHED, benchmark_id=benchmark_id, **BenchmarkFinishedData(
+        emit_event(bus, BenchmarkFinishedEvent(benchmark_id=benchmark_id, data=BenchmarkFinishedData(
             status=status, headline_score=result.headline_score, previous_best=result.previous_best,
             attempt_status=result.attempt_status, duration=result.duration, trials_run=result.trials_run,
-            errored=result.errored))
+            errored=result.errored)))
         return result
 
     def _plan(self, benchmark_id: str, done: dict[TrialKey, TrialResult]) -> list[Job]:
@@ -305,7 +310,7 @@ class BenchmarkRunner:
         self._ownership_lost.set()
         self.stop()
         if self._bus is not None:
-            emit_event(self._bus, EventKind.OWNERSHIP_LOST, benchmark_id=self.benchmark_id)
+            self._bus.emit(OwnershipLostEvent(benchmark_id=self.benchmark_id, data=OwnershipLostData()))
 
     def _still_owner(self) -> bool:
         """Checked before each trial starts (the store at most every OWNER_CHECK_EVERY s): False (and the run
@@ -345,8 +350,7 @@ class BenchmarkRunner:
         self._store_failure = error
         self.stop()
         if self._bus is not None:
-            emit_event(self._bus, EventKind.STORE_FAILED, benchmark_id=self.benchmark_id,
-                       **StoreFailedData(error=error.problem))
+            self._bus.emit(StoreFailedEvent(benchmark_id=self.benchmark_id, data=StoreFailedData(error=error.problem)))
 
     def _raise_store_failure(self, benchmark_id: str, error: StoreError) -> None:
         """Close the benchmark as store_failed (if the store still takes that) and raise the error."""
@@ -511,14 +515,14 @@ class BenchmarkRunner:
         score_by_arm: dict[str, float] = {}
         for (arm, _task, _index), record in done.items():
             score_by_arm[arm] = score_by_arm.get(arm, 0.0) + (record.score or 0.0)
-        emit_event(bus, EventKind.BENCHMARK_STARTED, benchmark_id=opened.benchmark_id, **BenchmarkStartedData(
+        emit_event(bus, BenchmarkStartedEvent(benchmark_id=opened.benchmark_id, data=BenchmarkStartedData(
             name=spec.name, spec_digest=spec.digest, resumed=opened.resumed, live_elsewhere=opened.live_summary(),
             notices=list(self._notices), parallel=spec.parallel, tasks=spec.task_ids,
             trials_per_task=spec.trials_per_task, total_trials=spec.total_trials,
             pending_trials=sum(job.size for job in jobs),
             arms=[{"name": a.name, "verbosity": a.verbosity, "model": a.model.id, "agent": a.agent.type,
                    "total": per_arm, "done": done_by_arm.get(a.name, 0),
-                   "score_sum": score_by_arm.get(a.name, 0.0)} for a in spec.arms]))
+                   "score_sum": score_by_arm.get(a.name, 0.0)} for a in spec.arms])))
 
     def _execute(self, ctx: RunContext, jobs: list[Job], cancel_event: threading.Event | None) -> bool:
         """Run the jobs; True when all ran, False when the run was stopped."""
@@ -572,7 +576,7 @@ class BenchmarkRunner:
 
         kept: set[tuple[str, str, int]] = set()
 
-        def on_trial(index: int, trial: Any) -> None:
+        def on_trial(index: int, trial: RemoteTrial) -> None:
             job = jobs[index]
             kept.add((job.arm.name, trial.task_id, int(trial.data["trial_index"])))
             self._keep(trial.trial_id, trial.task_id, trial.data)

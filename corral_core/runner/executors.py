@@ -34,7 +34,13 @@ from typing import Any
 from corral_core.constants import EXECUTOR_FIX, is_executor
 from corral_core.domain import ControlState
 from corral_core.errors import UserError
-from corral_core.events import Event, EventKind, EventSink
+from corral_core.events import (
+    Event,
+    EventKind,
+    EventSink,
+    TrialStartedEvent,
+    event_from,
+)
 from corral_core.runner.dask_worker import (
     CONTROL_TOPIC,
     EVENT_TOPIC,
@@ -174,9 +180,8 @@ class EventBridge:
         """One message from a worker's publisher: a JSON list of events (runner/dask_worker.py)."""
         for message in json.loads(item[1]):
             if message.get("benchmark_id") == self.benchmark_id:
-                self._deliver(Event(kind=EventKind(message["kind"]), trial_id=message.get("trial_id"),
-                                    task_id=message.get("task_id"), data=message.get("data") or {},
-                                    benchmark_id=self.benchmark_id, ts=message.get("ts") or 0.0))
+                self._deliver(event_from(message["kind"], message.get("trial_id"), message.get("task_id"),
+                                         message.get("data") or {}, self.benchmark_id, message.get("ts") or 0.0))
 
     def _deliver(self, event: Event) -> None:
         trial_id = event.trial_id or ""
@@ -220,7 +225,7 @@ class EventBridge:
                     self.finished_ids.add(trial_id)
                     self._cond.notify_all()
 
-    def _register(self, event: Event) -> None:
+    def _register(self, event: TrialStartedEvent) -> None:
         trial_id = str(event.trial_id)
         if trial_id.startswith(("er_", "lm_", "sk_")):  # reported without running: nothing to control
             return
@@ -377,7 +382,7 @@ class DaskExecutor:
                     raise self._lost()
                 if future.status == "finished":
                     try:  # its trials come from the worker through the scheduler
-                        trials = future.result()
+                        trials: list[RemoteTrial] = future.result()
                     except OSError as exc:  # Dask's CommClosedError: the scheduler died after the batch ended
                         raise self._lost() from exc
                     job_of = {(t, i): j for j in group for t, i in remote[j].links}

@@ -18,6 +18,7 @@ point, and is always assisted.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from typing import Any
 
 from corral_core.agents.interventions import INBOX_SOURCE
@@ -29,6 +30,7 @@ from corral_core.runner.collaborators import RunRepository, StoreSink
 from corral_core.runner.plan import ForkPoint, Job, TrialKey
 from corral_core.runner.results import stored_spec
 from corral_core.spec import ArmSpec, BenchmarkSpec
+from corral_core.store.models import TimelineEntry
 
 FORKABLE_AGENTS = ("react", "tool_calling")  # a planner's executor and a reflection's memory are not replayed
 
@@ -91,9 +93,18 @@ def plan_fork(repository: RunRepository, trial_id: str, iteration: int, interven
     fork_spec = dataclasses.replace(spec, name=f"{spec.name} ({where})", arms=(arm,), model=arm.model,
                                     tasks=(trial.task_id,),
                                     trials_per_task=1, executor="local", text=header + spec.text)
-    replayed = tuple((int(e.data["iteration"]), str(e.data.get("text"))) for e in repository.timeline(trial_id)
-                     if e.kind == EventKind.INTERVENTION_APPLIED.value and e.data.get("source") == INBOX_SOURCE
-                     and isinstance(e.data.get("iteration"), int) and e.data["iteration"] < iteration)
+    replayed = tuple(_inbox_interventions(repository.timeline(trial_id), iteration))
     point = ForkPoint(trial_id, benchmark.id, iteration, (intervention or "").strip() or None, replayed)
     return fork_spec, arm, trial.trial_index, point
+
+
+def _inbox_interventions(timeline: list[TimelineEntry], before: int) -> Iterator[tuple[int, str]]:
+    """(iteration, text) of each intervention a person sent that reached the trial before iteration `before`."""
+    for entry in timeline:
+        event = entry.event()
+        if event is not None and event.kind is EventKind.INTERVENTION_APPLIED \
+                and event.data.get("source") == INBOX_SOURCE:
+            named = event.data.get("iteration")
+            if isinstance(named, int) and named < before:
+                yield named, str(event.data.get("text"))
 

@@ -31,7 +31,16 @@ from corral_core.agents.breakpoints import BreakpointSet, BreakpointWatch
 from corral_core.agents.limits import BenchmarkBudget, UsageLimits
 from corral_core.domain import AgentStatus, Decider, Fault, TrialStatus
 from corral_core.env.approval import ApprovalDecision, ApprovalRequest
-from corral_core.events import EventKind, EventSink, TrialFinishedData, TrialStartedData, emit_event, marks_assisted
+from corral_core.events import (
+    Event,
+    EventKind,
+    EventSink,
+    TrialFinishedData,
+    TrialFinishedEvent,
+    TrialStartedData,
+    TrialStartedEvent,
+    marks_assisted,
+)
 from corral_core.llm.callbacks import use_callbacks
 from corral_core.llm.types import ModelSettings
 from corral_core.runner.live_trials import ControlRegistry
@@ -74,7 +83,7 @@ class AssistTracker:
         self._lock = threading.Lock()
         self._trials: set[str] = set()
 
-    def emit(self, event: Any) -> None:
+    def emit(self, event: Event) -> None:
         if event.kind is EventKind.APPROVAL_DECIDED and marks_assisted(event):
             with self._lock:
                 self._trials.add(str(event.trial_id))
@@ -154,8 +163,10 @@ class RunContext:
         limits = self.spec.limits
         return UsageLimits(limits.trial_cost, limits.trial_tokens, self.budget) if limits.any else None
 
-    def emit(self, kind: EventKind, trial_id: str, task_id: str, **data: Any) -> None:
-        emit_event(self.sink, kind, trial_id=trial_id, task_id=task_id, benchmark_id=self.benchmark_id, **data)
+    def emit(self, event: Event) -> None:
+        """Emit a trial's event, stamped with the run's benchmark."""
+        event.benchmark_id = self.benchmark_id
+        self.sink.emit(event)
 
     def hooks(self, controller: Any, inbox: InterventionInbox) -> AgentHooks:
         hooks = AgentHooks()
@@ -241,7 +252,7 @@ def _execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, trac
     started_fields = started_data(arm, index, episode_id)
     if ctx.fork is not None:
         started_fields.update(ctx.fork.started_data())
-    ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_fields)
+    ctx.emit(TrialStartedEvent(trial_id=trial_id, task_id=task_id, data=started_fields))
     started = time.perf_counter()
     try:
         try:
@@ -261,7 +272,7 @@ def _execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, trac
             client.close()
         except Exception as exc:
             log.debug("closing trial %s failed: %s", trial_id, exc)
-    ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
+    ctx.emit(TrialFinishedEvent(trial_id=trial_id, task_id=task_id, data=data.copy()))  # data is returned too
     return trial_id, data
 
 
@@ -338,9 +349,9 @@ def fail_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_
                error: str, fault: str = Fault.ENVIRONMENT) -> tuple[str, TrialFinishedData]:
     """Report a trial that could not run at all as an error (a synthetic id, `er_...`)."""
     trial_id = "er_" + secrets.token_hex(8)
-    ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
+    ctx.emit(TrialStartedEvent(trial_id=trial_id, task_id=task_id, data=started_data(arm, index, episode_id)))
     data = _finished_data(arm, index, episode_id, error=error, fault=fault)
-    ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
+    ctx.emit(TrialFinishedEvent(trial_id=trial_id, task_id=task_id, data=data.copy()))  # data is returned too
     return trial_id, data
 
 
@@ -348,9 +359,9 @@ def report_limit(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episod
                  reason: str) -> tuple[str, TrialFinishedData]:
     """Report a trial that does not start because the benchmark is over its limit (`lm_...`)."""
     trial_id = "lm_" + secrets.token_hex(8)
-    ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
+    ctx.emit(TrialStartedEvent(trial_id=trial_id, task_id=task_id, data=started_data(arm, index, episode_id)))
     data = _finished_data(arm, index, episode_id, status=TrialStatus.LIMIT, explanation=f"not started: {reason}")
-    ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
+    ctx.emit(TrialFinishedEvent(trial_id=trial_id, task_id=task_id, data=data.copy()))  # data is returned too
     return trial_id, data
 
 
@@ -358,9 +369,9 @@ def skip_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, episode_
                upstream: list[str]) -> tuple[str, TrialFinishedData]:
     """Report a chain link that cannot run because an upstream link of its round did not succeed."""
     trial_id = "sk_" + secrets.token_hex(8)
-    ctx.emit(EventKind.TRIAL_STARTED, trial_id, task_id, **started_data(arm, index, episode_id))
+    ctx.emit(TrialStartedEvent(trial_id=trial_id, task_id=task_id, data=started_data(arm, index, episode_id)))
     names = ", ".join(upstream)
     data = _finished_data(arm, index, episode_id, status=TrialStatus.SKIPPED,
                           explanation=f"skipped: upstream task {names} did not succeed in this round")
-    ctx.emit(EventKind.TRIAL_FINISHED, trial_id, task_id, **data)
+    ctx.emit(TrialFinishedEvent(trial_id=trial_id, task_id=task_id, data=data.copy()))  # data is returned too
     return trial_id, data

@@ -17,7 +17,13 @@ from typing import Literal
 
 from corral_core.domain import Decider
 from corral_core.env.approval import CANCELLED, ApprovalDecision, ApprovalGate, ApprovalRequest
-from corral_core.events import ApprovalAskedData, ApprovalDecidedData, EventKind, EventSink, emit_event
+from corral_core.events import (
+    ApprovalAskedData,
+    ApprovalAskedEvent,
+    ApprovalDecidedData,
+    ApprovalDecidedEvent,
+    EventSink,
+)
 
 log = logging.getLogger(__name__)
 
@@ -204,27 +210,17 @@ class EventingGate:
         own_timeout = getattr(self.inner, "timeout", None)
         if isinstance(own_timeout, (int, float)):
             request.timeout = float(own_timeout)
-        emit_event(
-            self.sink,
-            EventKind.APPROVAL_ASKED,
-            trial_id=request.trial_id,
-            task_id=request.task_id,
-            benchmark_id=self.benchmark_id,
-            **ApprovalAskedData(approval_id=request.id, tool_name=request.tool_name, arguments=request.arguments,
-                                risk=request.risk, timeout=request.timeout),
-        )
+        self.sink.emit(ApprovalAskedEvent(
+            trial_id=request.trial_id, task_id=request.task_id, benchmark_id=self.benchmark_id,
+            data=ApprovalAskedData(approval_id=request.id, tool_name=request.tool_name, arguments=request.arguments,
+                                   risk=request.risk, timeout=request.timeout)))
         try:
             decision = self.inner.request(request)
         except Exception as exc:  # a gate bug must reject, not run the tool
             log.exception("approval gate failed for %s", request.id)
             decision = ApprovalDecision(False, Decider.POLICY, f"approval gate failed: {exc}")
-        emit_event(
-            self.sink,
-            EventKind.APPROVAL_DECIDED,
-            trial_id=request.trial_id,
-            task_id=request.task_id,
-            benchmark_id=self.benchmark_id,
-            **ApprovalDecidedData(approval_id=request.id, tool_name=request.tool_name, approved=decision.approved,
-                                  decided_by=decision.decided_by, reason=decision.reason),
-        )
+        self.sink.emit(ApprovalDecidedEvent(
+            trial_id=request.trial_id, task_id=request.task_id, benchmark_id=self.benchmark_id,
+            data=ApprovalDecidedData(approval_id=request.id, tool_name=request.tool_name, approved=decision.approved,
+                                     decided_by=decision.decided_by, reason=decision.reason)))
         return decision

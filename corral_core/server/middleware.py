@@ -11,7 +11,12 @@ import time
 from starlette.datastructures import State
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from corral_core.events import NULL_SINK, EventKind, EventSink, RequestServedData, emit_event
+from corral_core.events import (
+    NULL_SINK,
+    EventSink,
+    RequestServedData,
+    RequestServedEvent,
+)
 
 __all__ = ["RequestStatsMiddleware"]
 
@@ -50,6 +55,6 @@ class RequestStatsMiddleware:
                 status = 500
                 state.requests_served += 1
             if self.sink is not None:
-                emit_event(self.sink, EventKind.REQUEST_SERVED, **RequestServedData(
+                self.sink.emit(RequestServedEvent(data=RequestServedData(
                     method=scope["method"], path=scope["path"], status=status,
-                    latency_ms=(time.perf_counter() - started) * 1000.0))
+                    latency_ms=(time.perf_counter() - started) * 1000.0)))

@@ -33,11 +33,15 @@ from corral_core.events import (
     NULL_SINK,
     TELEMETRY_KINDS,
     Event,
-    EventKind,
     EventSink,
     ToolCallData,
+    ToolCallExecutedEvent,
     ToolCallRequestedData,
+    ToolCallRequestedEvent,
+    TrialClosedData,
+    TrialClosedEvent,
     TrialOpenedData,
+    TrialOpenedEvent,
 )
 from corral_core.safetext import clean
 from corral_core.server.approvals import EventingGate, QueueGate
@@ -159,10 +163,9 @@ class ServerRuntime:
 
     # --- events --------------------------------------------------------------------------------
 
-    def emit(self, kind: EventKind, trial_id: str | None, task_id: str | None,
-             benchmark_id: str | None = None, **data: Any) -> None:
-        if self.sink is not None and (self.telemetry or kind not in TELEMETRY_KINDS):
-            self.sink.emit(Event(kind, trial_id=trial_id, task_id=task_id, data=data, benchmark_id=benchmark_id))
+    def emit(self, event: Event) -> None:
+        if self.sink is not None and (self.telemetry or event.kind not in TELEMETRY_KINDS):
+            self.sink.emit(event)
 
     def _gate_for(self, benchmark_id: str | None, approval: str | None = None) -> ApprovalGate:
         gate = self.gate if approval is None else StricterGate(self.gate, approval)
@@ -252,8 +255,8 @@ class ServerRuntime:
                 env.close()
                 raise ConflictError("The server is shutting down; no new trials.")
             self.trials[trial_id] = runtime
-        self.emit(EventKind.TRIAL_OPENED, trial_id, task_id, benchmark_id,
-                  **TrialOpenedData(episode_id=episode_id, workspace=runtime.workspace, meta=runtime.meta))
+        self.emit(TrialOpenedEvent(trial_id=trial_id, task_id=task_id, benchmark_id=benchmark_id, data=TrialOpenedData(
+            episode_id=episode_id, workspace=runtime.workspace, meta=runtime.meta)))
         return runtime
 
     def close_trial(self, trial_id: str) -> TrialRuntime:
@@ -276,7 +279,8 @@ class ServerRuntime:
         finally:
             if acquired:
                 runtime.lock.release()
-        self.emit(EventKind.TRIAL_CLOSED, runtime.trial_id, runtime.task_id, runtime.benchmark_id)
+        self.emit(TrialClosedEvent(trial_id=runtime.trial_id, task_id=runtime.task_id,
+                                   benchmark_id=runtime.benchmark_id, data=TrialClosedData()))
 
     def close_episode(self, episode_id: str) -> None:
         with self._registry_lock:
@@ -310,15 +314,17 @@ class ServerRuntime:
             trial_id = state.trial_id
             if self.sink is not None and self.telemetry:
                 tool = env.tools.get(tool_name)
-                self.emit(EventKind.TOOL_CALL_REQUESTED, trial_id, env.task_id, target.benchmark_id,
-                          **ToolCallRequestedData(tool_name=tool_name, arguments=arguments,
-                                                  risk=tool.risk.value if tool is not None else None))
+                self.emit(ToolCallRequestedEvent(
+                    trial_id=trial_id, task_id=env.task_id, benchmark_id=target.benchmark_id,
+                    data=ToolCallRequestedData(tool_name=tool_name, arguments=arguments,
+                                               risk=tool.risk.value if tool is not None else None)))
             call = env.call_tool(tool_name, arguments)
         # a tool's result or error may echo a secret (a backend answering with the request's headers):
         # masked here, before the agent, the events or the execute_tool span see it
         result: ToolCallData = clean(call.to_dict())
         if self.sink is not None and self.telemetry:
-            self.emit(EventKind.TOOL_CALL_EXECUTED, trial_id, env.task_id, target.benchmark_id, **result)
+            self.emit(ToolCallExecutedEvent(trial_id=trial_id, task_id=env.task_id, benchmark_id=target.benchmark_id,
+                                            data=result))
         return dict(result)
 
     def finish(self, target: Target, answer: Any, *, surrender: bool) -> dict[str, Any]:

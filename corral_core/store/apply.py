@@ -12,7 +12,13 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, delete, insert, or_, select, update
 
-from corral_core.events import Event, EventKind, marks_assisted
+from corral_core.events import (
+    Event,
+    EventKind,
+    TrialFinishedEvent,
+    TrialStartedEvent,
+    marks_assisted,
+)
 from corral_core.store import event_rows as rows
 from corral_core.store.tables import (
     TRIAL_CHILD_TABLES,
@@ -65,24 +71,24 @@ class EventApplier:
             llm_call_table: [],
         }
         for event, extra in batch:
-            kind = event.kind
-            if kind is EventKind.TRIAL_STARTED:
+            if event.kind is EventKind.TRIAL_STARTED:
                 self._start_trial(conn, event, children)
-            elif kind is EventKind.TRIAL_FINISHED:
+            elif event.kind is EventKind.TRIAL_FINISHED:
                 self._finish_trial(conn, event)
-            elif kind is EventKind.MESSAGE:
+            elif event.kind is EventKind.MESSAGE:
                 children[message_table].append(rows.message_row(event))
-            elif kind is EventKind.TOOL_CALL:
+            elif event.kind is EventKind.TOOL_CALL:
                 children[tool_call_table].append(rows.tool_call_row(event, extra))
-            elif kind is EventKind.LLM_RESPONSE:
+            elif event.kind is EventKind.LLM_RESPONSE:
                 children[llm_call_table].append(rows.llm_call_row(event, extra))
-            elif kind in rows.HOOK_EVENT_KINDS:
+            elif isinstance(event, rows.HOOK_EVENT_TYPES):
                 children[hook_event_table].append(rows.hook_event_row(event))
                 if event.trial_id and marks_assisted(event):
                     self._mark_assisted(conn, event.trial_id)
         _insert_children(conn, children)
 
-    def _start_trial(self, conn: Connection, event: Event, children: dict[Any, list[dict[str, Any]]]) -> None:
+    def _start_trial(self, conn: Connection, event: TrialStartedEvent,
+                     children: dict[Any, list[dict[str, Any]]]) -> None:
         """Insert the trial row, or reset it; a new start of the same key replaces the old trial."""
         if not event.trial_id:
             log.warning("TRIAL_STARTED without a trial_id (task %s) is not stored", event.task_id)
@@ -108,7 +114,7 @@ class EventApplier:
         else:
             conn.execute(_INSERT_TRIAL, [values])
 
-    def _finish_trial(self, conn: Connection, event: Event) -> None:
+    def _finish_trial(self, conn: Connection, event: TrialFinishedEvent) -> None:
         """Record the outcome; a finish without a start still leaves a trial row."""
         if not event.trial_id:
             log.warning("TRIAL_FINISHED without a trial_id (task %s) is not stored", event.task_id)

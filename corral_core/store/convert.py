@@ -12,6 +12,7 @@ from sqlalchemy import RowMapping
 
 from corral_core import safetext
 from corral_core.domain import Decider
+from corral_core.events import EventKind, stored_event
 from corral_core.llm.types import shown_turn
 from corral_core.store.models import (
     ArmInfo,
@@ -213,33 +214,39 @@ def hook_event_entry(row: StoredRow) -> TimelineEntry:
 
 def _hook_summary(kind: str, row: StoredRow, data: dict[str, Any]) -> str:
     name, point = row["name"], row["point"]
-    if kind == "iteration_started":
+    event = stored_event(kind, data)
+    if event is None:
+        return f"{kind} {name or ''}".strip()
+    if event.kind is EventKind.ITERATION_STARTED:
         return f"iteration {row['iteration']}"
-    if kind == "hook_fired":
+    if event.kind is EventKind.HOOK_FIRED:
         flags = []
-        if data.get("should_continue") is False:
+        if event.data.get("should_continue") is False:
             flags.append("stop")
-        if data.get("skip_current_step"):
+        if event.data.get("skip_current_step"):
             flags.append("skip step")
         return f"hook {name} at {point}" + (f" ({', '.join(flags)})" if flags else "")
-    if kind == "hook_error":
-        return f"hook {name} at {point} failed: {data.get('error')}"
-    if kind == "intervention_applied":
-        return f"intervention ({data.get('source')}): {data.get('text')}"
-    if kind == "intervention_undelivered":
-        return f"intervention not delivered ({data.get('reason')}): {data.get('text')}"
-    if kind == "approval_asked":
-        return f"approval asked: {data.get('tool_name')} ({data.get('risk')})"
-    if kind == "approval_decided":
-        reason = f": {data['reason']}" if data.get("reason") else ""
-        if data.get("decided_by") == Decider.CANCELLED:
-            return f"{data.get('tool_name')} cancelled{reason}"
-        verdict = "approved" if data.get("approved") else "rejected"
-        return f"{data.get('tool_name')} {verdict} by {data.get('decided_by')}{reason}"
-    if kind == "control_state":
-        return f"control: {data.get('state')}" + (f" ({data['reason']})" if data.get("reason") else "")
-    if kind == "breakpoint_hit":
-        return f"breakpoint {name} hit: {data.get('reason')}" + (" (paused)" if data.get("paused") else "")
+    if event.kind is EventKind.HOOK_ERROR:
+        return f"hook {name} at {point} failed: {event.data.get('error')}"
+    if event.kind is EventKind.INTERVENTION_APPLIED:
+        return f"intervention ({event.data.get('source')}): {event.data.get('text')}"
+    if event.kind is EventKind.INTERVENTION_UNDELIVERED:
+        return f"intervention not delivered ({event.data.get('reason')}): {event.data.get('text')}"
+    if event.kind is EventKind.APPROVAL_ASKED:
+        return f"approval asked: {event.data.get('tool_name')} ({event.data.get('risk')})"
+    if event.kind is EventKind.APPROVAL_DECIDED:
+        decided = event.data
+        reason = f": {decided['reason']}" if decided.get("reason") else ""
+        if decided.get("decided_by") == Decider.CANCELLED:
+            return f"{decided.get('tool_name')} cancelled{reason}"
+        verdict = "approved" if decided.get("approved") else "rejected"
+        return f"{decided.get('tool_name')} {verdict} by {decided.get('decided_by')}{reason}"
+    if event.kind is EventKind.CONTROL_STATE:
+        control = event.data
+        return f"control: {control.get('state')}" + (f" ({control['reason']})" if control.get("reason") else "")
+    if event.kind is EventKind.BREAKPOINT_HIT:
+        hit = event.data
+        return f"breakpoint {name} hit: {hit.get('reason')}" + (" (paused)" if hit.get("paused") else "")
     return f"{kind} {name or ''}".strip()
 
 

@@ -11,37 +11,33 @@ from typing import Any
 
 from corral_core.domain import TrialStatus
 from corral_core.events import (
-    ApprovalAskedData,
-    ApprovalDecidedData,
-    BreakpointHitData,
-    ControlStateData,
+    ApprovalAskedEvent,
+    ApprovalDecidedEvent,
+    BreakpointHitEvent,
+    ControlStateEvent,
     Event,
-    EventKind,
-    HookData,
-    InterventionData,
-    LLMRequestData,
-    LLMResponseData,
-    MessageData,
-    ToolCallData,
-    TrialFinishedData,
-    TrialStartedData,
-    payload,
+    HookErrorEvent,
+    HookFiredEvent,
+    InterventionAppliedEvent,
+    InterventionUndeliveredEvent,
+    IterationStartedEvent,
+    LLMRequestEvent,
+    LLMResponseEvent,
+    MessageEvent,
+    ToolCallEvent,
+    TrialFinishedEvent,
+    TrialStartedEvent,
 )
 from corral_core.store.convert import dumps
 
-HOOK_EVENT_KINDS = frozenset(
-    {
-        EventKind.HOOK_FIRED,
-        EventKind.HOOK_ERROR,
-        EventKind.INTERVENTION_APPLIED,
-        EventKind.INTERVENTION_UNDELIVERED,
-        EventKind.APPROVAL_ASKED,
-        EventKind.APPROVAL_DECIDED,
-        EventKind.CONTROL_STATE,
-        EventKind.BREAKPOINT_HIT,
-        EventKind.ITERATION_STARTED,
-    }
-)
+# the events stored as hook_event rows, their payload JSON whole (data_json)
+HookEvent = (HookFiredEvent | HookErrorEvent | InterventionAppliedEvent | InterventionUndeliveredEvent
+             | ApprovalAskedEvent | ApprovalDecidedEvent | ControlStateEvent | BreakpointHitEvent
+             | IterationStartedEvent)
+HOOK_EVENT_TYPES: tuple[type[HookEvent], ...] = (
+    HookFiredEvent, HookErrorEvent, InterventionAppliedEvent, InterventionUndeliveredEvent, ApprovalAskedEvent,
+    ApprovalDecidedEvent, ControlStateEvent, BreakpointHitEvent, IterationStartedEvent)
+HOOK_EVENT_KINDS = frozenset(event_type.kind for event_type in HOOK_EVENT_TYPES)
 
 
 def event_time(event: Event) -> datetime:
@@ -70,8 +66,9 @@ def as_text(value: Any) -> str | None:
     return str(value)
 
 
-def trial_started_values(event: Event) -> dict[str, Any]:
-    data = payload(event, TrialStartedData)
+def trial_started_values(event: TrialStartedEvent | TrialFinishedEvent) -> dict[str, Any]:
+    """The trial row of a TRIAL_STARTED, or of a TRIAL_FINISHED whose start never came (its arm, index, episode)."""
+    data = event.data
     return {
         "id": event.trial_id,
         "benchmark_id": event.benchmark_id,
@@ -107,9 +104,9 @@ def trial_started_values(event: Event) -> dict[str, Any]:
     }
 
 
-def trial_finished_values(event: Event) -> dict[str, Any]:
+def trial_finished_values(event: TrialFinishedEvent) -> dict[str, Any]:
     """Columns a TRIAL_FINISHED event sets (`assisted` is OR-ed in by the writer)."""
-    data = payload(event, TrialFinishedData)
+    data = event.data
     return {
         "status": as_text(data.get("status")) or TrialStatus.COMPLETED,
         "score": as_float(data.get("score")),
@@ -132,8 +129,8 @@ def trial_finished_values(event: Event) -> dict[str, Any]:
     }
 
 
-def message_row(event: Event) -> dict[str, Any]:
-    data = payload(event, MessageData)
+def message_row(event: MessageEvent) -> dict[str, Any]:
+    data = event.data
     tool_calls = data.get("tool_calls")
     return {
         "trial_id": event.trial_id,
@@ -147,8 +144,8 @@ def message_row(event: Event) -> dict[str, Any]:
     }
 
 
-def tool_call_row(event: Event, seq: int) -> dict[str, Any]:
-    data = payload(event, ToolCallData)
+def tool_call_row(event: ToolCallEvent, seq: int) -> dict[str, Any]:
+    data = event.data
     return {
         "trial_id": event.trial_id,
         "seq": seq,
@@ -166,22 +163,20 @@ def tool_call_row(event: Event, seq: int) -> dict[str, Any]:
     }
 
 
-def hook_event_row(event: Event) -> dict[str, Any]:
+def hook_event_row(event: HookEvent) -> dict[str, Any]:
     data = event.data
     kind = event.kind
     name: str | None = None
-    if kind in (EventKind.HOOK_FIRED, EventKind.HOOK_ERROR):
-        name = payload(event, HookData).get("hook")
-    elif kind is EventKind.APPROVAL_ASKED:
-        name = payload(event, ApprovalAskedData).get("tool_name")
-    elif kind is EventKind.APPROVAL_DECIDED:
-        name = payload(event, ApprovalDecidedData).get("tool_name")
-    elif kind in (EventKind.INTERVENTION_APPLIED, EventKind.INTERVENTION_UNDELIVERED):
-        name = payload(event, InterventionData).get("source")
-    elif kind is EventKind.CONTROL_STATE:
-        name = payload(event, ControlStateData).get("state")
-    elif kind is EventKind.BREAKPOINT_HIT:
-        name = payload(event, BreakpointHitData).get("breakpoint")
+    if isinstance(event, HookFiredEvent | HookErrorEvent):
+        name = event.data.get("hook")
+    elif isinstance(event, ApprovalAskedEvent | ApprovalDecidedEvent):
+        name = event.data.get("tool_name")
+    elif isinstance(event, InterventionAppliedEvent | InterventionUndeliveredEvent):
+        name = event.data.get("source")
+    elif isinstance(event, ControlStateEvent):
+        name = event.data.get("state")
+    elif isinstance(event, BreakpointHitEvent):
+        name = event.data.get("breakpoint")
     iteration = data.get("iteration")
     return {
         "trial_id": event.trial_id,
@@ -194,8 +189,8 @@ def hook_event_row(event: Event) -> dict[str, Any]:
     }
 
 
-def llm_call_row(event: Event, request_messages_n: int | None) -> dict[str, Any]:
-    data = payload(event, LLMResponseData)
+def llm_call_row(event: LLMResponseEvent, request_messages_n: int | None) -> dict[str, Any]:
+    data = event.data
     usage = data.get("usage")
     if not isinstance(usage, dict):
         usage = {}
@@ -223,7 +218,7 @@ def llm_call_row(event: Event, request_messages_n: int | None) -> dict[str, Any]
     }
 
 
-def llm_request_key(event: Event) -> tuple[Any, ...]:
+def llm_request_key(event: LLMRequestEvent | LLMResponseEvent) -> tuple[Any, ...]:
     """Joins an LLM_REQUEST (which knows the message count) to its LLM_RESPONSE."""
-    data = payload(event, LLMRequestData)
+    data = event.data
     return (event.trial_id, data.get("role"), data.get("turn"), data.get("digest"))

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from corral_core.events import Event, stored_event
+
 
 @dataclass(slots=True)
 class ArmInfo:
@@ -118,6 +120,10 @@ class TimelineEntry:
     kind: str  # "message" | "tool_call" | "llm_call" | an EventKind value | "trial_started" | "trial_finished"
     summary: str
     data: dict[str, Any]
+
+    def event(self, trial_id: str | None = None) -> Event | None:
+        """The event this entry was written from, its payload typed by its kind (None for a kind that is none)."""
+        return stored_event(self.kind, self.data, trial_id, self.ts.timestamp())
 
 
 @dataclass(slots=True)

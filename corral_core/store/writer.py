@@ -26,14 +26,17 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from corral_core.errors import StoreError
-from corral_core.events import Event, EventKind
+from corral_core.events import (
+    Event,
+    EventKind,
+)
 from corral_core.safetext import clean
 from corral_core.store import event_rows as rows
 from corral_core.store.apply import EventApplier
@@ -74,7 +77,7 @@ def _clean(event: Event) -> Event:
     if data is event.data and trial_id is event.trial_id and task_id is event.task_id \
             and benchmark_id is event.benchmark_id:
         return event
-    return Event(event.kind, trial_id, task_id, data, benchmark_id, event.ts)
+    return replace(event, data=data, trial_id=trial_id, task_id=task_id, benchmark_id=benchmark_id)
 
 
 @dataclass(slots=True)
@@ -320,7 +323,7 @@ class StoreWriter:
                 break
             if isinstance(item, _FlushMarker):
                 item.done.set()
-            elif isinstance(item, Event):
+            elif item is not _STOP:  # an event
                 prepared = self._prepare(item)
                 if prepared is not None:
                     leftovers.append(prepared)
@@ -338,22 +341,21 @@ class StoreWriter:
             return None
 
     def _attach_order(self, event: Event) -> tuple[Event, Any] | None:
-        kind = event.kind
-        if kind is EventKind.LLM_REQUEST:
+        if event.kind is EventKind.LLM_REQUEST:
             if len(self._request_sizes) >= _REQUEST_CACHE_LIMIT:
                 self._request_sizes.clear()
             n = event.data.get("n_messages")
             if n is not None:
                 self._request_sizes[rows.llm_request_key(event)] = rows.as_int(n)
             return None
-        if kind is EventKind.TOOL_CALL:
+        if event.kind is EventKind.TOOL_CALL:
             key = event.trial_id or ""
             seq = self._tool_seq.get(key, 0)
             self._tool_seq[key] = seq + 1
             return event, seq
-        if kind is EventKind.LLM_RESPONSE:
+        if event.kind is EventKind.LLM_RESPONSE:
             return event, self._request_sizes.pop(rows.llm_request_key(event), None)
-        if kind is EventKind.TRIAL_FINISHED:
+        if event.kind is EventKind.TRIAL_FINISHED:
             self._tool_seq.pop(event.trial_id or "", None)
         return event, None
 

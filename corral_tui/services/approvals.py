@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from corral_core.constants import APPROVAL_POLICIES
 from corral_core.domain import Decider
-from corral_core.events import ApprovalAskedData, ApprovalDecidedData, EventKind, EventSink, emit_event
+from corral_core.events import (
+    ApprovalAskedData,
+    ApprovalAskedEvent,
+    ApprovalDecidedData,
+    ApprovalDecidedEvent,
+    EventSink,
+    emit_event,
+)
 
 if TYPE_CHECKING:
     from corral_core.env.approval import ApprovalDecision, ApprovalRequest
@@ -213,10 +220,10 @@ class RemoteApprovals:
         for request in polled:
             if request.id not in self._seen:
                 self._seen.add(request.id)
-                emit_event(self.sink, EventKind.APPROVAL_ASKED, trial_id=request.trial_id, task_id=request.task_id,
-                           **ApprovalAskedData(approval_id=request.id, tool_name=request.tool_name,
-                                               arguments=request.arguments, risk=request.risk,
-                                               timeout=request.timeout))
+                emit_event(self.sink, ApprovalAskedEvent(
+                    trial_id=request.trial_id, task_id=request.task_id,
+                    data=ApprovalAskedData(approval_id=request.id, tool_name=request.tool_name,
+                                           arguments=request.arguments, risk=request.risk, timeout=request.timeout)))
         with self._lock:
             auto = [r for r in polled if r.tool_name in self._tools_for_run and r.id not in self._decided]
         for request in auto:
@@ -255,9 +262,10 @@ class RemoteApprovals:
         except Exception as exc:  # gone on the server (timed out, decided by another client)
             log.info("remote approval %s not decided: %s", request.id, exc)
             return False
-        emit_event(self.sink, EventKind.APPROVAL_DECIDED, trial_id=request.trial_id, task_id=request.task_id,
-                   **ApprovalDecidedData(approval_id=request.id, tool_name=request.tool_name, approved=approved,
-                                         decided_by=decided_by, reason=reason))
+        emit_event(self.sink, ApprovalDecidedEvent(
+            trial_id=request.trial_id, task_id=request.task_id,
+            data=ApprovalDecidedData(approval_id=request.id, tool_name=request.tool_name, approved=approved,
+                                     decided_by=decided_by, reason=reason)))
         return True
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:

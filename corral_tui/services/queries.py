@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from corral_core.events import Event, EventKind
+from corral_core.events import (
+    Event,
+    EventKind,
+)
 from corral_tui.services.catalogue import SuiteCatalogue
 
 if TYPE_CHECKING:
@@ -88,9 +91,9 @@ class StoreQueries:
             return None
         iteration = fork.fork_iteration
         fork_entries = analysis.from_iteration(repository.timeline(trial_id), iteration)
-        applied = EventKind.INTERVENTION_APPLIED.value
-        intervention = next((str(e.data.get("text")) for e in fork_entries
-                             if e.kind == applied and e.data.get("iteration") == iteration), None)
+        intervention = next((str(event.data.get("text")) for entry in fork_entries
+                             if (event := entry.event()) is not None and event.kind is EventKind.INTERVENTION_APPLIED
+                             and event.data.get("iteration") == iteration), None)
         return ForkView(fork, repository.trial(fork.parent_trial_id), iteration, intervention, fork_entries,
                         analysis.from_iteration(repository.timeline(fork.parent_trial_id), iteration))
 
@@ -117,20 +120,7 @@ class StoreQueries:
         return analysis.filter_choices(benchmark, self.catalogue.task_ids([str(p) for p in benchmark.suites]))
 
 
-_ENTRY_KINDS = {"message": EventKind.MESSAGE, "tool_call": EventKind.TOOL_CALL, "llm_call": EventKind.LLM_RESPONSE}
-
-
 def event_of(trial_id: str, entry: TimelineEntry) -> Event | None:
     """The event a stored timeline entry was written from (None for the start line)."""
-    kind = _ENTRY_KINDS.get(entry.kind)
-    data: dict[str, Any] = dict(entry.data)
-    if kind is None:
-        try:
-            kind = EventKind(entry.kind)
-        except ValueError:
-            return None
-    if kind is EventKind.LLM_RESPONSE:
-        data["usage"] = {name: data.get(name) for name in ("prompt_tokens", "completion_tokens", "total_tokens")}
-    if kind is EventKind.TRIAL_STARTED:
-        return None
-    return Event(kind, trial_id=trial_id, data=data, ts=entry.ts.timestamp())
+    event = entry.event(trial_id)
+    return None if event is None or event.kind is EventKind.TRIAL_STARTED else event

@@ -21,7 +21,7 @@ from typing import Literal, Protocol
 
 from corral_core.domain import AttemptStatus, WorkbenchState
 from corral_core.errors import UserError
-from corral_core.events import BreakpointHitData, Event, EventKind, StoreFailedData, payload
+from corral_core.events import BreakpointHitEvent, Event, EventKind
 from corral_tui.config import Redactor
 from corral_tui.live import LiveRun
 from corral_tui.render import format_cost, format_tokens
@@ -152,7 +152,7 @@ class RunPresenter:
     # --- what the engine reports ----------------------------------------------------------------
 
     def events(self, events: Iterable[Event], undelivered: Iterable[tuple[str, str]],
-               breakpoints: Iterable[Event]) -> Said:
+               breakpoints: Iterable[BreakpointHitEvent]) -> Said:
         """What one drained batch says: interventions that never reached their trial, breakpoints that
         held, a store that refused writes (the run is stopping), a benchmark another process took."""
         lines: list[Line] = []
@@ -169,7 +169,7 @@ class RunPresenter:
             if event.kind is EventKind.STORE_FAILED:
                 if self.state.live:
                     self.state = WorkbenchState.STORE_FAILED
-                error = str(payload(event, StoreFailedData).get("error") or "the database refused a write")
+                error = str(event.data.get("error") or "the database refused a write")
                 text = f"The store refused writes, so the run was stopped: {error} Its recorded trials are kept."
                 lines.append(Line(text))
                 alerts.append(Alert(text, "Store failed", "error", 30))
@@ -181,9 +181,9 @@ class RunPresenter:
                 alerts.append(Alert(text, "Lost ownership", "error", 30))
         return Said(tuple(lines), tuple(alerts))
 
-    def _breakpoint(self, hit: Event) -> Alert:
+    def _breakpoint(self, hit: BreakpointHitEvent) -> Alert:
         """A breakpoint held: which trial waits, why, and how to go on."""
-        who, data = self.redact.ident(hit.trial_id or ""), payload(hit, BreakpointHitData)
+        who, data = self.redact.ident(hit.trial_id or ""), hit.data
         action = "paused: select it and press c to continue or s to step" if data.get("paused") else "recorded"
         return Alert(f"Trial {who} ({hit.task_id}): {data.get('reason')}; {action}.",
                      f"Breakpoint {data.get('breakpoint')}", "warning", 10)

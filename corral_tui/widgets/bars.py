@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
@@ -64,7 +65,7 @@ def render_bars(bars: list[Bar], width: int = 40) -> Text:
 class BarChart(Static):
     """Score by arm, with 95% CI whiskers."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__("", **kwargs)
         self.bars: list[Bar] = []
 

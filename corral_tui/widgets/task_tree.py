@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Tree
@@ -22,7 +23,7 @@ class TaskRef:
 class TaskTree(Tree[TaskRef]):
     """Suites as branches, tasks as leaves. Highlighting a node posts Tree.NodeHighlighted."""
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__("suites", **kwargs)
         self.show_root = False
         self.guide_depth = 2

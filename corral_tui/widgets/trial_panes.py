@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.json import JSON
@@ -68,7 +69,7 @@ PANES = {
 class TrialPanes(Vertical):
     """Iterations / Tool calls / Hooks of one trial, as tabs."""
 
-    def __init__(self, redact: Redactor, max_lines: int = 1_000, **kwargs) -> None:
+    def __init__(self, redact: Redactor, max_lines: int = 1_000, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.redact = redact
         self.max_lines = max_lines

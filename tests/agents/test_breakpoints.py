@@ -137,8 +137,8 @@ def test_a_risk_breakpoint_reads_the_tools_risk_from_the_listing(open_trial) -> 
         def __init__(self) -> None:
             self.events: list = []
 
-        def emit(self, kind, **data) -> None:
-            self.events.append((kind, data))
+        def emit(self, event) -> None:
+            self.events.append((event.kind, event.data))
 
     watch, probe = BreakpointWatch([Breakpoint.parse("risk:confirm")]), Listing()
     watch.before_tool(probe, "calculator", {})

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from corral_core.errors import UserError
-from corral_core.events import Event, EventKind
+from corral_core.events import Event, EventKind, event_from
 from corral_core.llm import (
     CallContext,
     JsonlReplaySource,
@@ -55,11 +55,11 @@ def record_events(task: str = "compound", turns: int = 3, arm: str = "A") -> lis
         digest = request_digest(messages, TOOLS)
         result = completion(SCRIPTED, messages, TOOLS, context=CallContext(task, arm=arm, turn=turn))
         common = {"trial_id": "tr_1", "task_id": task, "benchmark_id": "bm-1"}
-        events.append(Event(EventKind.LLM_REQUEST, data={"role": "agent", "turn": turn, "digest": digest,
+        events.append(event_from(EventKind.LLM_REQUEST, data={"role": "agent", "turn": turn, "digest": digest,
                                                          "n_messages": len(messages), "model": SCRIPTED.model},
                             **common))
-        events.append(Event(EventKind.MESSAGE, data={"role": "assistant", "content": result.content}, **common))
-        events.append(Event(EventKind.LLM_RESPONSE, data={
+        events.append(event_from(EventKind.MESSAGE, data={"role": "assistant", "content": result.content}, **common))
+        events.append(event_from(EventKind.LLM_RESPONSE, data={
             "role": "agent", "turn": turn, "digest": digest, "content": result.content,
             "tool_calls": [c.to_dict() for c in result.tool_calls], "usage": result.usage.to_dict(),
             "cost": result.cost, "duration": result.duration, "model": result.model, "arm": arm, "trial_index": 0,

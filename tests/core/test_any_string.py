@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from corral_core.events import Event, EventKind
+from corral_core.events import Event, EventKind, event_from
 from corral_core.safetext import REPLACEMENT, clean, clean_text
 from corral_core.store import Repository, StoreWriter, init_db, make_engine
 from corral_core.store.tables import message_table, tool_call_table
@@ -50,7 +50,7 @@ def store(tmp_path: Path) -> Iterator[tuple[Repository, StoreWriter]]:
 
 
 def ev(kind: EventKind, ts: float, **data: object) -> Event:
-    return Event(kind, trial_id="tr_1", task_id=f"t{LONE}", data=data, benchmark_id="bm_1", ts=ts)
+    return event_from(kind, trial_id="tr_1", task_id=f"t{LONE}", data=data, benchmark_id="bm_1", ts=ts)
 
 
 def test_the_store_keeps_a_trial_whose_texts_hold_lone_surrogates(store) -> None:

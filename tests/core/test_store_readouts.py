@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from corral_core import report
-from corral_core.events import Event, EventKind
+from corral_core.events import EventKind, event_from
 from corral_core.store import Repository, StoreWriter, init_db, make_engine
 
 
@@ -18,10 +18,10 @@ def _store(tmp_path: Path) -> tuple[Repository, StoreWriter]:
 
 def _trial(writer: StoreWriter, benchmark_id: str, trial_id: str, task: str, arm: str, index: int,
            **finished: object) -> None:
-    writer.emit(Event(EventKind.TRIAL_STARTED, trial_id, task, {"arm": arm, "trial_index": index},
+    writer.emit(event_from(EventKind.TRIAL_STARTED, trial_id, task, {"arm": arm, "trial_index": index},
                       benchmark_id=benchmark_id))
     if finished:
-        writer.emit(Event(EventKind.TRIAL_FINISHED, trial_id, task, {"arm": arm, "trial_index": index, **finished},
+        writer.emit(event_from(EventKind.TRIAL_FINISHED, trial_id, task, {"arm": arm, "trial_index": index, **finished},
                           benchmark_id=benchmark_id))
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from corral_core.events import Event, EventKind
+from corral_core.events import Event, EventKind, event_from
 from corral_core.store import (
     ArmInfo,
     Repository,
@@ -57,7 +57,7 @@ def writer(engine) -> Iterator[StoreWriter]:
 
 
 def ev(kind: EventKind, trial_id: str, ts: float, *, bm: str = "bm_1", task: str = "add", **data) -> Event:
-    return Event(kind, trial_id=trial_id, task_id=task, data=data, benchmark_id=bm, ts=ts)
+    return event_from(kind, trial_id=trial_id, task_id=task, data=data, benchmark_id=bm, ts=ts)
 
 
 def run_trial(writer: StoreWriter, trial_id: str, *, arm: str = "brief", task: str = "add", index: int = 0,

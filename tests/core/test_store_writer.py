@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select, text
 
-from corral_core.events import Event, EventKind
+from corral_core.events import (
+    Event,
+    EventKind,
+    LLMRequestEvent,
+    ToolCallEvent,
+    event_from,
+)
 from corral_core.store import Repository, StoreWriter, database, init_db, make_engine
 from corral_core.store.tables import (
     hook_event_table,
@@ -27,7 +33,7 @@ T0 = 1_700_000_000.0
 
 def ev(kind: EventKind, trial_id: str | None = "tr_1", *, ts: float = T0, task: str = "add",
        bm: str | None = "bm_1", **data) -> Event:
-    return Event(kind, trial_id=trial_id, task_id=task, data=data, benchmark_id=bm, ts=ts)
+    return event_from(kind, trial_id=trial_id, task_id=task, data=data, benchmark_id=bm, ts=ts)
 
 
 def started(trial_id: str = "tr_1", *, arm: str = "brief", index: int = 0, task: str = "add",
@@ -289,9 +295,8 @@ def test_readers_never_see_database_is_locked_while_the_writer_commits(engine, w
 
 
 def test_a_malformed_event_does_not_stop_the_writer(engine, writer: StoreWriter) -> None:
-    bad = Event(EventKind.LLM_REQUEST, trial_id="tr_1", data=None)  # type: ignore[arg-type]
-    writer.emit(bad)
-    writer.emit(Event(EventKind.TOOL_CALL, trial_id="tr_1", data="nonsense"))  # type: ignore[arg-type]
+    writer.emit(LLMRequestEvent(trial_id="tr_1", data=None))  # type: ignore[arg-type]
+    writer.emit(ToolCallEvent(trial_id="tr_1", data="nonsense"))  # type: ignore[arg-type]
     writer.emit(started())
     assert writer.flush(HANG)
     assert writer.running

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from corral_core.events import Event, EventKind
+from corral_core.events import EventKind, event_from
 from corral_core.metrics import success
 from corral_core.trial_result import FIELD_NAMES, FINISHED_KEYS, TrialResult, passes
 
@@ -21,7 +21,7 @@ FINISHED = TrialResult(
 
 
 def test_a_finished_trial_survives_the_wire_and_reads_back_as_the_same_record() -> None:
-    event = Event(EventKind.TRIAL_FINISHED, trial_id="tr_1", task_id="t1", data=FINISHED.finished_data())
+    event = event_from(EventKind.TRIAL_FINISHED, trial_id="tr_1", task_id="t1", data=FINISHED.finished_data())
     wire = json.loads(json.dumps(event.to_dict()))
     assert list(wire["data"]) == list(FINISHED_KEYS)  # the payload's keys, in wire order
     back = TrialResult.from_mapping({**wire["data"], "task_id": wire["task_id"], "trial_id": wire["trial_id"]})

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 
-from corral_core.events import Event, EventKind, TrialFinishedData, TrialStartedData
+from corral_core.events import EventKind, TrialFinishedData, TrialStartedData, event_from
 from corral_core.report import CSV_COLUMNS, CSV_LEAVES_OUT
 from corral_core.runner.results import ROW_KEYS
 from corral_core.store.convert import TRIAL_COLUMNS, TRIAL_RECORD_COLUMNS
@@ -52,10 +52,10 @@ def test_the_trial_table_has_a_column_of_the_same_type_for_each_stored_field() -
 
 
 def test_the_store_writes_every_field_of_both_trial_events() -> None:
-    started = Event(EventKind.TRIAL_STARTED, trial_id="tr_1", task_id="t1", benchmark_id="bm_1",
+    started = event_from(EventKind.TRIAL_STARTED, trial_id="tr_1", task_id="t1", benchmark_id="bm_1",
                     data=dict.fromkeys(STARTED_KEYS))
     assert set(trial_started_values(started)) == set(INFO_FIELDS)  # the row as it starts: every column
-    finished = Event(EventKind.TRIAL_FINISHED, trial_id="tr_1", task_id="t1", data=dict.fromkeys(FINISHED_KEYS))
+    finished = event_from(EventKind.TRIAL_FINISHED, trial_id="tr_1", task_id="t1", data=dict.fromkeys(FINISHED_KEYS))
     written = set(trial_finished_values(finished))
     # `assisted` is OR-ed in by the writer (a person may have touched the trial before it finished)
     assert written == set(FINISHED_KEYS) - set(SET_WHEN_STARTED) - {"assisted"} | {"finished_at"}

@@ -105,7 +105,8 @@ def test_the_package_table_is_the_import_graph() -> None:
 
 
 def switches_on_event_kinds() -> set[str]:
-    """Modules (other than events.py) that read an object's `.kind` and name an `EventKind` member."""
+    """Modules (other than events.py) that read an object's `.kind` and name an `EventKind` member, or that
+    ask `isinstance` of an event class of corral_core.events (`isinstance(event, HookFiredEvent | ...)`)."""
     found = set()
     for module, _, path in _sources():
         if module == "corral_core.events":
@@ -115,7 +116,12 @@ def switches_on_event_kinds() -> set[str]:
                          for n in nodes)
         names_member = any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
                            and n.value.id == "EventKind" for n in nodes)
-        if reads_kind and names_member:
+        event_classes = {alias.asname or alias.name for n in nodes if isinstance(n, ast.ImportFrom)
+                         and n.module == "corral_core.events" for alias in n.names if alias.name.endswith("Event")}
+        asks_class = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "isinstance"
+                         and len(n.args) == 2 and any(isinstance(m, ast.Name) and m.id in event_classes
+                                                      for m in ast.walk(n.args[1])) for n in nodes)
+        if (reads_kind and names_member) or asks_class:
             found.add(str(path.relative_to(ROOT)))
     return found
 

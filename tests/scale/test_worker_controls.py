@@ -9,7 +9,10 @@ import threading
 from typing import Any
 
 from corral_core.agents.interventions import InterventionInbox
-from corral_core.events import EventKind
+from corral_core.events import (
+    Event,
+    EventKind,
+)
 from corral_core.runner.dask_worker import _RunControls
 
 WAIT = 60.0  # seconds: only a failing test waits this long
@@ -23,8 +26,8 @@ class Agent:
     def __init__(self) -> None:
         self.held = threading.Event()
 
-    def emit(self, kind: EventKind, **data: Any) -> None:
-        if kind is EventKind.CONTROL_STATE and data.get("state") == "paused" and data.get("reason"):
+    def emit(self, event: Event) -> None:
+        if event.kind is EventKind.CONTROL_STATE and event.data.get("state") == "paused" and event.data.get("reason"):
             self.held.set()
 
 

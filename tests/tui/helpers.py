@@ -14,7 +14,7 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import RichLog, TabbedContent
 
-from corral_core.events import Event, EventKind
+from corral_core.events import Event, EventKind, event_from
 from corral_tui.app import WorkbenchApp, create_app
 from tests.tui.stable import test_config
 
@@ -245,8 +245,8 @@ def record_fork(db_path: Path, intervention: str) -> str:
 def fake_trial_events(trial_id: str = "tr_demo0001", task_id: str = "count") -> list[Event]:
     """Events of a trial that started and is paused at its first iteration (for dialogs' snapshots)."""
     return [
-        Event(EventKind.TRIAL_STARTED, trial_id, task_id, {"arm": "full", "trial_index": 0}, ts=0.0),
-        Event(EventKind.CONTROL_STATE, trial_id, task_id, {"state": "paused", "iteration": 0}, ts=0.0),
+        event_from(EventKind.TRIAL_STARTED, trial_id, task_id, {"arm": "full", "trial_index": 0}, ts=0.0),
+        event_from(EventKind.CONTROL_STATE, trial_id, task_id, {"state": "paused", "iteration": 0}, ts=0.0),
     ]
 
 
@@ -256,32 +256,33 @@ def asking_trial_events(trial_id: str, task_id: str) -> list[Event]:
                "before I report.</thought><action>delete_file</action><action_input>{\"path\": "
                "\"scratch.tmp\"}</action_input>")
     return [
-        Event(EventKind.TRIAL_STARTED, trial_id, task_id, {"arm": "full", "trial_index": 0}, ts=0.0),
-        *(Event(EventKind.ITERATION_STARTED, trial_id, task_id, {"iteration": i}, ts=0.0) for i in range(3)),
-        Event(EventKind.MESSAGE, trial_id, task_id, {"role": "assistant", "content": thought, "index": 5}, ts=0.0),
-        Event(EventKind.APPROVAL_ASKED, trial_id, task_id, {"tool_name": "delete_file", "risk": "confirm"}, ts=0.0),
+        event_from(EventKind.TRIAL_STARTED, trial_id, task_id, {"arm": "full", "trial_index": 0}, ts=0.0),
+        *(event_from(EventKind.ITERATION_STARTED, trial_id, task_id, {"iteration": i}, ts=0.0) for i in range(3)),
+        event_from(EventKind.MESSAGE, trial_id, task_id, {"role": "assistant", "content": thought, "index": 5}, ts=0.0),
+        event_from(EventKind.APPROVAL_ASKED, trial_id, task_id, {"tool_name": "delete_file", "risk": "confirm"},
+                   ts=0.0),
     ]
 
 
 def telemetry_events() -> list[Event]:
     """A run of 8 trials over two arms, half finished, half still running, with tokens and costs."""
-    events = [Event(EventKind.BENCHMARK_STARTED, None, None, {"total_trials": 8, "pending_trials": 8},
+    events = [event_from(EventKind.BENCHMARK_STARTED, None, None, {"total_trials": 8, "pending_trials": 8},
                     benchmark_id="bm_demo", ts=0.0)]
     plan = [(task, arm) for arm in ("brief", "full") for task in ("add", "power", "divide", "solve")]
     for number, (task, arm) in enumerate(plan):
         trial_id = f"tr_tele{number:04d}"
-        events.append(Event(EventKind.TRIAL_STARTED, trial_id, task, {"arm": arm, "trial_index": 0}, ts=0.0))
+        events.append(event_from(EventKind.TRIAL_STARTED, trial_id, task, {"arm": arm, "trial_index": 0}, ts=0.0))
         for iteration in range(1 + number % 3):
-            events.append(Event(EventKind.ITERATION_STARTED, trial_id, task, {"iteration": iteration}, ts=0.0))
-            events.append(Event(EventKind.LLM_RESPONSE, trial_id, task, {
+            events.append(event_from(EventKind.ITERATION_STARTED, trial_id, task, {"iteration": iteration}, ts=0.0))
+            events.append(event_from(EventKind.LLM_RESPONSE, trial_id, task, {
                 "role": "agent", "turn": iteration, "usage": {"total_tokens": 700 + 450 * number}, "cost": 0.0021,
                 "tool_calls": [{"name": "calculator"}]}, ts=0.0))
-            events.append(Event(EventKind.TOOL_CALL, trial_id, task, {
+            events.append(event_from(EventKind.TOOL_CALL, trial_id, task, {
                 "tool_name": "calculator", "status": "success" if iteration != 1 else "execution_error",
                 "arguments": {}, "iteration": iteration}, ts=0.0))
         if task in ("add", "power"):
             score = {"add": 1.0, "power": 0.0 if arm == "brief" else 1.0}[task]
-            events.append(Event(EventKind.TRIAL_FINISHED, trial_id, task, {
+            events.append(event_from(EventKind.TRIAL_FINISHED, trial_id, task, {
                 "status": "completed", "score": score, "iterations": 1 + number % 3, "duration": 2.5,
                 "total_tokens": (700 + 450 * number) * (1 + number % 3), "cost": 0.0021 * (1 + number % 3),
                 "assisted": False}, ts=0.0))
@@ -313,7 +314,7 @@ def record_progress_store(db_path: Path) -> tuple[str, str]:
             plan = [(arm, task, index) for arm in ("minimal", "full") for task in ("add", "power") for index in (0, 1)]
             for number, (arm, task, index) in enumerate(plan[:finished + (status == "running")]):
                 trial_id = f"tr_{status[:4]}{number:04d}"
-                writer.emit(Event(EventKind.TRIAL_STARTED, trial_id, task, {"arm": arm, "trial_index": index},
+                writer.emit(event_from(EventKind.TRIAL_STARTED, trial_id, task, {"arm": arm, "trial_index": index},
                                   benchmark_id=info.id, ts=1_700_000_000.0 + number))
                 if number == finished:
                     continue  # still running
@@ -322,7 +323,7 @@ def record_progress_store(db_path: Path) -> tuple[str, str]:
                           "credentials", "fault": "provider", "total_tokens": 0, "cost": None} if errored else \
                     {"status": "completed", "score": 1.0 if task == "add" else 0.0, "answer": "42",
                      "total_tokens": 1_150, "prompt_tokens": 1_000, "completion_tokens": 150, "cost": 0.00013695}
-                writer.emit(Event(EventKind.TRIAL_FINISHED, trial_id, task,
+                writer.emit(event_from(EventKind.TRIAL_FINISHED, trial_id, task,
                                   {"arm": arm, "trial_index": index, "duration": 1.5, "iterations": 1, **result},
                                   benchmark_id=info.id, ts=1_700_000_000.5 + number))
             if status == "interrupted":

@@ -12,7 +12,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import RichLog, TabbedContent
 
-from corral_core.events import Event, EventKind
+from corral_core.events import Event, EventKind, event_from
 from corral_tui.widgets.trial_panes import TrialPanes
 from corral_tui.widgets.trials_table import TrialsTable
 from tests.timeouts import HANG
@@ -36,27 +36,28 @@ def finishes(index: int) -> bool:
 def story(index: int) -> list[Event]:
     """One trial's events, in order: rounds of iteration, LLM reply, thought, tool call, hook."""
     tid = trial_id(index)
-    events = [Event(EventKind.TRIAL_STARTED, tid, "add", {"arm": "full", "trial_index": index})]
+    events = [event_from(EventKind.TRIAL_STARTED, tid, "add", {"arm": "full", "trial_index": index})]
     rounds = ROUNDS if finishes(index) else PAUSED_ROUNDS
     for turn in range(rounds):
         events += [
-            Event(EventKind.ITERATION_STARTED, tid, "add", {"iteration": turn}),
-            Event(EventKind.LLM_RESPONSE, tid, "add", {"role": "agent", "turn": turn, "usage": {"total_tokens": 100}}),
-            Event(EventKind.MESSAGE, tid, "add", {"role": "assistant", "index": turn,
+            event_from(EventKind.ITERATION_STARTED, tid, "add", {"iteration": turn}),
+            event_from(EventKind.LLM_RESPONSE, tid, "add",
+                       {"role": "agent", "turn": turn, "usage": {"total_tokens": 100}}),
+            event_from(EventKind.MESSAGE, tid, "add", {"role": "assistant", "index": turn,
                                                   "content": f"<thought>step {turn} of {tid}</thought>"}),
-            Event(EventKind.TOOL_CALL, tid, "add", {"tool_name": "lookup", "arguments": {"n": turn, "of": tid},
+            event_from(EventKind.TOOL_CALL, tid, "add", {"tool_name": "lookup", "arguments": {"n": turn, "of": tid},
                                                     "result": "ok", "status": "success", "risk": "safe"}),
-            Event(EventKind.HOOK_FIRED, tid, "add", {"point": "before_iteration", "hook": f"h{index}",
+            event_from(EventKind.HOOK_FIRED, tid, "add", {"point": "before_iteration", "hook": f"h{index}",
                                                      "iteration": turn}),
         ]
     if finishes(index):
         score = 1.0 if index % 4 == 0 else 0.0
         finished = {"status": "completed", "score": score, "trial_index": index, "iterations": rounds,
                     "total_tokens": rounds * 100}
-        events += [Event(EventKind.AGENT_FINISHED, tid, "add", {"status": "answered", "answer": "42"}),
-                   Event(EventKind.TRIAL_FINISHED, tid, "add", finished)]
+        events += [event_from(EventKind.AGENT_FINISHED, tid, "add", {"status": "answered", "answer": "42"}),
+                   event_from(EventKind.TRIAL_FINISHED, tid, "add", finished)]
     else:
-        events.append(Event(EventKind.CONTROL_STATE, tid, "add", {"state": "paused", "iteration": rounds}))
+        events.append(event_from(EventKind.CONTROL_STATE, tid, "add", {"state": "paused", "iteration": rounds}))
     return events
 
 

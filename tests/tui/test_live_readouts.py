@@ -5,22 +5,22 @@ from __future__ import annotations
 
 import pytest
 
-from corral_core.events import Event, EventKind
+from corral_core.events import Event, EventKind, event_from
 from corral_tui.live import LiveRun
 from corral_tui.render import format_cost
 
 
 def _trial(trial_id: str, task: str, *extra: Event, **finished: object) -> list[Event]:
     data = {"status": "completed", "score": 1.0, "assisted": False, **finished}
-    return [Event(EventKind.TRIAL_STARTED, trial_id, task, {"arm": "full", "trial_index": 0}), *extra,
-            Event(EventKind.TRIAL_FINISHED, trial_id, task, data)]
+    return [event_from(EventKind.TRIAL_STARTED, trial_id, task, {"arm": "full", "trial_index": 0}), *extra,
+            event_from(EventKind.TRIAL_FINISHED, trial_id, task, data)]
 
 
 def test_an_approval_by_a_person_leaves_the_trial_out_of_the_live_score() -> None:
     """The workbench's server decides approvals outside the runner, so TRIAL_FINISHED says assisted=False
     for a trial a person approved; the store marks it assisted, and so must the live line."""
     live = LiveRun()
-    approved = Event(EventKind.APPROVAL_DECIDED, "tr_a", "mark", {"approved": True, "decided_by": "user"})
+    approved = event_from(EventKind.APPROVAL_DECIDED, "tr_a", "mark", {"approved": True, "decided_by": "user"})
     live.apply(_trial("tr_a", "mark", approved))
     live.apply(_trial("tr_b", "solo", score=0.0))
     (score,) = live.arm_scores()
@@ -30,7 +30,7 @@ def test_an_approval_by_a_person_leaves_the_trial_out_of_the_live_score() -> Non
 
 def test_a_policy_approval_is_not_a_person() -> None:
     live = LiveRun()
-    policy = Event(EventKind.APPROVAL_DECIDED, "tr_a", "mark", {"approved": True, "decided_by": "policy"})
+    policy = event_from(EventKind.APPROVAL_DECIDED, "tr_a", "mark", {"approved": True, "decided_by": "policy"})
     live.apply(_trial("tr_a", "mark", policy))
     (score,) = live.arm_scores()
     assert score.n_trials == 1 and not live.trials["tr_a"].assisted

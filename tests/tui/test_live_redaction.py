@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from corral_core.events import Event, EventKind
+from corral_core.events import EventKind, event_from
 from corral_core.safetext import register_secret
 from corral_tui.widgets.trials_table import TrialsTable
 from tests.tui.helpers import SIZE, make_app, pane_text, wait_for, wait_ready
@@ -21,11 +21,11 @@ async def test_a_secret_echoed_by_a_tool_or_a_provider_is_masked_in_the_live_pan
     register_secret(SECRET)
     trial_id, task = "tr_secret0001", "count"
     events = [
-        Event(EventKind.TRIAL_STARTED, trial_id, task, {"arm": "full", "trial_index": 0}, ts=0.0),
-        Event(EventKind.ITERATION_STARTED, trial_id, task, {"iteration": 0}, ts=0.0),
-        Event(EventKind.MESSAGE, trial_id, task,
+        event_from(EventKind.TRIAL_STARTED, trial_id, task, {"arm": "full", "trial_index": 0}, ts=0.0),
+        event_from(EventKind.ITERATION_STARTED, trial_id, task, {"iteration": 0}, ts=0.0),
+        event_from(EventKind.MESSAGE, trial_id, task,
               {"role": "assistant", "content": f"The key is {SECRET}, I will use it.", "index": 1}, ts=0.0),
-        Event(EventKind.TOOL_CALL, trial_id, task, {
+        event_from(EventKind.TOOL_CALL, trial_id, task, {
             "tool_name": "http_get", "status": "success", "arguments": {"header": f"Bearer {SECRET}"},
             "result": f"echo: Authorization: Bearer {SECRET}", "iteration": 0}, ts=0.0),
     ]

@@ -13,7 +13,7 @@ from textual.pilot import Pilot
 from textual.widgets import Input, RichLog
 
 from corral_core.env.approval import ApprovalRequest
-from corral_core.events import Event, EventKind
+from corral_core.events import EventKind, event_from
 from corral_core.store import Repository, make_engine
 from corral_tui.config import Redactor
 from corral_tui.screens.approval import ApprovalScreen
@@ -300,7 +300,7 @@ async def test_a_paused_trials_time_stands_still_in_the_trials_table(tmp_path: P
             return table.get_cell("tr_paused", "elapsed").plain.strip() if table.row_count else ""
 
         def emit(kind: EventKind, ts: float, **data: object) -> None:
-            app.services.lifecycle.queue.emit(Event(kind, "tr_paused", "add", dict(data), ts=ts))
+            app.services.lifecycle.queue.emit(event_from(kind, "tr_paused", "add", dict(data), ts=ts))
 
         emit(EventKind.TRIAL_STARTED, 1_000.0, arm="full", trial_index=0)
         emit(EventKind.CONTROL_STATE, 1_002.0, state="running", iteration=0)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from corral_core.events import EventKind
+from corral_core.events import EventKind, event_from
 from corral_tui.screens.approval import ApprovalScreen
 from corral_tui.screens.history import HistoryScreen
 from corral_tui.widgets.trials_table import TrialsTable
@@ -258,15 +258,14 @@ async def test_a_long_field_value_shows_its_start(tmp_path: Path) -> None:
 def test_the_runs_elapsed_time_counts_from_the_start_request() -> None:
     """With --executor processes the cluster starts first (30 s at load 20): the run's elapsed time
     counts from the request, the ETA from the trials' pace."""
-    from corral_core.events import Event
     from corral_tui.live import LiveRun
 
     live = LiveRun()
     live.requested = 1_000.0
-    live.apply([Event(EventKind.BENCHMARK_STARTED, None, None, {"total_trials": 2, "pending_trials": 2},
+    live.apply([event_from(EventKind.BENCHMARK_STARTED, None, None, {"total_trials": 2, "pending_trials": 2},
                       benchmark_id="bm_x", ts=1_030.0)])
     live.total = 2
-    live.apply([Event(EventKind.TRIAL_STARTED, "tr_1", "add", {"arm": "full", "trial_index": 0}, ts=1_030.0),
-                Event(EventKind.TRIAL_FINISHED, "tr_1", "add", {"status": "completed", "score": 1.0}, ts=1_040.0)])
+    live.apply([event_from(EventKind.TRIAL_STARTED, "tr_1", "add", {"arm": "full", "trial_index": 0}, ts=1_030.0),
+                event_from(EventKind.TRIAL_FINISHED, "tr_1", "add", {"status": "completed", "score": 1.0}, ts=1_040.0)])
     assert live.elapsed(1_040.0) == 40.0
     assert live.eta(1_040.0) == 10.0  # one of two trials done in 10 s of running

@@ -8,7 +8,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from corral_core.events import Event, EventKind
+from corral_core.events import Event, EventKind, event_from
 from corral_core.spec import spec_from_dict
 from corral_tui.live import LiveRun
 from corral_tui.render import tool_result
@@ -19,10 +19,10 @@ from tests.tui.stable import StableRedactor
 
 
 def _events(trial_id: str, n: int, finished: bool = False) -> list[Event]:
-    events = [Event(EventKind.TRIAL_STARTED, trial_id, "add", {"arm": "full", "trial_index": 0})]
-    events += [Event(EventKind.ITERATION_STARTED, trial_id, "add", {"iteration": i}) for i in range(n)]
+    events = [event_from(EventKind.TRIAL_STARTED, trial_id, "add", {"arm": "full", "trial_index": 0})]
+    events += [event_from(EventKind.ITERATION_STARTED, trial_id, "add", {"iteration": i}) for i in range(n)]
     if finished:
-        events.append(Event(EventKind.TRIAL_FINISHED, trial_id, "add", {"status": "completed", "score": 1.0}))
+        events.append(event_from(EventKind.TRIAL_FINISHED, trial_id, "add", {"status": "completed", "score": 1.0}))
     return events
 
 
@@ -41,7 +41,7 @@ def test_live_run_keeps_a_bounded_buffer_per_trial_and_drops_old_finished_ones()
 def test_running_trials_keep_their_events_and_the_least_recently_active_finished_trial_gives_up_first() -> None:
     live = LiveRun(buffer=50, buffered_trials=3)
     live.apply(_events("tr_run", 2) + _events("tr_a", 2, finished=True) + _events("tr_b", 2, finished=True))
-    live.apply([Event(EventKind.HOOK_FIRED, "tr_a", "add", {"hook": "late"})])  # tr_a is now the recent one
+    live.apply([event_from(EventKind.HOOK_FIRED, "tr_a", "add", {"hook": "late"})])  # tr_a is now the recent one
     live.apply(_events("tr_c", 1))
     assert not live.trials["tr_b"].events and live.trials["tr_a"].events and live.trials["tr_run"].events
     live.apply(_events("tr_d", 1))
@@ -54,13 +54,13 @@ def test_running_trials_keep_their_events_and_the_least_recently_active_finished
 def test_control_and_finish_events_update_the_row() -> None:
     live = LiveRun()
     live.apply(_events("tr_1", 2))
-    changes = live.apply([Event(EventKind.CONTROL_STATE, "tr_1", "add", {"state": "paused", "iteration": 2}),
-                          Event(EventKind.APPROVAL_DECIDED, "tr_1", "add",
+    changes = live.apply([event_from(EventKind.CONTROL_STATE, "tr_1", "add", {"state": "paused", "iteration": 2}),
+                          event_from(EventKind.APPROVAL_DECIDED, "tr_1", "add",
                                 {"approval_id": "ap_1", "approved": True, "decided_by": "user"})])
     trial = live.trials["tr_1"]
     assert changes.rows == {"tr_1"}
     assert (trial.status, trial.iteration, trial.assisted) == ("paused", 2, True)  # two iterations started
-    live.apply([Event(EventKind.TRIAL_FINISHED, "tr_1", "add", {"status": "completed", "score": 0.5,
+    live.apply([event_from(EventKind.TRIAL_FINISHED, "tr_1", "add", {"status": "completed", "score": 0.5,
                                                                "iterations": 3})])
     assert (trial.status, trial.score, trial.iteration) == ("completed", 0.5, 3)
 
@@ -132,13 +132,14 @@ def test_a_pane_item_takes_at_least_the_lines_min_lines_counts() -> None:
                          "status": "success"}, StableRedactor()),
         tool_call_block({"tool_name": "run", "arguments": {}, "result": "print(1)\nprint(2)", "render": "code",
                          "status": "success"}, StableRedactor()),
-        iteration_item(Event(EventKind.MESSAGE, "tr_1", "add", {"role": "assistant", "content":
+        iteration_item(event_from(EventKind.MESSAGE, "tr_1", "add", {"role": "assistant", "content":
                              '<thought>a long thought that wraps</thought><action>lookup</action>'
                              '<action_input>{"material": "steel"}</action_input>'}), StableRedactor()),
-        iteration_item(Event(EventKind.MESSAGE, "tr_1", "add", {"role": "user", "content": f"Observation: {rows}"}),
+        iteration_item(event_from(EventKind.MESSAGE, "tr_1", "add",
+                                  {"role": "user", "content": f"Observation: {rows}"}),
                        StableRedactor()),
-        iteration_item(Event(EventKind.ITERATION_STARTED, "tr_1", "add", {"iteration": 0}), StableRedactor()),
-        hook_line(Event(EventKind.HOOK_FIRED, "tr_1", "add", {"hook": "h", "point": "before_iteration"})),
+        iteration_item(event_from(EventKind.ITERATION_STARTED, "tr_1", "add", {"iteration": 0}), StableRedactor()),
+        hook_line(event_from(EventKind.HOOK_FIRED, "tr_1", "add", {"hook": "h", "point": "before_iteration"})),
     ]
     console = Console(width=40, color_system=None)
     for item in items:

@@ -9,7 +9,7 @@ import pytest
 
 from corral_core.domain import WorkbenchState
 from corral_core.errors import UserError
-from corral_core.events import Event, EventKind
+from corral_core.events import EventKind, event_from
 from corral_tui.config import Redactor
 from corral_tui.live import LiveRun
 from corral_tui.services.run_presenter import LIVE_STATES, RunPresenter
@@ -19,12 +19,12 @@ from corral_tui.services.session import RunSummary
 def live_run(*trials: dict[str, object]) -> LiveRun:
     """A LiveRun fed the TRIAL_STARTED / TRIAL_FINISHED events of `trials` (trial_id, score, assisted, ...)."""
     live = LiveRun()
-    events = [Event(EventKind.BENCHMARK_STARTED, benchmark_id="bm_1", data={"total_trials": len(trials)})]
+    events = [event_from(EventKind.BENCHMARK_STARTED, benchmark_id="bm_1", data={"total_trials": len(trials)})]
     for trial in trials:
         trial_id = str(trial["trial_id"])
-        events.append(Event(EventKind.TRIAL_STARTED, trial_id=trial_id, task_id="add", benchmark_id="bm_1",
+        events.append(event_from(EventKind.TRIAL_STARTED, trial_id=trial_id, task_id="add", benchmark_id="bm_1",
                             data={"arm": "full", "trial_index": 0}))
-        events.append(Event(EventKind.TRIAL_FINISHED, trial_id=trial_id, task_id="add", benchmark_id="bm_1",
+        events.append(event_from(EventKind.TRIAL_FINISHED, trial_id=trial_id, task_id="add", benchmark_id="bm_1",
                             data={"status": "completed", "total_tokens": 100, **trial}))
     live.apply(events)
     return live
@@ -70,7 +70,7 @@ def test_a_store_failure_is_a_state_of_the_run_and_is_said_at_once() -> None:
     presenter = RunPresenter(Redactor())
     presenter.begin()
     presenter.started(paused=False, model="m")
-    said = presenter.events([Event(EventKind.STORE_FAILED, benchmark_id="bm_1", data={"error": "disk full."})],
+    said = presenter.events([event_from(EventKind.STORE_FAILED, benchmark_id="bm_1", data={"error": "disk full."})],
                             [], [])
     assert presenter.state is WorkbenchState.STORE_FAILED
     text = "The store refused writes, so the run was stopped: disk full. Its recorded trials are kept."
@@ -93,9 +93,9 @@ def test_a_failed_run_says_its_one_problem_or_points_at_the_message() -> None:
 
 def test_a_batch_says_undelivered_interventions_breakpoints_and_lost_ownership_in_order() -> None:
     presenter = RunPresenter(Redactor())
-    hit = Event(EventKind.BREAKPOINT_HIT, trial_id="tr_2", task_id="add",
+    hit = event_from(EventKind.BREAKPOINT_HIT, trial_id="tr_2", task_id="add",
                 data={"breakpoint": "tool:calc", "reason": "calls calc", "paused": True})
-    lost = Event(EventKind.OWNERSHIP_LOST, benchmark_id="bm_9")
+    lost = event_from(EventKind.OWNERSHIP_LOST, benchmark_id="bm_9")
     said = presenter.events([hit, lost], [("tr_1", "check the sign")], [hit])
     assert [line.text.split(":")[0] for line in said.lines] == ["Intervention NOT delivered to trial tr_1",
                                                                 "Benchmark bm_9 was taken over by another process "
@@ -131,7 +131,7 @@ def test_errors_and_undelivered_interventions_make_the_finish_line_red_and_a_for
     presenter = RunPresenter(Redactor())
     assert presenter.finished(summary(errored=1), live_run()).style == "bold red"
     live = live_run({"trial_id": "tr_1", "score": 1.0})
-    live.apply([Event(EventKind.INTERVENTION_UNDELIVERED, trial_id="tr_1", task_id="add", data={"text": "hi"})])
+    live.apply([event_from(EventKind.INTERVENTION_UNDELIVERED, trial_id="tr_1", task_id="add", data={"text": "hi"})])
     fork = presenter.finished(summary(fork_of="tr_0"), live)
     assert fork.text == ("Fork of trial tr_0 finished. Enter opens its timeline; v there shows it beside its parent "
                          "from the fork point. 1 intervention(s) NOT delivered (their trials ended first; see the "
