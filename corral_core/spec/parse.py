@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from corral_core.agents.breakpoints import SYNTAX, Breakpoint
+from corral_core.agents.breakpoints import Breakpoint, breakpoint_syntax
 from corral_core.constants import EXECUTOR_FIX, MAX_IN_FLIGHT, is_executor
 from corral_core.env import Suite, load_suite
 from corral_core.errors import UserError
@@ -561,7 +561,8 @@ def _breakpoints(check: _Checker, value: Any) -> tuple[Breakpoint, ...]:
         return ()
     if not isinstance(value, list):
         check.errors.append(check.fail(("hooks", "breakpoints"), f"`breakpoints` must be a list, not {_kind(value)}.",
-                                       f"write `breakpoints: [\"tool:calculator\", \"tokens>2000\"]` ({SYNTAX})."))
+                                       "write `breakpoints: [\"tool:calculator\", \"tokens>2000\"]` "
+                                       f"({breakpoint_syntax()})."))
         return ()
     found = []
     for i, item in enumerate(value):
@@ -570,7 +571,7 @@ def _breakpoints(check: _Checker, value: Any) -> tuple[Breakpoint, ...]:
             if text is not None:
                 found.append(Breakpoint.parse(text))
         except ValueError as exc:
-            check.errors.append(check.fail(("hooks", "breakpoints", i), f"{exc}.", f"write {SYNTAX}."))
+            check.errors.append(check.fail(("hooks", "breakpoints", i), f"{exc}.", f"write {breakpoint_syntax()}."))
     return tuple(found)
 
 

@@ -17,6 +17,7 @@ from textual.widgets.input import Selection
 from corral_core.constants import AGENT_TYPES, APPROVAL_POLICIES
 from corral_tui.run_request import RunRequest, parse_count, parse_verbosities, split_list
 from corral_tui.widgets.select import Choice
+from corral_tui.widgets.suggest import BreakpointSuggester
 
 FORM_POLICIES = ("ask", *(policy for policy in APPROVAL_POLICIES if policy != "ask"))  # the default first
 PLACEHOLDER_TASKS = 4  # task ids named in the Tasks placeholder
@@ -110,7 +111,8 @@ class RunForm(Vertical):
             yield Choice([(name, name) for name in FORM_POLICIES], value="ask", allow_blank=False,
                          id="form-approval", compact=True)
             yield Label("Breakpoints")
-            yield FormInput(placeholder="e.g. tool:calculator", id="form-breakpoints", compact=True)
+            yield FormInput(placeholder="e.g. tool:calculator", id="form-breakpoints", compact=True,
+                            suggester=BreakpointSuggester())
         with Horizontal(id="form-flags"):
             yield MarkedCheckbox("Surrender", id="form-surrender", compact=True)
             yield MarkedCheckbox("Start paused", id="form-paused", compact=True)

@@ -1,0 +1,40 @@
+"""A scorer kind (`contains`) and a breakpoint kind (`args:REGEX`) registered from outside corral-tui."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from corral_core.agents.breakpoints import BREAKPOINTS, BreakpointWatch, Condition
+from corral_core.env.scoring import SCORERS, Scorer, ScoringContext
+
+
+@SCORERS.kind("contains", doc="1.0 when the answer contains `text` (default: the task's answer).",
+              options={"text": "what the answer must contain", "ignore_case": "compare regardless of case"})
+def contains(spec: Mapping[str, Any], expected: Any, resolve_python: Callable[[str], Any]) -> Scorer:
+    wanted = str(spec.get("text", expected))
+    fold = bool(spec.get("ignore_case", False))
+
+    def score(answer: str | None, context: ScoringContext) -> tuple[float, str]:
+        got = answer or ""
+        found = wanted.casefold() in got.casefold() if fold else wanted in got
+        return (1.0, f"contains {wanted!r}") if found else (0.0, f"does not contain {wanted!r}")
+
+    return score
+
+
+@BREAKPOINTS.kind("args", syntax="args:REGEX", doc="right before a tool call whose JSON arguments REGEX matches")
+class ArgsMatch(Condition):
+    def parse(self, value: str) -> Any:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"the regex does not compile ({exc})") from None
+        return value
+
+    def before_tool(self, watch: BreakpointWatch, agent: Any, value: Any, name: str,
+                    arguments: dict[str, Any]) -> str | None:
+        text = json.dumps(arguments, sort_keys=True)
+        return f"{name} arguments {text} match /{value}/" if re.search(str(value), text) else None
