@@ -22,10 +22,11 @@ its package.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, Generic, TypeVar
 
@@ -57,6 +58,7 @@ class Kind(Generic[T]):
     options: Mapping[str, str] = field(default_factory=dict)  # key -> one line on what it does
     syntax: str = ""  # how it is written where it is not a mapping (a breakpoint: "tool:NAME")
     package: str | None = None  # the distribution that registered it; None: corral-tui itself
+    open_keys: bool = False  # the kind checks its own keys (`options` only document them)
 
     @property
     def written(self) -> str:
@@ -100,27 +102,29 @@ class Registry(Generic[T]):
         return ENTRY_POINT_PREFIX + self.family
 
     def kind(self, name: str, *, doc: str, options: Mapping[str, str] | None = None,
-             syntax: str = "") -> Callable[[T], T]:
+             syntax: str = "", open_keys: bool = False) -> Callable[[T], T]:
         """Decorator: register the decorated object as kind `name` (see the module docstring)."""
 
         def register(factory: T) -> T:
-            self.add(name, factory, doc=doc, options=options, syntax=syntax)
+            self.add(name, factory, doc=doc, options=options, syntax=syntax, open_keys=open_keys)
             return factory
 
         return register
 
     def add(self, name: str, factory: T, *, doc: str, options: Mapping[str, str] | None = None,
-            syntax: str = "") -> Kind[T]:
-        """Register `factory` as kind `name`; a name already taken is refused."""
+            syntax: str = "", open_keys: bool = False, replace: bool = False,
+            package: str | None = None) -> Kind[T]:
+        """Register `factory` as kind `name`; a name already taken is refused (unless `replace`, for a
+        kind from outside corral-tui). `package` says where it comes from when its module cannot."""
         if not name or not isinstance(name, str):
             raise ValueError(f"a {self.noun} needs a name.")
         if not doc or "\n" in doc.strip():
             raise ValueError(f"{self.noun} {name!r} needs a one-line doc.")
-        package = self._loading or _package_of(factory)
-        made = Kind(name, factory, doc.strip(), dict(options or {}), syntax, package)
+        package = self._loading or package or _package_of(factory)
+        made = Kind(name, factory, doc.strip(), dict(options or {}), syntax, package, open_keys)
         with self._lock:
             taken = self._kinds.get(name)
-            if taken is not None:
+            if taken is not None and not (replace and taken.package is not None):
                 owner = f"package {taken.package}" if taken.package else "corral-tui"
                 raise ValueError(f"{self.noun} {name!r} is already registered by {owner} and cannot be replaced.")
             self._kinds[name] = made
@@ -150,6 +154,8 @@ class Registry(Generic[T]):
     def check_options(self, name: str, config: Mapping[str, Any], *, skip: Iterable[str] = ("type",)) -> Kind[T]:
         """Kind `name` after checking that `config` carries only its keys (and `common` and `skip`)."""
         found = self.get(name)
+        if found.open_keys:
+            return found
         allowed = [*skip, *self.common, *found.options]
         for key in config:
             if key not in allowed:
@@ -208,7 +214,7 @@ class Registry(Generic[T]):
         registered = self._kinds.get(point.name)
         if registered is not None and registered.package != package and registered.factory is loaded:
             # imported before the lookup (by an environment module, say): it is still the package's kind
-            self._kinds[point.name] = replace(registered, package=package)
+            self._kinds[point.name] = dataclasses.replace(registered, package=package)
         elif registered is None or registered.package != package:
             raise PluginError(f"the plugin package {package} names {self.noun} {point.name!r} ({where}) but loading it "
                               f"registered no {self.noun} of that name",

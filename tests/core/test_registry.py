@@ -88,3 +88,12 @@ def test_a_plugin_imported_before_the_lookup_is_still_its_package(tmp_path: Path
     with installed(tmp_path):
         importlib.import_module("corral_tui_testplugin")  # an environment module importing it, say
         assert SCORERS.get("contains").package == "corral-tui-testplugin"
+
+
+def test_a_tool_declaration_gets_the_closest_type_and_key() -> None:
+    from corral_core.tools.factory import ToolDeclarationError, build_tool
+
+    with pytest.raises(ToolDeclarationError, match=r"unknown tool type 'htp' \(did you mean 'http'\?\)"):
+        build_tool({"name": "w", "type": "htp"})
+    with pytest.raises(ToolDeclarationError, match=r"unknown key 'urll' for a http tool \(did you mean 'url'\?\)"):
+        build_tool({"name": "w", "type": "http", "urll": "https://x/"})

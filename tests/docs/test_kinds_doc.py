@@ -21,4 +21,5 @@ def test_every_built_in_kind_has_its_doc_line_on_the_page() -> None:
     page = PAGE.read_text(encoding="utf-8")
     for registry in registries().values():
         for kind in registry.kinds():
-            assert f"- `{kind.written}`: {kind.doc}" in page, kind.name
+            if kind.package is None:  # not a kind registered by another test or a plugin
+                assert f"- `{kind.written}`: {kind.doc}" in page, kind.name
