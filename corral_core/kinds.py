@@ -23,6 +23,7 @@ family's entry point group; see [bring-your-own.md](bring-your-own.md#plugin-pac
 
 def registries() -> dict[str, Registry]:  # type: ignore[type-arg]
     """Every family's registry, its modules imported (the order of docs/kinds.md)."""
+    import corral_core.agents
     import corral_core.agents.breakpoints
     import corral_core.env.scoring
     import corral_core.tools.factory  # noqa: F401  (each module registers its family)

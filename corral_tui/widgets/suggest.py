@@ -1,7 +1,8 @@
 """Completion of registered kinds in the workbench's text fields (Textual's inline suggestion).
 
 `BreakpointSuggester` offers the breakpoint kinds of corral_core's BREAKPOINTS registry, plugins'
-included, for the part of a `;`-separated field being typed: `to` suggests `tool:`, `fa` `fail`.
+included, for the part of a `;`-separated field being typed: `to` suggests `tool:`, `fa` `fail`;
+`AgentSuggester` the agent types of AGENTS in the run form's `+ agents` (comma-separated).
 Right arrow (or End) takes the suggestion, as in any Textual Input.
 """
 
@@ -35,17 +36,29 @@ def breakpoint_heads() -> list[str]:
     return heads
 
 
-class KindSuggester(Suggester):
-    """Suggests one of `words()` for the last `;`-separated part of the field."""
+def agent_names() -> tuple[str, ...]:
+    from corral_core.agents import AGENTS  # the engine: when typed, not before the first frame
 
-    def __init__(self, words: Callable[[], Iterable[str]]) -> None:
+    return AGENTS.names()
+
+
+class KindSuggester(Suggester):
+    """Suggests one of `words()` for the last `separator`-separated part of the field."""
+
+    def __init__(self, words: Callable[[], Iterable[str]], separator: str = ";") -> None:
         super().__init__(use_cache=False, case_sensitive=True)
         self.words = words
+        self.separator = separator
 
     async def get_suggestion(self, value: str) -> str | None:
-        return complete_last(value, self.words())
+        return complete_last(value, self.words(), self.separator)
 
 
 class BreakpointSuggester(KindSuggester):
     def __init__(self) -> None:
         super().__init__(breakpoint_heads)
+
+
+class AgentSuggester(KindSuggester):
+    def __init__(self) -> None:
+        super().__init__(agent_names, separator=",")

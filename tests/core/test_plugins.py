@@ -107,3 +107,20 @@ def test_the_plugin_kinds_are_documented(plugin: Path) -> None:
     page = run_cli("kinds", "--markdown").stdout
     assert "- `args:REGEX` (from corral-tui-testplugin): right before a tool call whose JSON arguments" in page
     assert "corral-tui-testplugin" not in run_cli("kinds", "--markdown", "--builtin").stdout
+
+
+def test_a_plugin_agent_is_a_spec_agent_type_with_its_options_checked(plugin: Path) -> None:
+    from corral_core.agents import AGENTS
+
+    assert AGENTS.get("terse").options == {"user_prompt": "str | None (default None)",
+                                           "extractor_prompt": "str | None (default None)",
+                                           "surrender_prompt": "str | None (default None)",
+                                           "extract_answer": "bool (default False)",
+                                           "word_limit": "int (default 5)"}
+    spec = _write(plugin)
+    text = spec.read_text(encoding="utf-8")
+    spec.write_text(text + "agent: {type: terse, options: {word_limit: 3}}\n", encoding="utf-8")
+    assert load_spec(spec).arms[0].agent.options == {"word_limit": 3}
+    spec.write_text(text + "agent: {type: terse, options: {word_limt: 3}}\n", encoding="utf-8")
+    with pytest.raises(UserError, match="agent type 'terse' has no option `word_limt`. Did you mean `word_limit`?"):
+        load_spec(spec)

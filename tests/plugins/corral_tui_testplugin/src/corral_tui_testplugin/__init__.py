@@ -1,4 +1,5 @@
-"""A scorer kind (`contains`) and a breakpoint kind (`args:REGEX`) registered from outside corral-tui."""
+"""A scorer kind (`contains`), a breakpoint kind (`args:REGEX`) and an agent (`terse`) registered from
+outside corral-tui."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from corral_core.agents import ReActAgent, agent_kind
 from corral_core.agents.breakpoints import BREAKPOINTS, BreakpointWatch, Condition
 from corral_core.env.scoring import SCORERS, Scorer, ScoringContext
 
@@ -38,3 +40,10 @@ class ArgsMatch(Condition):
                     arguments: dict[str, Any]) -> str | None:
         text = json.dumps(arguments, sort_keys=True)
         return f"{name} arguments {text} match /{value}/" if re.search(str(value), text) else None
+
+
+@agent_kind("terse", doc="a ReAct agent told to answer in as few words as it can")
+class TerseAgent(ReActAgent):
+    def __init__(self, *args: Any, word_limit: int = 5, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.word_limit = word_limit
