@@ -26,6 +26,7 @@ def registries() -> dict[str, Registry]:  # type: ignore[type-arg]
     import corral_core.agents
     import corral_core.agents.breakpoints
     import corral_core.env.scoring
+    import corral_core.exporters
     import corral_core.tools.factory  # noqa: F401  (each module registers its family)
 
     return {family: REGISTRIES[family] for family in sorted(REGISTRIES, key=_rank)}
