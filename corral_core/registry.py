@@ -65,10 +65,16 @@ class Kind(Generic[T]):
         return self.syntax or self.name
 
 
+def closest(word: str, choices: Iterable[object]) -> str | None:
+    """The one of `choices` closest to `word` (difflib), or None when none is close: every did-you-mean."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """' (did you mean X?)' for the closest of `choices`, or '' when none is close."""
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    near = closest(word, choices)
+    return f" (did you mean {near!r}?)" if near else ""
 
 
 REGISTRIES: dict[str, Registry[Any]] = {}  # family -> its registry, each added when its module is imported
