@@ -1,6 +1,7 @@
-"""A third-party package's scorer and breakpoint kind (tests/plugins/corral_tui_testplugin), found through
-its entry points: used in a spec and a batch run, validated with a did-you-mean, completed in the shell
-and in the workbench's breakpoint field, and documented by `corral-tui kinds`."""
+"""A third-party package's kinds (tests/plugins/corral_tui_testplugin), found through its entry points: a
+scorer and a breakpoint kind used in a spec and a batch run, validated with a did-you-mean, completed
+in the shell and the run form, and documented by `corral-tui kinds`; its agent, tool source and export
+format used where those are named."""
 
 from __future__ import annotations
 
@@ -75,6 +76,9 @@ def test_a_spec_uses_the_plugin_scorer_and_breakpoint_in_a_batch_run(plugin: Pat
     with sqlite3.connect(plugin / "x.db") as conn:
         assert conn.execute("select name from hook_event where kind = 'breakpoint_hit'").fetchall() == [
             ('args:"a": 17',)]
+    benchmark = json.loads(out.read_text(encoding="utf-8"))["benchmark_id"]
+    exported = run_cli("export", benchmark, "--format", "lines", "--db", str(plugin / "x.db"), cwd=plugin)
+    assert (exported.returncode, exported.stdout) == (0, "add completed 1.0\n"), exported.stderr
 
 
 def test_a_mistyped_plugin_key_or_kind_gets_a_did_you_mean(plugin: Path) -> None:
@@ -96,6 +100,7 @@ def test_the_plugin_kinds_are_completed(plugin: Path) -> None:
     bash = completion_script_for("bash")
     kinds_words = next(line for line in bash.splitlines() if line.strip().startswith("kinds)"))
     assert " contains " in kinds_words and " args " in kinds_words and " scorers " in kinds_words
+    assert "--format) COMPREPLY=($(compgen -W 'json csv inspect lines'" in bash  # export's formats
 
 
 def test_the_plugin_kinds_are_documented(plugin: Path) -> None:
@@ -124,3 +129,12 @@ def test_a_plugin_agent_is_a_spec_agent_type_with_its_options_checked(plugin: Pa
     spec.write_text(text + "agent: {type: terse, options: {word_limt: 3}}\n", encoding="utf-8")
     with pytest.raises(UserError, match="agent type 'terse' has no option `word_limt`. Did you mean `word_limit`?"):
         load_spec(spec)
+
+
+def test_a_plugin_tool_source_builds_tools_and_checks_its_keys(plugin: Path) -> None:
+    from corral_core.tools.factory import ToolDeclarationError, build_tool
+
+    said = build_tool({"name": "say", "type": "echo", "prefix": "> ", "risk": "confirm"})
+    assert (said.name, said.risk.value, said.function(text="hi")) == ("say", "confirm", "> hi")
+    with pytest.raises(ToolDeclarationError, match=r"unknown key 'prefx' for a echo tool \(did you mean 'prefix'\?\)"):
+        build_tool({"name": "say", "type": "echo", "prefx": "> "})
