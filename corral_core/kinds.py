@@ -50,7 +50,7 @@ def kinds_main(argv: list[str]) -> int:
                                      description="List the registered kinds (scorers, breakpoint kinds, tool "
                                                  "sources, agents, exporters), plugins' included, with their keys.")
     parser.add_argument("family", nargs="?", choices=list(found), help="only this family")
-    parser.add_argument("kind", nargs="?", choices=names, help="only this kind")
+    parser.add_argument("kind", nargs="?", choices=names, metavar="KIND", help="only this kind")
     parser.add_argument("--markdown", action="store_true", help="as docs/kinds.md is written")
     parser.add_argument("--builtin", action="store_true", help="only corral-tui's own kinds, not plugins'")
     args = parser.parse_args(argv)
