@@ -138,3 +138,21 @@ def test_a_plugin_tool_source_builds_tools_and_checks_its_keys(plugin: Path) -> 
     assert (said.name, said.risk.value, said.function(text="hi")) == ("say", "confirm", "> hi")
     with pytest.raises(ToolDeclarationError, match=r"unknown key 'prefx' for a echo tool \(did you mean 'prefix'\?\)"):
         build_tool({"name": "say", "type": "echo", "prefx": "> "})
+
+
+def test_the_package_installs_with_pip_and_its_kinds_arrive(tmp_path: Path) -> None:
+    """Its pyproject.toml as pip reads it (the other tests write its dist-info from the same file); built
+    from a copy, so setuptools' build/ and egg-info stay out of the repository."""
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.plugins.install import TESTPLUGIN, on_path
+
+    source, target = tmp_path / "project", tmp_path / "site"
+    shutil.copytree(TESTPLUGIN, source)
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                          "--no-index", "--target", str(target), str(source)], capture_output=True, text=True)
+    assert pip.returncode == 0, pip.stderr
+    with on_path(target):
+        assert {SCORERS.get("contains").package, BREAKPOINTS.get("args").package} == {"corral-tui-testplugin"}
