@@ -394,20 +394,6 @@ def _exit_code(result: Any, fail_under: float | None, resume_command: str, err: 
     return code
 
 
-def _with_transcripts(repository: Repository, rows: Any, page: int = 500) -> Any:
-    """The export's trial rows as dicts, each with its messages and tool calls (read a page of trials at a time)."""
-    from itertools import islice
-
-    from corral_core.runner.results import ROW_KEYS
-
-    trial_at = ROW_KEYS.index("trial_id")
-    rows = iter(rows)
-    while chunk := list(islice(rows, page)):
-        transcripts = repository.transcripts([values[trial_at] for values in chunk])
-        for values in chunk:
-            yield {**dict(zip(ROW_KEYS, values, strict=True)), **transcripts[values[trial_at]]}
-
-
 # --- history and export ------------------------------------------------------------------------------
 
 
@@ -460,15 +446,18 @@ def _default_store_exists() -> bool:
 
 
 def export_main(argv: list[str]) -> int:
-    """`corral-tui export ID --format json|csv [--db URL] [--output FILE] [--with-transcripts]`."""
-    from corral_core.runner.results import ROW_KEYS, stored_trial_values
+    """`corral-tui export ID --format NAME [--db URL] [--output FILE] [--with-transcripts]`; the formats are
+    corral_core/exporters.py's."""
+    from corral_core.exporters import EXPORTERS, ExportJob
 
-    parser = _store_parser("corral-tui export", "Write a recorded benchmark's results as JSON, its trials as CSV, "
-                                                "or one Inspect AI log per arm (--format inspect).")
+    formats = EXPORTERS.kinds()
+    parser = _store_parser("corral-tui export", "Write a recorded benchmark's results in one of the formats: "
+                           + "; ".join(f"{kind.name}: {kind.doc}" for kind in formats) + ".")
     parser.add_argument("benchmark_id", metavar="BENCHMARK_ID")
-    parser.add_argument("--format", choices=("json", "csv", "inspect"), default="json")
+    parser.add_argument("--format", choices=[kind.name for kind in formats], default="json")
     parser.add_argument("--output", "-o", metavar="FILE", default=None,
-                        help="file to write (default: stdout); with --format inspect, a folder (default: inspect-logs)")
+                        help="file to write (default: stdout); with a format that writes a folder (inspect), the "
+                             "folder (default: inspect-logs)")
     parser.add_argument("--raw-csv", action="store_true",
                         help="CSV only: write text cells as they are; by default a cell beginning with =, +, -, @, "
                              "a tab or a CR gets a leading ' so a spreadsheet does not run it as a formula")
@@ -478,13 +467,16 @@ def export_main(argv: list[str]) -> int:
     args = _parse(parser, argv)
     if args.raw_csv and args.format != "csv":
         raise UserError("--raw-csv needs --format csv.", where="--raw-csv")
-    if args.with_transcripts and args.format != "json":
-        raise UserError("--with-transcripts needs --format json.", where="--with-transcripts",
-                        fix="CSV and Inspect logs have their own shape; export JSON for the transcripts.")
-    if args.format == "inspect":
-        args.output = args.output or "inspect-logs"
+    chosen = EXPORTERS.get(args.format)
+    if args.with_transcripts and "with_transcripts" not in chosen.options:
+        takes = ", ".join(kind.name for kind in formats if "with_transcripts" in kind.options)
+        raise UserError(f"--with-transcripts needs --format {takes}.", where="--with-transcripts",
+                        fix=f"{args.format} has its own shape; export {takes} for the transcripts.")
+    exporter = chosen.factory()
+    if exporter.folder is not None:
+        args.output = args.output or exporter.folder
         if Path(args.output).exists() and not Path(args.output).is_dir():
-            raise UserError(f"--output {args.output} is a file; Inspect logs go into a folder.", where="--output")
+            raise UserError(f"--output {args.output} is a file; {exporter.files} go into a folder.", where="--output")
     else:
         args.output = args.output or "-"
         report.check_writable(args.output, "--output")
@@ -494,31 +486,8 @@ def export_main(argv: list[str]) -> int:
         if info is None:
             raise UserError(f"no benchmark {args.benchmark_id!r} in the store.", where="export",
                             fix="list benchmarks with `corral-tui history` (with the same --db).")
-        if args.format == "inspect":
-            from corral_core.interop.inspect_out import write_inspect_logs
-
-            for path in write_inspect_logs(repository, info, Path(args.output)):
-                print(path)
-            return EXIT_OK
-        threshold = float(((info.metrics or {}).get("spec") or {}).get("pass_threshold") or 0.0)
-        if args.format == "csv":  # streamed: one page at a time
-            report.write_csv_values(args.output, stored_trial_values(repository, args.benchmark_id, threshold,
-                                                                     report.CSV_COLUMNS, iso_times=True),
-                                    raw=args.raw_csv)
-            return EXIT_OK
-        rows = stored_trial_values(repository, args.benchmark_id, threshold, ROW_KEYS, iso_times=True)
-        document = dict(info.metrics or {})
-        document.update(benchmark_id=info.id, name=info.spec_name, status=info.status,
-                        spec_digest=info.spec_digest, headline_score=info.headline_score,
-                        attempt_status=info.attempt_status, created_at=info.created_at.isoformat(),
-                        finished_at=info.finished_at.isoformat() if info.finished_at else None,
-                        spec_yaml=info.spec_yaml,
-                        trials=report.JsonStream(_with_transcripts(repository, rows)) if args.with_transcripts
-                        else report.JsonStream(rows, keys=ROW_KEYS))
-        if not (info.metrics or {}).get("arms"):
-            document["note"] = "the benchmark never finished, so it has no metrics; resume it to compute them."
-        report.write_json(args.output, document)
+        for path in exporter.write(ExportJob(repository, info, args.output, args.with_transcripts, args.raw_csv)):
+            print(path)
         return EXIT_OK
     finally:
         engine.dispose()
-

@@ -24,7 +24,7 @@ MAX_IN_FLIGHT = 512
 
 
 TOOL_STATUSES = tuple(status.value for status in ToolStatus)
-AGENT_TYPES = ("react", "tool_calling", "planner", "reflection")  # a spec's agent.type (corral_core.agents)
+AGENT_TYPES = ("react", "tool_calling", "planner", "reflection")  # the built-in agents (AGENTS has plugins' too)
 APPROVAL_POLICIES = ("reject", "approve", "ask")  # confirm-level tools: never run, always run, a person decides
 
 

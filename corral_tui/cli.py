@@ -27,7 +27,7 @@ from corral_core.errors import UserError
 if TYPE_CHECKING:
     from corral_tui.options import CliOptions, UserConfig
 
-SUBCOMMANDS = ("serve", "history", "export", "docs", "plan", "compare", "samples", "completion")
+SUBCOMMANDS = ("serve", "history", "export", "docs", "plan", "compare", "samples", "kinds", "completion")
 SUBCOMMAND_HELP = {  # one line each in `corral-tui --help`; the rest is in `corral-tui COMMAND --help`
     "serve": "serve a suite's environments (REST and MCP) to agents running elsewhere",
     "history": "list the recorded benchmarks, newest first",
@@ -36,6 +36,7 @@ SUBCOMMAND_HELP = {  # one line each in `corral-tui --help`; the rest is in `cor
     "plan": "the power of a spec's paired comparison for a true effect (tasks x trials)",
     "compare": "compare runs recorded as Inspect AI logs, paired by sample id and epoch",
     "samples": "show the packaged sample suites and specs, or copy them to edit (--copy DIR)",
+    "kinds": "list the scorers, breakpoint kinds, tool sources, agents and exporters installed, plugins' too",
     "completion": "print a shell completion script: corral-tui completion bash|zsh|fish",
 }
 
@@ -376,6 +377,10 @@ def _subcommand(name: str, rest: list[str]) -> int:
         return _guard(lambda: samples_main(rest))
     if name == "completion":
         return completion_main(rest)
+    if name == "kinds":
+        from corral_core.kinds import kinds_main
+
+        return _guard(lambda: kinds_main(rest))
     from corral_core.batch import export_main, history_main
 
     return _guard(lambda: history_main(rest) if name == "history" else export_main(rest))

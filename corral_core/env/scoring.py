@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corral_core.env.records import ToolCall
+from corral_core.registry import Registry
 
 _MINUS_SIGNS = str.maketrans({"\u2212": "-", "\u2013": "-", "\u2012": "-", "\ufe63": "-", "\uff0d": "-"})
 _NUMBER = re.compile(r"[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
@@ -141,43 +142,79 @@ def split_score(value: float | tuple[float, str]) -> tuple[float, str | None]:
     return float(value), None
 
 
-SCORER_TYPES = ("exact", "numeric", "regex", "choice", "process", "python", "unsolvable")
+ResolvePython = Callable[[str], Any]  # a name in the suite's environment module -> the object
+ScorerFactory = Callable[[Mapping[str, Any], Any, ResolvePython], Scorer]  # (scoring:, answer, resolve) -> Scorer
+SCORERS: Registry[ScorerFactory] = Registry("scorers", "scoring type",
+                                            title="Scorers",
+                                            where="a suite's or a task's `scoring: {type: ...}`")
 
 
-def build_scorer(spec: Mapping[str, Any], expected: Any, resolve_python: Callable[[str], Any]) -> Scorer:
-    """Build a scorer from a suite's `scoring:` mapping. Raises ValueError with a readable message."""
+def build_scorer(spec: Mapping[str, Any], expected: Any, resolve_python: ResolvePython) -> Scorer:
+    """Build a scorer from a suite's `scoring:` mapping. Raises ValueError (a KindError for an unknown
+    type or key, naming the closest) with a readable message."""
     kind = str(spec.get("type", "exact"))
-    if kind == "exact":
-        return exact_match(expected, case_sensitive=bool(spec.get("case_sensitive", False)))
-    if kind == "numeric":
-        if expected is None:
-            raise ValueError("numeric scoring needs an `answer`")
-        return numeric(float(expected), tolerance=float(spec.get("tolerance", 1e-6)),
-                       relative=bool(spec.get("relative", False)))
-    if kind == "regex":
-        pattern = spec.get("pattern", expected)
-        if pattern is None:
-            raise ValueError("regex scoring needs a `pattern` (or an `answer` used as the pattern)")
-        return regex(str(pattern), ignore_case=bool(spec.get("ignore_case", False)))
-    if kind == "choice":
-        return choice(str(expected), spec.get("choices"))
-    if kind == "process":
-        weights = spec.get("tools")
-        if not isinstance(weights, Mapping) or not weights:
-            raise ValueError("process scoring needs `tools: {tool_name: weight, ...}`")
-        inner = spec.get("answer")
-        answer_scorer = build_scorer(inner, expected, resolve_python) if isinstance(inner, Mapping) else None
-        return process_credit({str(k): float(v) for k, v in weights.items()}, answer_scorer,
-                              float(spec.get("answer_weight", 0.0)))
-    if kind == "unsolvable":
-        return unsolvable
-    if kind == "python":
-        name = spec.get("function")
-        if not name:
-            raise ValueError("python scoring needs `function: name_in_the_environment_module`")
-        function = resolve_python(str(name))
-        if not callable(function):
-            raise ValueError(f"scoring function {name!r} is not callable")
-        scorer: Scorer = function
-        return scorer
-    raise ValueError(f"unknown scoring type {kind!r}; use one of {', '.join(SCORER_TYPES)}")
+    return SCORERS.check_options(kind, spec).factory(spec, expected, resolve_python)
+
+
+@SCORERS.kind("exact", doc="1.0 when the answer equals the task's `answer` as text (the default type).",
+              options={"case_sensitive": "compare case too (default false)"})
+def _exact(spec: Mapping[str, Any], expected: Any, resolve_python: ResolvePython) -> Scorer:
+    return exact_match(expected, case_sensitive=bool(spec.get("case_sensitive", False)))
+
+
+@SCORERS.kind("numeric", doc="1.0 when the last number in the answer is within `tolerance` of `answer`.",
+              options={"tolerance": "the largest difference that scores 1 (default 1e-6)",
+                       "relative": "the tolerance is a fraction of the answer (default false)"})
+def _numeric(spec: Mapping[str, Any], expected: Any, resolve_python: ResolvePython) -> Scorer:
+    if expected is None:
+        raise ValueError("numeric scoring needs an `answer`")
+    return numeric(float(expected), tolerance=float(spec.get("tolerance", 1e-6)),
+                   relative=bool(spec.get("relative", False)))
+
+
+@SCORERS.kind("regex", doc="1.0 when `pattern` (or the task's `answer`) matches somewhere in the answer.",
+              options={"pattern": "a Python regular expression (default: the task's answer)",
+                       "ignore_case": "match regardless of case (default false)"})
+def _regex(spec: Mapping[str, Any], expected: Any, resolve_python: ResolvePython) -> Scorer:
+    pattern = spec.get("pattern", expected)
+    if pattern is None:
+        raise ValueError("regex scoring needs a `pattern` (or an `answer` used as the pattern)")
+    return regex(str(pattern), ignore_case=bool(spec.get("ignore_case", False)))
+
+
+@SCORERS.kind("choice", doc="1.0 when the answer names the task's `answer`, ignoring case.",
+              options={"choices": "the options; the answer must name exactly one of them"})
+def _choice(spec: Mapping[str, Any], expected: Any, resolve_python: ResolvePython) -> Scorer:
+    return choice(str(expected), spec.get("choices"))
+
+
+@SCORERS.kind("process", doc="partial credit for the tools used successfully, plus a share of an answer score.",
+              options={"tools": "{tool_name: weight, ...}: each tool used successfully adds its weight",
+                       "answer": "a scoring mapping for the answer itself, such as {type: numeric}",
+                       "answer_weight": "what the answer's score is multiplied by (default 0)"})
+def _process(spec: Mapping[str, Any], expected: Any, resolve_python: ResolvePython) -> Scorer:
+    weights = spec.get("tools")
+    if not isinstance(weights, Mapping) or not weights:
+        raise ValueError("process scoring needs `tools: {tool_name: weight, ...}`")
+    inner = spec.get("answer")
+    answer_scorer = build_scorer(inner, expected, resolve_python) if isinstance(inner, Mapping) else None
+    return process_credit({str(k): float(v) for k, v in weights.items()}, answer_scorer,
+                          float(spec.get("answer_weight", 0.0)))
+
+
+@SCORERS.kind("python", doc="a function of the suite's environment module scores the answer.",
+              options={"function": "its name in the environment module: f(answer, context) -> score"})
+def _python(spec: Mapping[str, Any], expected: Any, resolve_python: ResolvePython) -> Scorer:
+    name = spec.get("function")
+    if not name:
+        raise ValueError("python scoring needs `function: name_in_the_environment_module`")
+    function = resolve_python(str(name))
+    if not callable(function):
+        raise ValueError(f"scoring function {name!r} is not callable")
+    scorer: Scorer = function
+    return scorer
+
+
+@SCORERS.kind("unsolvable", doc="no answer is right; surrendering is (tasks marked `solvable: false`).")
+def _unsolvable(spec: Mapping[str, Any], expected: Any, resolve_python: ResolvePython) -> Scorer:
+    return unsolvable

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from corral_core.agents import (
-    AGENT_CLASSES,
+    AGENTS,
     AgentHooks,
     BaseAgent,
     HookPoint,
@@ -196,7 +196,7 @@ def build_agent(arm: ArmSpec, spec: BenchmarkSpec, hooks: AgentHooks | None, sin
     settings = model_settings(arm)
     if spec.litellm_callbacks:  # here, so trials on Dask workers report to them too
         use_callbacks(spec.litellm_callbacks)
-    cls = AGENT_CLASSES[arm.agent.type]
+    cls = AGENTS.get(arm.agent.type).factory
     return cls(max_iterations=arm.agent.max_iterations, system_prompt=arm.agent.system_prompt, hooks=hooks,
                enable_surrender=spec.surrender, sink=sink, settings=settings, timeout=model.timeout,
                max_retries=model.max_retries, **arm.agent.options)

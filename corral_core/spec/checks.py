@@ -5,12 +5,12 @@ is answered with every mistake it can find at once (`raise_errors`), not one per
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, overload
 
 from corral_core.errors import UserError
+from corral_core.registry import closest
 from corral_core.yamlfile import KeyPath, YamlDocument
 
 T = TypeVar("T")
@@ -19,8 +19,8 @@ F = TypeVar("F")
 
 def did_you_mean(word: str, choices: Any) -> str:
     """' Did you mean `x`?' when `word` is close to one of `choices`, else ''."""
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f" Did you mean `{close[0]}`?" if close else ""
+    near = closest(word, choices)
+    return f" Did you mean `{near}`?" if near else ""
 
 
 class _Checker:

@@ -10,6 +10,7 @@ from typing import Any
 
 import yaml
 
+from corral_core.agents import RESERVED_AGENT_OPTIONS as RESERVED_AGENT_OPTIONS  # the spec's vocabulary
 from corral_core.agents.breakpoints import Breakpoint
 from corral_core.constants import AGENT_TYPES as AGENT_TYPES  # the spec's vocabulary
 from corral_core.env import Suite
@@ -31,10 +32,6 @@ LIMIT_KEYS = ("cost", "tokens")
 HOOK_KEYS = ("interventions", "heartbeat", "breakpoints")
 HEARTBEAT_KEYS = ("every", "prompt")
 DEFAULT_TIMEOUTS = {"trial": 600.0, "tool": 120.0, "grader": 300.0, "approval": 120.0}
-# Constructor arguments the runner sets itself; `agent.options` may not name them.
-RESERVED_AGENT_OPTIONS = frozenset({"model", "max_iterations", "temperature", "hooks", "sink", "settings",
-                                    "enable_surrender", "system_prompt", "api_endpoint", "api_key_env",
-                                    "timeout", "max_retries", "max_connections", "kwargs", "self"})
 
 
 @dataclass(frozen=True)

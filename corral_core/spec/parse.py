@@ -6,12 +6,11 @@ is left out rather than reported as a second, made-up mistake."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from corral_core.agents.breakpoints import SYNTAX, Breakpoint
+from corral_core.agents.breakpoints import Breakpoint, breakpoint_syntax
 from corral_core.constants import EXECUTOR_FIX, MAX_IN_FLIGHT, is_executor
 from corral_core.env import Suite, load_suite
 from corral_core.errors import UserError
@@ -22,7 +21,6 @@ from corral_core.safetext import SECRET_NAME, register_secret, register_url_secr
 from corral_core.spec.checks import _Checker, _kind, did_you_mean
 from corral_core.spec.model import (
     AGENT_KEYS,
-    AGENT_TYPES,
     APPROVAL_POLICIES,
     ARM_KEYS,
     CHAIN_KEYS,
@@ -33,7 +31,6 @@ from corral_core.spec.model import (
     LIMIT_SCOPES,
     MODEL_KEYS,
     PRICE_KEYS,
-    RESERVED_AGENT_OPTIONS,
     SPEC_KEYS,
     TIMEOUT_KEYS,
     AgentSpec,
@@ -157,7 +154,7 @@ def _agent(check: _Checker, at: KeyPath, value: Any, base: AgentSpec) -> AgentSp
     check.keys(at, raw, AGENT_KEYS)
     agent_type = base.type
     if "type" in raw:
-        agent_type = check.collect(base.type, check.choice, (*at, "type"), raw["type"], AGENT_TYPES, "agent type")
+        agent_type = check.collect(base.type, check.choice, (*at, "type"), raw["type"], _agent_types(), "agent type")
     options = dict(base.options) if agent_type == base.type else {}
     if "options" in raw:
         options.update(check.collect({}, check.mapping, (*at, "options"), raw["options"],
@@ -179,6 +176,12 @@ def _agent(check: _Checker, at: KeyPath, value: Any, base: AgentSpec) -> AgentSp
     return agent
 
 
+def _agent_types() -> tuple[str, ...]:
+    from corral_core.agents import AGENTS  # plugins' agents too
+
+    return AGENTS.names()
+
+
 def _every_arm_sets_model(arms: Any) -> bool:
     """True when the arms name their own models, so no spec-wide model is needed."""
     if isinstance(arms, Mapping):
@@ -192,18 +195,9 @@ def _every_arm_sets_model(arms: Any) -> bool:
 def _check_agent_options(check: _Checker, at: KeyPath, agent_type: str, options: Mapping[str, Any]) -> None:
     if not options:
         return
-    from corral_core.agents import AGENT_CLASSES as CLASSES
-    from corral_core.agents import BaseAgent
+    from corral_core.agents import AGENTS
 
-    cls = CLASSES[agent_type]
-    allowed: set[str] = set()
-    for klass in cls.__mro__:
-        if klass is object or not issubclass(klass, BaseAgent):
-            continue
-        allowed |= {p.name for p in inspect.signature(klass.__init__).parameters.values()
-                    if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
-    allowed -= RESERVED_AGENT_OPTIONS
-    allowed -= {"actor", "executor"}  # objects, not YAML values
+    allowed = set(AGENTS.get(agent_type).options)
     for key in options:
         if key not in allowed:
             check.errors.append(check.fail((*at, key), f"agent type {agent_type!r} has no option `{key}`."
@@ -561,7 +555,8 @@ def _breakpoints(check: _Checker, value: Any) -> tuple[Breakpoint, ...]:
         return ()
     if not isinstance(value, list):
         check.errors.append(check.fail(("hooks", "breakpoints"), f"`breakpoints` must be a list, not {_kind(value)}.",
-                                       f"write `breakpoints: [\"tool:calculator\", \"tokens>2000\"]` ({SYNTAX})."))
+                                       "write `breakpoints: [\"tool:calculator\", \"tokens>2000\"]` "
+                                       f"({breakpoint_syntax()})."))
         return ()
     found = []
     for i, item in enumerate(value):
@@ -570,7 +565,7 @@ def _breakpoints(check: _Checker, value: Any) -> tuple[Breakpoint, ...]:
             if text is not None:
                 found.append(Breakpoint.parse(text))
         except ValueError as exc:
-            check.errors.append(check.fail(("hooks", "breakpoints", i), f"{exc}.", f"write {SYNTAX}."))
+            check.errors.append(check.fail(("hooks", "breakpoints", i), f"{exc}.", f"write {breakpoint_syntax()}."))
     return tuple(found)
 
 

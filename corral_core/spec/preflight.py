@@ -22,10 +22,10 @@ SCRIPTED = "scripted/"
 
 def check_agent_builds(check: _Checker, at: KeyPath, agent: AgentSpec) -> None:
     """Build the agent once, as the runner will, so options it refuses fail here (not per trial)."""
-    from corral_core.agents import AGENT_CLASSES as CLASSES
+    from corral_core.agents import AGENTS
 
     try:
-        CLASSES[agent.type](max_iterations=agent.max_iterations, system_prompt=agent.system_prompt,
+        AGENTS.get(agent.type).factory(max_iterations=agent.max_iterations, system_prompt=agent.system_prompt,
                             **agent.options)
     except Exception as exc:  # any refusal is about the options the user wrote
         where = (*at, "options") if agent.options else at

@@ -30,6 +30,7 @@ from types import ModuleType
 from typing import Any
 
 from corral_core.pyfile import exits_refused, load_python_file
+from corral_core.registry import Registry, did_you_mean
 from corral_core.tools.base import RiskLevel, Tool
 from corral_core.tools.builtin import (
     calculator_tool,
@@ -43,12 +44,13 @@ from corral_core.tools.builtin.params import ToolDeclarationError
 from corral_core.tools.builtin.web_search import validate_backend
 from corral_core.tools.decorator import tool
 from corral_core.tools.errors import ToolDefinitionError
+from corral_core.tools.mcp_tools import MCP_OPTIONS
 from corral_core.tools.sandbox import sandbox_from, sandboxed_python_tool
 
-ToolBuilder = Callable[[dict[str, Any], Path], Tool]
+ToolBuilder = Callable[[dict[str, Any], Path], Tool]  # register_tool_type's builders: (declaration, base_dir)
+ToolSource = Callable[[dict[str, Any], str, Path, bool], Tool]  # (declaration, name, base_dir, allow_private)
 
 RENDER_HINTS = ("text", "table", "json", "code")
-COMMON_KEYS = ("name", "type", "description", "risk", "render")
 BUILTIN_IDS = ("calculator", "datetime", "web_search", "fetch_url")
 _BUILTIN_OPTIONS: dict[str, tuple[str, ...]] = {
     "calculator": (),
@@ -56,13 +58,11 @@ _BUILTIN_OPTIONS: dict[str, tuple[str, ...]] = {
     "web_search": ("backend", "timeout", "max_results"),
     "fetch_url": ("timeout", "max_chars", "max_bytes", "max_redirects"),
 }
-_TYPE_KEYS: dict[str, tuple[str, ...]] = {
-    "http": ("url", "method", "headers", "parameters", "timeout", "max_chars"),
-    "cli": ("binary", "allowed_commands", "parameters", "timeout", "cwd", "end_of_options", "sandbox"),
-    "python": ("import", "sandbox", "timeout"),
-    "mcp": (),  # checked by mcp_tools.mcp_tools (one declaration, several tools)
-}
-_CUSTOM_TYPES: dict[str, ToolBuilder] = {}
+TOOL_SOURCES: Registry[ToolSource] = Registry(
+    "tool_sources", "tool type", title="Tool sources", where="a suite's `tools:` list, `{name: ..., type: ...}`",
+    common={"description": "what the agent is told the tool does", "risk": "safe, confirm or blocked",
+            "render": "how the workbench shows its results: text, table, json or code"})
+COMMON_KEYS = ("name", "type", *TOOL_SOURCES.common)
 
 __all__ = [
     "ToolDeclarationError",
@@ -83,11 +83,16 @@ def register_tool_type(type_name: str, builder: ToolBuilder) -> None:
 
     The builder checks its own keys; `risk`, `render` and `description` are applied after it.
     """
-    if type_name in ("builtin", *_TYPE_KEYS):
+    if type_name in TOOL_SOURCES and TOOL_SOURCES.get(type_name).package is None:
         raise ValueError(f"tool type '{type_name}' is built in and cannot be replaced.")
     if not callable(builder):
         raise TypeError("builder must be callable(declaration, base_dir) -> Tool.")
-    _CUSTOM_TYPES[type_name] = builder
+
+    def source(decl: dict[str, Any], name: str, base: Path, allow_private: bool) -> Tool:
+        return builder(decl, base)
+
+    doc = (builder.__doc__ or "").strip().splitlines() or [f"tools built by {getattr(builder, '__qualname__', '?')}"]
+    TOOL_SOURCES.add(type_name, source, doc=doc[0], open_keys=True, replace=True, package=_package_of(builder))
 
 
 def _fail(problem: str, name: str, key: str, fix: str) -> ToolDeclarationError:
@@ -95,14 +100,24 @@ def _fail(problem: str, name: str, key: str, fix: str) -> ToolDeclarationError:
 
 
 def _known_types() -> str:
-    return ", ".join(["builtin", *_TYPE_KEYS, *sorted(_CUSTOM_TYPES)])
+    return ", ".join(TOOL_SOURCES.names())
+
+
+def _package_of(builder: object) -> str:
+    return str(getattr(builder, "__module__", None) or "register_tool_type")
+
+
+def _keys(kind: str) -> tuple[str, ...]:
+    """The keys a declaration of `kind` may carry (its registered options, the common ones)."""
+    return (*COMMON_KEYS, *TOOL_SOURCES.get(kind).options)
 
 
 def _check_keys(decl: Mapping[str, Any], name: str, allowed: tuple[str, ...], kind: str) -> None:
     for key in decl:
         if key not in allowed:
             fix = f"remove it or use one of: {', '.join(allowed)}."
-            raise _fail(f"unknown key '{key}' for a {kind} tool.", name, str(key), fix)
+            raise _fail(f"unknown key '{key}' for a {kind} tool{did_you_mean(str(key), allowed)}.", name, str(key),
+                        fix)
 
 
 def _risk(decl: Mapping[str, Any], name: str) -> RiskLevel | None:
@@ -138,6 +153,19 @@ def _number(
     return value
 
 
+@TOOL_SOURCES.kind("builtin", doc="a tool that comes with corral-tui: calculator, datetime, web_search, fetch_url",
+                   options={"builtin": "which one (default: the tool's name)",
+                            "backend": "web_search: the search backend (default duckduckgo)",
+                            "timeout": "web_search, fetch_url: seconds per call (default 10)",
+                            "max_results": "web_search: results per search, at most 20 (default 5)",
+                            "max_chars": "fetch_url: characters of text returned, at most 20000 (default 4000)",
+                            "max_bytes": "fetch_url: bytes read (default 2000000)",
+                            "max_redirects": "fetch_url: redirects followed (default 5)"},
+                   open_keys=True)  # checked per builtin by _builtin
+def _builtin_source(decl: dict[str, Any], name: str, base: Path, allow_private: bool) -> Tool:
+    return _builtin(decl, name, allow_private)
+
+
 def _builtin(decl: dict[str, Any], name: str, allow_private: bool) -> Tool:
     builtin_id = decl.get("builtin", name)
     if builtin_id not in BUILTIN_IDS:
@@ -170,6 +198,16 @@ def _builtin(decl: dict[str, Any], name: str, allow_private: bool) -> Tool:
     )
 
 
+@TOOL_SOURCES.kind("http", doc="a call to an HTTP API; {param} in the url is filled from the arguments",
+                   options={"url": "the address, with {param} placeholders", "method": "GET (default), POST, ...",
+                            "headers": "request headers; ${VAR} reads the environment",
+                            "parameters": "the tool's arguments: [{name, type, description, ...}]",
+                            "timeout": "seconds per call (default 30)",
+                            "max_chars": "characters of the response returned (default 4000)"})
+def _http_source(decl: dict[str, Any], name: str, base: Path, allow_private: bool) -> Tool:
+    return _http(decl, name, allow_private)
+
+
 def _http(decl: dict[str, Any], name: str, allow_private: bool) -> Tool:
     if "url" not in decl:
         raise _fail("an http tool needs a url.", name, "url", "add url: https://host/path/{param}.")
@@ -184,6 +222,17 @@ def _http(decl: dict[str, Any], name: str, allow_private: bool) -> Tool:
         max_chars=_number(decl, "max_chars", name, 4000, integer=True),
         allow_private=allow_private,
     )
+
+
+@TOOL_SOURCES.kind("cli", doc="a program run without a shell, in the trial's workspace",
+                   options={"binary": "the program (a relative path is relative to the suite file)",
+                            "allowed_commands": "the first arguments it may be given, such as [status, log]",
+                            "parameters": "the tool's arguments: [{name, type, description, positional, ...}]",
+                            "timeout": "seconds per call (default 30)", "cwd": "its working directory",
+                            "end_of_options": "the program takes `--` as the end of its options",
+                            "sandbox": "bubblewrap: run it inside bubblewrap (docs/security.md)"})
+def _cli_source(decl: dict[str, Any], name: str, base: Path, allow_private: bool) -> Tool:
+    return _cli(decl, name, base)
 
 
 def _cli(decl: dict[str, Any], name: str, base_dir: Path) -> Tool:
@@ -225,6 +274,21 @@ def _load_module(module_ref: str, base_dir: Path) -> ModuleType:
         with exits_refused(module_ref):
             return importlib.import_module(module_ref)
     return load_python_file(base_dir / module_ref)
+
+
+@TOOL_SOURCES.kind("python", doc="a @tool or documented function imported from a module or a .py file",
+                   options={"import": "package.module:attr, or path/to/file.py:attr (relative to the suite file)",
+                            "sandbox": "run it in a separate process inside bubblewrap (docs/security.md)",
+                            "timeout": "seconds a sandboxed call may take (default 30)"})
+def _python_source(decl: dict[str, Any], name: str, base: Path, allow_private: bool) -> Tool:
+    return _python(decl, name, base)
+
+
+@TOOL_SOURCES.kind("mcp", doc="every tool of an external MCP server (stdio or Streamable HTTP); docs/mcp-client.md",
+                   options=MCP_OPTIONS, open_keys=True)  # checked by mcp_tools (render is not one)
+def _mcp_source(decl: dict[str, Any], name: str, base: Path, allow_private: bool) -> Tool:
+    raise _fail("an mcp declaration brings in several tools.", name, "type",
+                "list it under a suite's tools: (build_tools), not as a single tool.")
 
 
 def _python(decl: dict[str, Any], name: str, base_dir: Path) -> Tool:
@@ -324,24 +388,14 @@ def build_tool(
 
 
 def _build(decl: dict[str, Any], name: str, kind: str, base: Path, allow_private: bool) -> Tool:
-    if kind == "builtin":
-        made = _builtin(decl, name, allow_private)
-    elif kind == "mcp":
-        raise _fail("an mcp declaration brings in several tools.", name, "type",
-                    "list it under a suite's tools: (build_tools), not as a single tool.")
-    elif kind in _TYPE_KEYS:
-        _check_keys(decl, name, (*COMMON_KEYS, *_TYPE_KEYS[kind]), kind)
-        if kind == "http":
-            made = _http(decl, name, allow_private)
-        elif kind == "cli":
-            made = _cli(decl, name, base)
-        else:
-            made = _python(decl, name, base)
-    elif kind in _CUSTOM_TYPES:
-        made = _CUSTOM_TYPES[kind](decl, base)
-        if not isinstance(made, Tool):
-            problem = f"the builder for type '{kind}' returned {type(made).__name__}, not a Tool."
-            raise _fail(problem, name, "type", "make the registered builder return a Tool.")
-    else:
-        raise _fail(f"unknown tool type {kind!r}.", name, "type", f"use one of: {_known_types()}.")
+    if kind not in TOOL_SOURCES:
+        raise _fail(f"unknown tool type {kind!r}{did_you_mean(kind, TOOL_SOURCES.names())}.", name, "type",
+                    f"use one of: {_known_types()}.")
+    source = TOOL_SOURCES.get(kind)
+    if not source.open_keys:
+        _check_keys(decl, name, _keys(kind), kind)
+    made = source.factory(decl, name, base, allow_private)
+    if not isinstance(made, Tool):
+        problem = f"the builder for type '{kind}' returned {type(made).__name__}, not a Tool."
+        raise _fail(problem, name, "type", "make the registered builder return a Tool.")
     return made

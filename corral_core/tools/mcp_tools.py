@@ -46,8 +46,20 @@ from corral_core.tools.trial_scope import current_trial_scope
 
 __all__ = ["MCP_KEYS", "SESSION_MODES", "McpConnection", "close_all_connections", "mcp_tools", "result_text"]
 
-MCP_KEYS = ("name", "type", "description", "command", "url", "headers", "env", "cwd", "tools", "prefix", "risk",
-            "risks", "timeout", "start_timeout", "session")
+MCP_OPTIONS = {  # the keys of a `type: mcp` declaration besides name, type, description and risk (docs/kinds.md)
+    "command": "a stdio server's command line, relative to the suite file",
+    "url": "a Streamable HTTP server's address",
+    "headers": "HTTP headers for a url server",
+    "env": "environment variables for a command server",
+    "cwd": "the working directory of a command server",
+    "tools": "which of its tools (default: all it lists)",
+    "prefix": "put before each tool's name, to avoid clashes",
+    "risks": "{tool: level}: per-tool risk levels",
+    "timeout": "seconds for each call",
+    "start_timeout": "seconds to start and list its tools (default: timeout)",
+    "session": "trial (a session per trial, the default) or shared",
+}
+MCP_KEYS = ("name", "type", "description", "risk", *MCP_OPTIONS)
 SESSION_MODES = ("trial", "shared")
 _connections: dict[tuple[Any, ...], McpConnection] = {}
 _trial_connections: weakref.WeakSet[McpConnection] = weakref.WeakSet()

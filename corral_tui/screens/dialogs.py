@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
 from corral_tui.widgets.fields import Field, FieldArea
+from corral_tui.widgets.suggest import BreakpointSuggester
 
 
 class InterventionScreen(ModalScreen[str | None]):
@@ -68,14 +69,16 @@ class BreakpointsScreen(ModalScreen[str | None]):
         self.initial = text
 
     def compose(self) -> ComposeResult:
-        from corral_core.agents.breakpoints import SYNTAX  # the agents package: when asked, not before the first frame
+        # the agents package: when asked, not before the first frame
+        from corral_core.agents.breakpoints import breakpoint_syntax
 
         with Vertical(id="breakpoints-dialog", classes="dialog"):
             yield Label(Text("Breakpoints of this run", style="bold"))
-            yield Static(Text(f"Separated by ';': {SYNTAX}. A hit pauses the trial where it happens; c "
+            yield Static(Text(f"Separated by ';': {breakpoint_syntax()}. A hit pauses the trial where it happens; c "
                               "continues it, s steps. Running trials check the new ones from their next check "
                               "on; an empty field removes them all.", style="dim"))
-            yield Field(self.initial, placeholder="e.g. tool:calculator; tokens>2000", id="breakpoints-text")
+            yield Field(self.initial, placeholder="e.g. tool:calculator; tokens>2000", id="breakpoints-text",
+                        suggester=BreakpointSuggester())
             yield Label("", classes="dialog-note")
             with Horizontal(classes="buttons"):
                 yield Button("Set (enter)", id="set", variant="primary")

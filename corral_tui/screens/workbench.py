@@ -407,9 +407,11 @@ class WorkbenchScreen(QueryScreen):
             self.say("b goes to the run form's Breakpoints field from the run form or the trials table.",
                      "bold yellow")
             return
+        from corral_core.agents.breakpoints import breakpoint_syntax  # the agents package: when asked
+
         field.focus()
-        self.say("Breakpoints, separated by ';': tool:NAME, risk:LEVEL, fail, tokens>N, cost>X, reply:REGEX. "
-                 "A hit pauses the trial; c continues, s steps.")
+        self.say(f"Breakpoints, separated by ';': {breakpoint_syntax()}. A hit pauses the trial; c continues, "
+                 "s steps.")
 
     def _focus_in(self, *areas: type[Widget]) -> bool:
         focused = self.focused

@@ -18,6 +18,7 @@ from corral_core.constants import AGENT_TYPES, APPROVAL_POLICIES
 from corral_tui.run_request import RunRequest, parse_count, parse_verbosities, split_list
 from corral_tui.widgets.fields import Field
 from corral_tui.widgets.select import Choice
+from corral_tui.widgets.suggest import AgentSuggester, BreakpointSuggester
 
 FORM_POLICIES = ("ask", *(policy for policy in APPROVAL_POLICIES if policy != "ask"))  # the default first
 PLACEHOLDER_TASKS = 4  # task ids named in the Tasks placeholder
@@ -90,7 +91,8 @@ class RunForm(Vertical):
             yield Choice([(name, name) for name in AGENT_TYPES], value="react", allow_blank=False,
                          id="form-agent", compact=True)
             yield Label("+ agents (arms)")
-            yield FormInput(placeholder="compare with, e.g. planner, reflection", id="form-agents", compact=True)
+            yield FormInput(placeholder="compare with, e.g. planner, reflection", id="form-agents", compact=True,
+                            suggester=AgentSuggester())
             yield Label("Max iterations")
             yield FormInput("10", id="form-iterations", type="integer", compact=True)
             yield Label("Model")
@@ -111,7 +113,8 @@ class RunForm(Vertical):
             yield Choice([(name, name) for name in FORM_POLICIES], value="ask", allow_blank=False,
                          id="form-approval", compact=True)
             yield Label("Breakpoints")
-            yield FormInput(placeholder="e.g. tool:calculator", id="form-breakpoints", compact=True)
+            yield FormInput(placeholder="e.g. tool:calculator", id="form-breakpoints", compact=True,
+                            suggester=BreakpointSuggester())
         with Horizontal(id="form-flags"):
             yield MarkedCheckbox("Surrender", id="form-surrender", compact=True)
             yield MarkedCheckbox("Start paused", id="form-paused", compact=True)
@@ -173,9 +176,8 @@ class RunForm(Vertical):
 
     def request(self) -> RunRequest:
         """The form's values as a RunRequest; ValueError says which field is wrong and why."""
-        from corral_core.agents.breakpoints import (
-            parse_breakpoints,  # the engine: at the first run, not the first frame
-        )
+        from corral_core.agents import AGENTS  # the engine: at the first run, not the first frame
+        from corral_core.agents.breakpoints import parse_breakpoints
         from corral_core.spec import MAX_PARALLEL
 
         if self.suite is None:
@@ -191,9 +193,9 @@ class RunForm(Vertical):
         model, api_base = (models[0] if models else None), text["api_base"].strip() or None
         agent = str(self.query_one("#form-agent", Select).value)
         more_agents = [name for name in split_list(text["agents"]) if name != agent]
-        unknown = [name for name in more_agents if name not in AGENT_TYPES]
+        unknown = [name for name in more_agents if name not in AGENTS]
         if unknown:
-            raise ValueError(f"unknown agent type {', '.join(unknown)} in + agents; use: {', '.join(AGENT_TYPES)}")
+            raise ValueError(f"unknown agent type {', '.join(unknown)} in + agents; use: {', '.join(AGENTS.names())}")
         api_key_env = text["api_key_env"].strip() or None
         if api_base and not model:
             raise ValueError("an API base needs a model too (e.g. openai/<model> for an OpenAI-compatible server)")

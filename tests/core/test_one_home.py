@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from corral_core.agents import AGENT_CLASSES
+from corral_core.agents import AGENTS
 from corral_core.constants import TOOL_STATUSES, ToolStatus
 from corral_core.env import ToolStatus as EnvToolStatus
 from corral_core.metrics import TOOL_STATUSES as METRICS_TOOL_STATUSES
@@ -41,7 +41,7 @@ def test_every_shared_constant_is_defined_once() -> None:
 
 
 def test_the_vocabularies_agree() -> None:
-    assert tuple(AGENT_CLASSES) == AGENT_TYPES
+    assert tuple(k.name for k in AGENTS.kinds() if k.package is None) == AGENT_TYPES
     assert EnvToolStatus is ToolStatus
     assert METRICS_TOOL_STATUSES == TOOL_STATUSES == tuple(s.value for s in ToolStatus)
 
