@@ -18,6 +18,7 @@ process finishes the benchmark).
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import signal
 import sys
@@ -251,11 +252,15 @@ def batch_main(args: BatchOptions) -> int:
     if not err.is_terminal:
         err = Console(stderr=True, soft_wrap=True, no_color=True, highlight=False)
     progress = None if args.quiet else BatchProgress(err)
+    executor = args.executor or spec.executor
+    hint = processes_hint(executor, spec.parallel, os.cpu_count() or 1)
+    if hint and not args.quiet:
+        err.print(hint, highlight=False, markup=False)
     engine, repository, writer = open_store(args.db)
     sinks: list[EventSink] = [LiveRunNotice(err), *([progress] if progress is not None else [])]
     runner = BenchmarkRunner(spec, repository=repository, writer_sink=writer, sink=sinks,
                              server_url=args.server, token=args.token,
-                             executor=args.executor or spec.executor, workers=args.workers)
+                             executor=executor, workers=args.workers)
     cancel = threading.Event()
     stop = _StopSignals(cancel, err).install()
     try:
@@ -290,6 +295,18 @@ def batch_main(args: BatchOptions) -> int:
 
         report.write_text(args.summary_md, summary_markdown(document, result.json_rows()))
     return _exit_code(result, args.fail_under, _resume_command(args, result.benchmark_id), err, stop.exit_code)
+
+
+PROCESSES_HINT_AT = 64  # trials in flight from which a local run is told about the processes executor
+
+
+def processes_hint(executor: str, parallel: int, cores: int) -> str | None:
+    """A note for a run with many trials in flight in one process on a machine with more cores."""
+    if executor != "local" or parallel < PROCESSES_HINT_AT or cores < 2:
+        return None
+    return (f"note: {parallel} trials in flight on the local executor share this one process (one core of "
+            f"Python work); --executor processes runs them in one worker process per core ({cores} here): "
+            "see docs/scale.md.")
 
 
 def _newest_of_spec(repository: Repository, spec: Any, pages: int = 20, size: int = 50) -> str:

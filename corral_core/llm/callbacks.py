@@ -71,6 +71,11 @@ def apply(litellm: ModuleType | None) -> None:
             _applied[name] = target
 
 
+def wanted() -> tuple[str, ...]:
+    """The callbacks asked for so far (given to litellm at its import, if not yet)."""
+    return _wanted
+
+
 def applied() -> dict[str, Any]:
     """The callbacks given to litellm so far (name -> object or name)."""
     with _lock:

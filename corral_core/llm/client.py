@@ -1,8 +1,12 @@
-"""`completion()`: the one way corral-tui calls an LLM, over litellm.
+"""`completion()`: the one way corral-tui calls an LLM.
 
-litellm is imported on the first call (it costs ~2 s), after setting the env vars that keep it
-offline, and our offline providers (`scripted/`, `replay/`) are registered then. Requests go out
-as plain dicts; responses come back as our own dataclasses; failures become `LLMError`.
+Three paths, chosen per call by `direct.route` (llm/direct.py): offline models (`scripted/`, `replay/`)
+answered in-process; OpenAI-compatible chat endpoints (`openai/...` with an `api_base`) over our own HTTP
+client with litellm's request; everything else, and every call while a litellm callback listens, through
+`litellm.completion`. The retry loop, rate limits, connection slots and error words are the same for all
+three. litellm is imported on the first call that needs it (it costs ~2 s), after setting the env vars
+that keep it offline, and our offline providers are registered then. Requests go out as plain dicts;
+responses come back as our own dataclasses; failures become `LLMError`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any
 
-from corral_core.llm import lean, retry
+from corral_core.llm import callbacks, direct, retry
+from corral_core.llm.offline import OFFLINE_PREFIXES, offline_answer
 from corral_core.llm.types import (
     CallContext,
     ErrorKind,
@@ -35,7 +40,6 @@ from corral_core.safetext import redact, register_secret, register_url_secrets
 
 log = logging.getLogger(__name__)
 _litellm_module: ModuleType | None = None
-OFFLINE_PREFIXES = ("scripted/", "replay/")  # no price to look up: skip litellm's costly cost search
 _import_lock = threading.Lock()
 _quiet_flag: Any = None  # litellm's "internal call" ContextVar, when this litellm has one
 _heap_frozen = False
@@ -64,15 +68,15 @@ def _litellm() -> ModuleType:
                     _quiet_flag = is_internal_call
                 except ImportError:  # pragma: no cover - a litellm without it just logs offline calls too
                     _quiet_flag = None
-                from corral_core.llm import callbacks, lean, model_info, unpriced
-
-                unpriced.install(litellm, _anyone_listens)
-                model_info.install(litellm)
-                lean.install(litellm)
                 _litellm_module = litellm
 
                 callbacks.apply(litellm)
     return _litellm_module
+
+
+def litellm_module() -> ModuleType:
+    """litellm, imported and configured (for code that needs one of its functions, such as a price)."""
+    return _litellm()
 
 
 def litellm_if_imported() -> ModuleType | None:
@@ -107,26 +111,29 @@ def _pool_connections(litellm: ModuleType) -> None:
     litellm.client_session = lanes.lane_client(verify=verify, follow_redirects=True)  # type: ignore[attr-defined]
 
 
-def preload(models: Iterable[str] = ()) -> None:
-    """Import litellm now (it takes seconds), so that cost does not land inside the first trial.
+def preload(models: Iterable[ModelSettings] | None = None) -> None:
+    """Import what the calls of these models will need now (litellm takes seconds), so that cost does not
+    land inside the first trial; `None` (the workbench, which may call any model): litellm always.
 
-    litellm 1.106 also defers two imports to its first completion (~0.5 s): its proxy types and
-    its default tokenizer. Touch them too; if a later litellm moves them, only speed is lost.
-    When `models` names a provider model (not scripted/ or replay/), the OpenAI SDK's client is
-    warmed as well: its first use imports ~450 modules (~0.45 s CPU, seconds of wall time when
-    hundreds of trials wait on the import lock at once).
+    A run whose every model takes the direct path (llm/direct.py) imports neither litellm nor the OpenAI
+    SDK (~70 MB and ~2 s less). litellm 1.106 also defers two imports to its first completion (~0.5 s):
+    its proxy types and its default tokenizer; they are touched too (if a later litellm moves them, only
+    speed is lost).
     """
-    litellm = _litellm()
-    try:
-        import litellm.proxy.openai_files_endpoints.common_utils
-        import litellm.responses.mcp.chat_completions_handler  # imported by the first call with tools
-        import litellm.responses.mcp.litellm_proxy_mcp_handler
+    wanted = None if models is None else list(models)
+    if wanted is None or any(_route_of(settings) is None for settings in wanted):
+        litellm = _litellm()
+        try:
+            import litellm.proxy.openai_files_endpoints.common_utils
+            import litellm.responses.mcp.chat_completions_handler  # imported by the first call with tools
+            import litellm.responses.mcp.litellm_proxy_mcp_handler
 
-        litellm.main.encoding  # noqa: B018 - the attribute access loads the tokenizer
-    except Exception:  # pragma: no cover - depends on litellm internals
-        log.debug("litellm warm-up skipped", exc_info=True)
-    if any(not model.startswith(OFFLINE_PREFIXES) for model in models):
-        _warm_provider_client()
+            litellm.main.encoding  # noqa: B018 - the attribute access loads the tokenizer
+        except Exception:  # pragma: no cover - depends on litellm internals
+            log.debug("litellm warm-up skipped", exc_info=True)
+        if wanted is not None and any(not s.model.startswith(OFFLINE_PREFIXES) and _route_of(s) is None
+                                      for s in wanted):
+            _warm_provider_client()
     freeze_startup_heap()
 
 
@@ -157,9 +164,6 @@ def _warm_provider_client() -> None:
     try:
         import openai
 
-        from corral_core.llm import lean
-
-        lean.install_for_providers()
         openai.OpenAI(api_key="warm-up", base_url="http://127.0.0.1:9/v1").chat.completions.with_raw_response  # noqa: B018
         for module in ("litellm._service_logger", "litellm.llms.litellm_proxy.chat.transformation",
                        "litellm.llms.openai.chat.gpt_audio_transformation", "litellm.llms.openai_like.dynamic_config"):
@@ -179,10 +183,7 @@ def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: l
     `context` tells scripted/replay models which task, trial, role and turn this is. Raises LLMError
     (kind connection|timeout|rate_limit|auth|bad_request|provider|replay_divergence|script).
     """
-    litellm = _litellm()
-    offline = settings.model.startswith(OFFLINE_PREFIXES)
-    if not offline:
-        lean.install_for_providers()
+    path = _route_of(settings)
     kwargs = _request_kwargs(settings, messages, tools, context)
     started = time.perf_counter()
     waited = throttled = 0.0
@@ -192,12 +193,11 @@ def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: l
         if limiter is not None:
             throttled += limiter.acquire()
         try:
-            with retry.connection_slot(settings.model, settings.api_base, settings.max_connections), \
-                    _quiet(offline or not _anyone_listens(litellm)):
-                response = litellm.completion(**kwargs)
+            with retry.connection_slot(settings.model, settings.api_base, settings.max_connections):
+                result = _call(path, settings, kwargs, started)
             break
         except Exception as exc:  # litellm raises many types; all become LLMError with the provider's words
-            error = _map_error(exc, settings)
+            error = _map_error(exc, settings, path)
             if attempt >= settings.max_retries or not retry.is_transient(error):
                 error.retries, error.retry_wait, error.rate_limit_wait = attempt, waited, throttled
                 if attempt:
@@ -209,8 +209,6 @@ def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: l
                      attempt + 1, settings.max_retries, pause)
             retry.sleep(pause)
             waited += pause
-    duration = time.perf_counter() - started
-    result = _to_result(response, settings, duration, litellm)
     result.retries, result.retry_wait, result.rate_limit_wait = attempt, waited, throttled
     if limiter is not None:
         limiter.charge(result.usage.total_tokens)
@@ -220,17 +218,41 @@ def completion(settings: ModelSettings, messages: list[dict[str, Any]], tools: l
 _LISTENER_LISTS = ("callbacks", "success_callback", "_async_success_callback", "input_callback", "service_callback")
 
 
-def _anyone_listens(litellm: ModuleType) -> bool:
+def _anyone_listens(litellm: ModuleType | None) -> bool:
     """True when litellm has a success callback to feed (`litellm_callbacks:`, or one set on litellm directly)."""
-    return any(getattr(litellm, name, None) for name in _LISTENER_LISTS)
+    return litellm is not None and any(getattr(litellm, name, None) for name in _LISTENER_LISTS)
+
+
+def _route_of(settings: ModelSettings) -> direct.Route | None:
+    """The path of a call with these settings now: a callback asked for, or one set on litellm, sends every
+    call through litellm so that it sees them all."""
+    return direct.route(settings, bool(callbacks.wanted()) or _anyone_listens(_litellm_module))
+
+
+def _call(path: direct.Route | None, settings: ModelSettings, kwargs: dict[str, Any], started: float) -> LLMResult:
+    """One attempt on the chosen path."""
+    if path == "offline":
+        content, calls, usage = offline_answer(settings.model, kwargs["messages"], kwargs.get("tools"),
+                                               kwargs["metadata"]["corral"])
+        cost = _priced(settings.price, usage.prompt_tokens, usage.completion_tokens) \
+            if settings.price is not None else None
+        return LLMResult(content=content, tool_calls=list(calls), usage=usage, cost=cost, model=settings.model,
+                         duration=time.perf_counter() - started)
+    if path == "openai":
+        answer = direct.post(settings, kwargs["messages"], kwargs.get("tools"))
+        return direct.chat_result(answer, settings, time.perf_counter() - started)
+    litellm = _litellm()
+    with _quiet(not _anyone_listens(litellm)):
+        response = litellm.completion(**kwargs)
+    return _to_result(response, settings, time.perf_counter() - started, litellm)
 
 
 @contextlib.contextmanager
 def _quiet(quiet: bool) -> Iterator[None]:
     """Tell litellm the call is internal: it then skips its success logging (a thread-pool hand-off per
     call, and in that thread the logging payload and a second cost lookup: ~1-2 ms a call that nobody reads).
-    Asked for offline models always, and for provider models while no callback listens; cost and usage
-    are ours (`_to_result`), failures are logged by litellm either way."""
+    Asked while no callback listens (a call on the litellm path then is one the direct path does not take);
+    cost and usage are ours (`_to_result`), failures are logged by litellm either way."""
     if not quiet or _quiet_flag is None:
         yield
         return
@@ -345,11 +367,18 @@ def _cost(response: Any, litellm: ModuleType) -> float | None:
     return float(cost) if isinstance(cost, (int, float)) and cost >= 0 else None
 
 
-def _map_error(exc: BaseException, settings: ModelSettings) -> LLMError:
-    """Turn a litellm/openai exception into LLMError(kind, message) keeping the provider's text."""
+def _map_error(exc: BaseException, settings: ModelSettings, path: direct.Route | None = None) -> LLMError:
+    """Turn a failure of `_call` into LLMError(kind, message) keeping the provider's text."""
     ours = _find_llm_error(exc)
     if ours is not None:
         return ours
+    if path is not None:
+        # offline: a bug in a script's code or ours, the provider fault of an offline model
+        found = direct.error_for(exc, settings) if path == "openai" else ("provider", f"{type(exc).__name__}: {exc}",
+                                                                          None)
+        register_model_secrets(settings)
+        return LLMError(found[0], redact(f"{settings.model}: {found[1]}"), status_code=found[2],
+                        error_type=type(exc).__name__)
     import httpx
     import openai
 

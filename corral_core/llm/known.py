@@ -6,13 +6,16 @@ from __future__ import annotations
 import difflib
 import os
 
-from corral_core.llm.client import OFFLINE_PREFIXES, _litellm
+from corral_core.llm.client import _litellm
+from corral_core.llm.direct import OPENAI_PREFIX
+from corral_core.llm.offline import OFFLINE_PREFIXES
 
 
 def model_problem(model_id: str) -> str | None:
     """Why litellm cannot route `model_id` (an unknown provider prefix, or a bare name it does not
-    know), or None when it can. Offline models (scripted/, replay/) always can."""
-    if model_id.startswith(OFFLINE_PREFIXES):
+    know), or None when it can. Offline models (scripted/, replay/) and `openai/...` always can (the
+    latter without importing litellm: a run on an OpenAI-compatible server may never need it)."""
+    if model_id.startswith(OFFLINE_PREFIXES) or model_id.removeprefix(OPENAI_PREFIX) not in ("", model_id):
         return None
     litellm = _litellm()
     if "/" in model_id:

@@ -1,8 +1,10 @@
 """litellm custom providers for the offline models `scripted/...` and `replay/...`.
 
-This module imports litellm at the top, so only `corral_core.llm.client` imports it, lazily.
-Both providers go through `litellm.completion` like real models: same kwargs, same response
-object, same usage reporting. CallContext arrives in `litellm_params["metadata"]["corral"]`.
+This module imports litellm at the top, so only `corral_core.llm.client` imports it, lazily, and only
+when a litellm callback listens: then offline calls go through `litellm.completion` like real models
+(same kwargs, same response object, same usage reporting), so the integrations see them. Otherwise
+`client.completion` asks llm/offline.py directly. CallContext arrives in
+`litellm_params["metadata"]["corral"]`.
 """
 
 from __future__ import annotations
@@ -14,9 +16,8 @@ from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ChatCompletionMessageToolCall, Function, Message, ModelResponse
 from litellm.types.utils import Usage as LiteUsage
 
-from corral_core.llm.replay import replay_turn
-from corral_core.llm.scripted import estimate_tokens, request_chars, scripted_turn
-from corral_core.llm.types import CallContext, LLMError, LLMToolCall, Usage
+from corral_core.llm.offline import Answer, replay_answer, scripted_answer
+from corral_core.llm.types import LLMError, LLMToolCall, Usage
 
 METADATA_KEY = "corral"
 PROVIDER_NAMES = ("scripted", "replay")
@@ -52,7 +53,7 @@ class _OfflineProvider(CustomLLM):
     prefix = ""
 
     def answer(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-               info: dict[str, Any]) -> tuple[str | None, list[LLMToolCall] | tuple[LLMToolCall, ...], Usage]:
+               info: dict[str, Any]) -> Answer:
         raise NotImplementedError
 
     def completion(self, model: str, messages: list[Any], api_base: str, custom_prompt_dict: dict[str, Any],
@@ -80,12 +81,8 @@ class ScriptedProvider(_OfflineProvider):
     prefix = "scripted"
 
     def answer(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-               info: dict[str, Any]) -> tuple[str | None, tuple[LLMToolCall, ...], Usage]:
-        turn = scripted_turn(model, CallContext.from_dict(info), messages, tools)
-        prompt = estimate_tokens(request_chars(messages, tools))
-        output = (turn.content or "") + "".join(c.name + c.arguments for c in turn.tool_calls)
-        completion = estimate_tokens(output)
-        return turn.content, turn.tool_calls, Usage(prompt, completion, prompt + completion)
+               info: dict[str, Any]) -> Answer:
+        return scripted_answer(model, messages, tools, info)
 
 
 class ReplayProvider(_OfflineProvider):
@@ -94,9 +91,8 @@ class ReplayProvider(_OfflineProvider):
     prefix = "replay"
 
     def answer(self, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
-               info: dict[str, Any]) -> tuple[str | None, list[LLMToolCall], Usage]:
-        recorded = replay_turn(model, CallContext.from_dict(info), info.get("digest"), info.get("n_messages"))
-        return recorded.content, list(recorded.tool_calls), recorded.usage
+               info: dict[str, Any]) -> Answer:
+        return replay_answer(model, messages, tools, info)
 
 
 def register() -> None:

@@ -83,6 +83,7 @@ from corral_core.runner.trial import (
     NoPersonGate,
     RunContext,
     fail_trial,
+    model_settings,
     record_of,
 )
 from corral_core.spec import BenchmarkSpec
@@ -239,7 +240,7 @@ class BenchmarkRunner:
             self._emit_started(bus, opened, done, jobs)
             if jobs and self.executor == "local":  # on Dask the workers import it (runner/dask_worker.py)
                 # the imports take seconds: keep them out of the first trials' durations
-                preload_llm(arm.model.id for arm in spec.arms)
+                preload_llm(model_settings(arm) for arm in spec.arms)
             finished = self._execute(ctx, jobs, cancel_event)
             status = BenchmarkStatus.FINISHED if finished else BenchmarkStatus.INTERRUPTED
         except BaseException:

@@ -250,6 +250,7 @@ class _WorkerState:
         from corral_core.client import CorralRouter
         from corral_core.llm import preload
         from corral_core.runner.jobs import client_timeout
+        from corral_core.runner.trial import model_settings
         from corral_core.server import EmbeddedServer, PolicyGate, create_app
         from corral_core.spec import spec_from_dict
 
@@ -258,7 +259,7 @@ class _WorkerState:
             raise RuntimeError(f"the worker sees a different spec (digest {spec.digest[:12]}, driver "
                                f"{batch.digest[:12]}): its suite files or scripts differ from the driver's")
         # litellm's import, once per worker process (done already in a worker forked by `processes`)
-        preload(arm.model.id for arm in spec.arms)
+        preload(model_settings(arm) for arm in spec.arms)
         if any(arm.model.max_connections for arm in spec.arms):
             _share_connection_limits()
         timeout = client_timeout(spec.timeouts)

@@ -168,15 +168,21 @@ class RunContext:
         return hooks
 
 
+def model_settings(arm: ArmSpec) -> ModelSettings:
+    """How the arm's agent calls its model (the model's temperature, else the agent's, else the default)."""
+    model = arm.model
+    temperature = model.temperature if model.temperature is not None else arm.agent.temperature
+    return ModelSettings(model=model.id, api_base=model.api_base, api_key_env=model.api_key_env,
+                         temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
+                         timeout=model.timeout, max_retries=model.max_retries, extra=dict(model.extra),
+                         max_connections=model.max_connections, requests_per_minute=model.requests_per_minute,
+                         tokens_per_minute=model.tokens_per_minute, price=model.price)
+
+
 def build_agent(arm: ArmSpec, spec: BenchmarkSpec, hooks: AgentHooks | None, sink: EventSink | None) -> BaseAgent:
     """The arm's agent with its model settings, the spec's surrender flag and the run's sink."""
     model = arm.model
-    temperature = model.temperature if model.temperature is not None else arm.agent.temperature
-    settings = ModelSettings(model=model.id, api_base=model.api_base, api_key_env=model.api_key_env,
-                             temperature=DEFAULT_TEMPERATURE if temperature is None else temperature,
-                             timeout=model.timeout, max_retries=model.max_retries, extra=dict(model.extra),
-                             max_connections=model.max_connections, requests_per_minute=model.requests_per_minute,
-                             tokens_per_minute=model.tokens_per_minute, price=model.price)
+    settings = model_settings(arm)
     if spec.litellm_callbacks:  # here, so trials on Dask workers report to them too
         use_callbacks(spec.litellm_callbacks)
     cls = AGENT_CLASSES[arm.agent.type]

@@ -9,6 +9,11 @@
   is cancelled by the first byte of the next request, so a half-sent request (a slowloris) held its
   connection forever, even with --token. A request that has fully arrived is never cut, however
   long its tool runs. Idle keep-alive connections still close after `KEEP_ALIVE_TIMEOUT`.
+
+The protocol class reaches uvicorn through its public `http=` setting, but as a subclass it relies on
+uvicorn's parser callbacks and on `cycle`/`parser` staying as they are in the uvicorn series it was
+written for (UVICORN_SERIES, pinned in pyproject.toml): `deadline_protocol` refuses another series in
+words, so an upgrade cannot break the deadline silently.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ __all__ = [
     "deadline_protocol",
 ]
 
+UVICORN_SERIES = "0.54"  # the uvicorn minor series DeadlineHttpToolsProtocol is written and tested for
 DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024  # tool arguments and answers are text; 10 MiB is plenty
 DEFAULT_REQUEST_TIMEOUT = 30.0  # seconds to deliver one complete request
 KEEP_ALIVE_TIMEOUT = 5  # seconds an idle keep-alive connection stays open (uvicorn's default)
@@ -171,8 +177,22 @@ class DeadlineHttpToolsProtocol(HttpToolsProtocol):
         self.transport.close()
 
 
+def check_uvicorn(version: str | None = None) -> None:
+    """Raise a RuntimeError that says what to do when the installed uvicorn is not of UVICORN_SERIES."""
+    if version is None:
+        from importlib.metadata import version as installed
+
+        version = installed("uvicorn")
+    if version != UVICORN_SERIES and not version.startswith(UVICORN_SERIES + "."):
+        raise RuntimeError(f"corral-tui's server protocol (corral_core/server/limits.py) extends uvicorn "
+                           f"{UVICORN_SERIES}.x's httptools protocol, and uvicorn {version} is installed: its "
+                           f"request deadline may not hold on another series. Fix: pip install "
+                           f"'uvicorn=={UVICORN_SERIES}.*' (the version corral-tui pins).")
+
+
 def deadline_protocol(request_timeout: float) -> type[DeadlineHttpToolsProtocol]:
     """The protocol class for a server whose clients get `request_timeout` seconds per request."""
     if not request_timeout > 0:
         raise ValueError(f"request_timeout must be positive, got {request_timeout!r}")
+    check_uvicorn()
     return type("DeadlineHttpToolsProtocol", (DeadlineHttpToolsProtocol,), {"request_timeout": float(request_timeout)})

@@ -36,7 +36,9 @@ def test_first_call_sets_offline_env_before_importing_litellm() -> None:
         "from corral_core.llm import ModelSettings, completion, CallContext\n"
         "r = completion(ModelSettings('scripted/samplemath'), [{'role': 'user', 'content': 'x'}],"
         " context=CallContext('add', turn=1))\n"
-        "import litellm\n"
+        "assert 'litellm' not in sys.modules  # an offline call needs no litellm\n"
+        "from corral_core.llm.client import litellm_module\n"
+        "litellm = litellm_module()\n"
         "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'], os.environ['LITELLM_LOG'],"
         " litellm.suppress_debug_info, '42' in r.content)\n"
     )

@@ -167,13 +167,16 @@ def test_missing_script_lists_where_it_looked(monkeypatch: pytest.MonkeyPatch, t
 
 def test_unexpected_provider_failure_is_not_reported_as_a_connection_problem(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    ask("add")  # litellm and the providers are loaded
-    from corral_core.llm import providers
+    from corral_core.llm import client, offline
 
     def broken(*args, **kwargs):
         raise KeyError("no such field")
 
-    monkeypatch.setattr(providers, "scripted_turn", broken)
+    monkeypatch.setattr(offline, "scripted_turn", broken)
     with pytest.raises(LLMError) as info:
-        ask("add")
+        ask("add")  # the direct path
     assert info.value.kind == "provider" and "no such field" in info.value.message
+    monkeypatch.setattr(client, "_route_of", lambda settings: None)
+    with pytest.raises(LLMError) as through_litellm:
+        ask("add")  # litellm's, as while a callback listens
+    assert through_litellm.value.kind == "provider" and "no such field" in through_litellm.value.message

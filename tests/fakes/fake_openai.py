@@ -293,9 +293,17 @@ def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 return
             request = FakeRequest(path=path, headers={k.lower(): v for k, v in self.headers.items()}, body=body)
             fake._enter()
+            self._answering = True
             try:
                 self._answer(request, anthropic)
             finally:
+                self._answered()
+
+        def _answered(self) -> None:
+            """The request stops counting as in flight once its answer starts to go out: a client may read
+            the answer and send its next request before this thread runs on (in_flight would count both)."""
+            if getattr(self, "_answering", False):
+                self._answering = False
                 fake._leave()
 
         def _answer(self, request: FakeRequest, anthropic: bool) -> None:
@@ -318,6 +326,7 @@ def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
 
         def _send(self, status: int, payload: dict[str, Any], retry_after: str | None = None) -> None:
             data = json.dumps(payload).encode("utf-8")
+            self._answered()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -163,3 +163,13 @@ def test_an_http11_request_needs_exactly_one_host_header(server, hosts) -> None:
     with connect(url) as sock:  # HTTP/1.0 may leave it out
         sock.sendall(f"GET /health HTTP/1.0\r\n{auth}\r\n".encode())
         assert read_until_closed(sock).startswith(b"HTTP/1.1 200 ")
+
+
+def test_another_uvicorn_series_is_refused_in_words_before_a_server_starts() -> None:
+    from corral_core.server.limits import UVICORN_SERIES, check_uvicorn
+
+    check_uvicorn(f"{UVICORN_SERIES}.0")
+    check_uvicorn(f"{UVICORN_SERIES}.7")
+    for other in ("0.55.0", "1.0.0", "0.5"):
+        with pytest.raises(RuntimeError, match=rf"uvicorn=={UVICORN_SERIES}\.\*"):
+            check_uvicorn(other)
