@@ -371,8 +371,9 @@ class CorralRouter(_TaskApi):
         """Open an isolated trial of `task_id` (meta: benchmark_id, arm, trial_index), or, on a
         server without trial routes, the task's next trial on the task routes (waiting for the
         task's running trial to end)."""
+        documentation = {key: meta[key] for key in ("variant", "components") if meta.get(key) is not None}
         if self._trial_routes is False:
-            return TaskRouteTrial(self, task_id)
+            return self._task_route_trial(task_id, documentation)
         body = {k: v for k, v in {"episode_id": episode_id, **meta}.items() if v is not None}
         try:
             created = self._transport.request("POST", f"/tasks/{_seg(task_id)}/trials", json=body)
@@ -381,12 +382,20 @@ class CorralRouter(_TaskApi):
                 if self._trial_routes is None:
                     log.warning(NO_TRIAL_ROUTES.format(url=self.base_url))
                 self._trial_routes = False
-                return TaskRouteTrial(self, task_id)
+                return self._task_route_trial(task_id, documentation)
             raise
         self._trial_routes = True
         trial_id = created.get("trial_id") or created.get("trial_runtime_id")  # ours | Corral E2c
-        return TrialClient(self, str(trial_id), created.get("task_id", task_id), created.get("workspace"),
-                           created.get("mcp_url"), created.get("prompt"))
+        client = TrialClient(self, str(trial_id), created.get("task_id", task_id), created.get("workspace"),
+                             created.get("mcp_url"), created.get("prompt"))
+        client.documentation = documentation
+        return client
+
+    def _task_route_trial(self, task_id: str, documentation: dict[str, Any]) -> TaskRouteTrial:
+        if documentation:  # the task routes show one documentation: an arm's variant would silently not apply
+            raise RuntimeError(f"the server at {self.base_url} has no trial routes, so it cannot show a trial the "
+                              f"documentation variant or components it asks for ({documentation})")
+        return TaskRouteTrial(self, task_id)
 
     def trial_tools(self, task_id: str, params: dict[str, str], fetch: Callable[[], dict[str, Any]]
                     ) -> dict[str, Any]:
@@ -452,6 +461,7 @@ class TrialClient(_TaskApi):
         self.mcp_url = path if path.startswith(("http://", "https://")) else router.base_url + path
         self.default_verbosity = router.default_verbosity
         self.doc_style = router.doc_style
+        self.documentation: dict[str, Any] = {}  # the variant / components the trial was opened with
         self._transport = router._transport
         self.closed = False
         # set by a runner that closes the trial once it is finished: the submit (or surrender) asks the
@@ -474,7 +484,8 @@ class TrialClient(_TaskApi):
         """`{"tools": [...]}`, fetched once per task and verbosity by the router (CorralRouter.trial_tools)."""
         self._prefix(task_id)
         fetch = super().get_available_tools_for_task
-        return self.router.trial_tools(task_id, self._verbosity_params(verbosity), lambda: fetch(task_id, verbosity))
+        key = {**self._verbosity_params(verbosity), "documentation": json.dumps(self.documentation, sort_keys=True)}
+        return self.router.trial_tools(task_id, key, lambda: fetch(task_id, verbosity))
 
     def submit_answer(self, task_id: str, answer: str) -> TaskTrialResult:
         return _completion(task_id, self._finish(task_id, "/submit", json={"answer": answer}))

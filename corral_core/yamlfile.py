@@ -140,8 +140,25 @@ def _record_lines(node: yaml.Node, prefix: KeyPath, lines: dict[KeyPath, int]) -
             _record_lines(item, path, lines)
 
 
-def load_yaml_document(path: str | Path, what: str = "file") -> YamlDocument:
-    """Read `path` as a YAML mapping; any problem is a `UserError` naming the file and line."""
+def duplicate_key(node: yaml.Node) -> tuple[str, int, int] | None:
+    """(key, its line, the line of its first use) of the first key written twice in one mapping."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for key_node, _ in current.value:
+                key = str(key_node.value) if isinstance(key_node, yaml.ScalarNode) else str(key_node)
+                if key in seen:
+                    return key, key_node.start_mark.line + 1, seen[key]
+                seen[key] = key_node.start_mark.line + 1
+        stack.extend(reversed(_children(current)))
+    return None
+
+
+def load_yaml_document(path: str | Path, what: str = "file", *, unique_keys: bool = False) -> YamlDocument:
+    """Read `path` as a YAML mapping; any problem is a `UserError` naming the file and line. With
+    `unique_keys`, a key written twice in one mapping is refused too (YAML would keep the last)."""
     file = Path(path)
     if not file.is_file():
         raise UserError(
@@ -171,5 +188,10 @@ def load_yaml_document(path: str | Path, what: str = "file") -> YamlDocument:
         )
     lines: dict[KeyPath, int] = {}
     if node is not None:
+        twice = duplicate_key(node) if unique_keys else None
+        if twice is not None:
+            key, line, first = twice
+            raise UserError(f"the key {key!r} is written twice in one mapping (first on line {first}).",
+                            file=file, where=f"line {line}", fix="keep one of them (YAML would silently use the last).")
         _record_lines(node, (), lines)
     return YamlDocument(path=file, data=data, lines=lines)

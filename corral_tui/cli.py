@@ -357,8 +357,9 @@ def _subcommand(name: str, rest: list[str]) -> int:
         return serve_main(rest)
     if name == "docs":
         from corral_core.docsize import docs_main
+        from corral_core.spec import load_spec
 
-        return _guard(lambda: docs_main(rest))
+        return _guard(lambda: docs_main(rest, load_spec))
     if name == "plan":
         from corral_core.plan import plan_main
 

@@ -66,8 +66,9 @@ class SuiteCatalog:
     def ordered_task_ids(self) -> list[str]:
         return [tid for suite in self.suites for tid in suite.ordered_task_ids()]
 
-    def tools_for(self, task_id: str) -> list[Tool]:
-        return self._owner[task_id].tools_for(task_id)
+    def tools_for(self, task_id: str, variant: str | None = None, components: Iterable[str] | None = None
+                  ) -> list[Tool]:
+        return self._owner[task_id].tools_for(task_id, variant, components)
 
     def create_environment(self, task_id: str, *, work_dir: str | Path | None = None,
                            episode: EpisodeStore | None = None, **options: Any) -> SuiteEnvironment:

@@ -13,7 +13,7 @@ questions of this suite as of a YAML `Suite`:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from corral_core.env.chains import EpisodeStore
 from corral_core.env.environment import Environment
 from corral_core.env.suite import Suite, TaskSpec
 from corral_core.tools import Tool
+from corral_core.tools.overlay import documented
 
 __all__ = ["EnvironmentSuite", "load_environments"]
 
@@ -60,8 +61,14 @@ class EnvironmentSuite(Suite):
         return any(getattr(getattr(env, "task_group", None), "chained_tasks", False)
                    for env in self.environments.values())
 
-    def tools_for(self, task_id: str) -> list[Tool]:
-        return list(self.environments[task_id].tools.values())
+    def tools_for(self, task_id: str, variant: str | None = None, components: Iterable[str] | None = None
+                  ) -> list[Tool]:
+        tools = list(self.environments[task_id].tools.values())
+        if variant is None and components is None:
+            return tools
+        self.view(variant, components)  # checks the variant and the components
+        kept = None if components is None else tuple(components)
+        return [documented(tool, None, variant, derive=False, components=kept) for tool in tools]
 
     def create_environment(self, task_id: str, *, work_dir: str | Path | None = None,  # type: ignore[override]
                            episode: EpisodeStore | None = None, trial_id: str | None = None,

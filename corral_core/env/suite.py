@@ -33,6 +33,7 @@ from corral_core.env.task_source import RowSite, load_rows, parse_source, row_en
 from corral_core.errors import UserError
 from corral_core.pyfile import load_python_file
 from corral_core.tools import Tool
+from corral_core.tools.overlay import ORIGINAL, Overlay, check_components, documented, load_overlay
 from corral_core.yamlfile import KeyPath, YamlDocument, load_yaml_document
 
 SUITE_KEYS = {
@@ -45,7 +46,15 @@ SUITE_KEYS = {
     "scoring": "default scoring for the tasks",
     "script": "the scripted model's script name for this suite",
     "tasks": "the list of tasks, or a file or dataset holding them (tasks.jsonl, tasks.csv, hf://org/name)",
+    "documentation": "documentation overlays and variants, and how untagged tools are shown",
 }
+DOCUMENTATION_KEYS = {
+    "overlay": "an overlay file every arm sees unless it names a variant",
+    "variants": "variant name -> overlay file, for arms that name a `variant:`",
+    "untagged": "derived (the default: a gradient over the levels) or as-written (Corral's rendering)",
+}
+UNTAGGED_MODES = ("derived", "as-written")
+DEFAULT_OVERLAY_VARIANT = "overlay"  # the variant name of the suite's `documentation.overlay`
 TASK_KEYS = {"id", "prompt", "answer", "scoring", "depends_on", "solvable", "tools", "metadata", "description"}
 
 
@@ -114,8 +123,15 @@ class Suite:
     def __init__(self, name: str, tasks: Iterable[TaskSpec], tools: Iterable[Tool], *,
                  environment_class: type[SuiteEnvironment] = SuiteEnvironment, description: str = "",
                  path: Path | None = None, script: str | None = None, allow_private_urls: bool = False,
-                 source_hashes: tuple[tuple[str, str], ...] = ()) -> None:
+                 source_hashes: tuple[tuple[str, str], ...] = (), overlays: Mapping[str, Overlay] | None = None,
+                 default_variant: str | None = None, derive: bool = False) -> None:
         self.name = name
+        # documentation (corral_core/tools/overlay.py): variant name -> overlay; the variant an arm that
+        # names none sees; whether a tool without tags is shown by the derived rule
+        self.overlays: dict[str, Overlay] = dict(overlays or {})
+        self.default_variant = default_variant
+        self.derive = derive
+        self._views: dict[tuple[str | None, tuple[str, ...] | None], dict[str, Tool]] = {}
         self.source_hashes = source_hashes  # (task source, fingerprint of its content): in the spec digest
         self.description = description
         self.path = path
@@ -127,7 +143,8 @@ class Suite:
             if task.id in self.tasks:
                 raise ValueError(f"duplicate task id {task.id!r}")
             self.tasks[task.id] = task
-        self.tools: dict[str, Tool] = {tool.name: tool for tool in tools}
+        self.own_tools: dict[str, Tool] = {tool.name: tool for tool in tools}  # as their sources built them
+        self.tools: dict[str, Tool] = self.view(None, None)  # as an arm that names no variant sees them
         for task in self.tasks.values():
             missing = [name for name in task.tools or [] if name not in self.tools]
             if missing:
@@ -165,9 +182,37 @@ class Suite:
                 linked.update(dep for dep in task.depends_on if dep in chosen)
         return [t for t in self.order if t in linked]
 
-    def tools_for(self, task_id: str) -> list[Tool]:
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """The documentation variants an arm may name: `original` (the tools' own) and the overlays."""
+        return (ORIGINAL, *self.overlays)
+
+    def view(self, variant: str | None, components: Iterable[str] | None) -> dict[str, Tool]:
+        """The tools as `variant` (None: the suite's default) shows them, with exactly `components`
+        (None: all); ValueError for a variant the suite does not have or an unknown component."""
+        kept = check_components(list(components)) if components is not None else None
+        chosen = self.default_variant if variant is None else variant
+        if chosen is not None and chosen != ORIGINAL and chosen not in self.overlays:
+            raise ValueError(f"the suite {self.name!r} has no documentation variant {chosen!r}; "
+                             f"it has: {', '.join(self.variants)}")
+        key = (chosen, kept)
+        tools = self._views.get(key)
+        if tools is None:
+            overlay = self.overlays.get(chosen) if chosen is not None else None
+            tools = {name: documented(tool, overlay, chosen, derive=self.derive, components=kept)
+                     for name, tool in self.own_tools.items()}
+            self._views[key] = tools
+        return tools
+
+    def documentation_record(self) -> list[dict[str, Any]]:
+        """What a run records of the suite's overlays: variant, file, sha256 and text of each."""
+        return [overlay.record(name) for name, overlay in self.overlays.items()]
+
+    def tools_for(self, task_id: str, variant: str | None = None, components: Iterable[str] | None = None
+                  ) -> list[Tool]:
         names = self.tasks[task_id].tools
-        return list(self.tools.values()) if names is None else [self.tools[n] for n in names]
+        tools = self.tools if variant is None and components is None else self.view(variant, components)
+        return list(tools.values()) if names is None else [tools[n] for n in names]
 
     def create_environment(self, task_id: str, *, work_dir: str | Path | None = None,
                            episode: EpisodeStore | None = None, **options: Any) -> SuiteEnvironment:
@@ -206,14 +251,54 @@ def load_suite(path: str | Path) -> Suite:
     source_hashes: list[tuple[str, str]] = []
     tasks = _load_tasks(doc, module, dict(default_scoring), source_hashes)
     env_class = _environment_class(doc, module)
+    overlays, default_variant, derive = _documentation(doc, {tool.name: tool for tool in tools})
+    source_hashes.extend((str(overlay.path), overlay.sha256) for overlay in overlays.values())
     try:
         return Suite(name, tasks, tools, environment_class=env_class, description=str(data.get("description", "")),
                      path=doc.path, script=data.get("script"), allow_private_urls=bool(data.get("allow_private_urls")),
-                     source_hashes=tuple(source_hashes))
+                     source_hashes=tuple(source_hashes), overlays=overlays, default_variant=default_variant,
+                     derive=derive)
     except DependencyError as exc:
         raise doc.error(("tasks",), f"{exc}.", "make `depends_on` name earlier tasks without cycles.") from None
     except ValueError as exc:
         raise doc.error(("tasks",), f"{exc}.") from None
+
+
+def _documentation(doc: YamlDocument, tools: Mapping[str, Tool]) -> tuple[dict[str, Overlay], str | None, bool]:
+    """(variant -> overlay, the default variant, derive?) from the suite's `documentation:`."""
+    section = doc.data.get("documentation") or {}
+    at: tuple[Any, ...] = ("documentation",)
+    if not isinstance(section, Mapping):
+        raise doc.error(at, "`documentation` must be a mapping.", "write `overlay: FILE`, `variants: {NAME: FILE}` "
+                        "or `untagged: derived|as-written` under it.")
+    _check_keys(doc, at, section, DOCUMENTATION_KEYS)
+    untagged = section.get("untagged", "derived")
+    if untagged not in UNTAGGED_MODES:
+        raise doc.error((*at, "untagged"), f"`untagged` must be one of {', '.join(UNTAGGED_MODES)}, not {untagged!r}.")
+    files: dict[str, tuple[tuple[Any, ...], Any]] = {}
+    if section.get("overlay") is not None:
+        files[DEFAULT_OVERLAY_VARIANT] = ((*at, "overlay"), section["overlay"])
+    variants = section.get("variants") or {}
+    if not isinstance(variants, Mapping):
+        raise doc.error((*at, "variants"), "`variants` must map a variant name to an overlay file.",
+                        "write e.g. `variants: {rewritten: overlays/rewritten.yaml}`.")
+    for name, file in variants.items():
+        if not isinstance(name, str) or name in (ORIGINAL, DEFAULT_OVERLAY_VARIANT) or name in files:
+            raise doc.error((*at, "variants", name), f"the variant name {name!r} is taken or not text.",
+                            f"use another name ({ORIGINAL!r} means the tools' own documentation, "
+                            f"{DEFAULT_OVERLAY_VARIANT!r} the suite's `overlay`).")
+        files[name] = ((*at, "variants", name), file)
+    overlays: dict[str, Overlay] = {}
+    for name, (where, file) in files.items():
+        if not isinstance(file, str) or not file:
+            raise doc.error(where, "an overlay is the path of a YAML file, relative to the suite file.")
+        path = doc.path.parent / file
+        if not path.is_file():
+            raise doc.error(where, f"overlay file {file!r} not found (looked at {path}).",
+                            "give the path of the overlay YAML relative to the suite file.")
+        overlays[name] = load_overlay(path, tools)
+    default = DEFAULT_OVERLAY_VARIANT if DEFAULT_OVERLAY_VARIANT in overlays else None
+    return overlays, default, untagged == "derived"
 
 
 def _check_keys(doc: ErrorSite, at: tuple[Any, ...], mapping: Mapping[str, Any], allowed: Iterable[str]) -> None:

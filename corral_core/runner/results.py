@@ -158,22 +158,31 @@ class BenchmarkResult:
 
 def arms_documentation(spec: BenchmarkSpec) -> dict[str, dict[str, Any]]:
     """What each arm's agents are shown of the tools (corral_core.docsize.arm_documentation): the
-    channel their agent type reads, the level, and its size per task in characters and tokens (by
-    the arm's model's tokenizer; null when litellm cannot count for it here)."""
+    channel their agent type reads, the level, the documentation variant and components, the overlays
+    shown (file, sha256, text), and its size per task in characters and tokens (by the arm's model's
+    tokenizer; null when litellm cannot count for it here)."""
     from corral_core.docsize import arm_documentation
 
     sized: dict[str, dict[str, Any]] = {}
     for arm in spec.arms:
         per_suite = [(suite, [t for t in spec.task_ids if t in suite.tasks]) for suite in spec.suites]
-        parts = [arm_documentation(suite, tasks, arm.verbosity, arm.agent.type, arm.model.id)
+        parts = [arm_documentation(suite, tasks, arm.verbosity, arm.agent.type, arm.model.id, arm.variant,
+                                   arm.components)
                  for suite, tasks in per_suite if tasks]
         tasks = sum(len(tasks) for _, tasks in per_suite)
         if not parts or not tasks:
             continue
         weights = [len(tasks) for _, tasks in per_suite if tasks]
         tokens = [part["tokens"] for part in parts]
+        overlays = [record for suite, tasks in per_suite if tasks for record in suite.documentation_record()
+                    if record["variant"] == (arm.variant or suite.default_variant)]
         sized[arm.name] = {
             "channel": parts[0]["channel"], "level": parts[0]["level"], "model": arm.model.id,
+            # the documentation beyond the level: its variant (None: the suites' default), its components
+            # (None: all), and the overlay files it shows, each with its sha256 and text
+            "variant": arm.variant or next((r["variant"] for r in overlays), None) or "original",
+            "components": list(arm.components) if arm.components is not None else None,
+            "overlays": overlays,
             "chars": round(sum(p["chars"] * w for p, w in zip(parts, weights, strict=True)) / tasks, 1),
             "tokens": None if None in tokens else round(sum(t * w for t, w in zip(tokens, weights, strict=True))
                                                         / tasks, 1),

@@ -236,7 +236,7 @@ def _execute_trial(ctx: RunContext, arm: ArmSpec, task_id: str, index: int, trac
     if spent is not None:  # the benchmark is over its limit: the trials left do not start
         return report_limit(ctx, arm, task_id, index, episode_id, spent)
     meta: dict[str, Any] = {"benchmark_id": ctx.benchmark_id, "arm": arm.name, "trial_index": index,
-                            "approval": ctx.approval}
+                            "approval": ctx.approval, **arm.documentation}
     if inputs:
         meta["inputs"] = inputs
     try:

@@ -17,7 +17,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request
 
-from corral_core.server.runtime import NotFoundError, ServerRuntime, Target, TaskSlot, TrialRuntime
+from corral_core.server.runtime import (
+    DocumentationViewError,
+    NotFoundError,
+    ServerRuntime,
+    Target,
+    TaskSlot,
+    TrialRuntime,
+)
 from corral_core.server.schemas import (
     ERRORS_404,
     ERRORS_409,
@@ -120,10 +127,18 @@ def _open_trial(runtime: ServerRuntime, task_id: str, request: TrialCreateReques
                 ) -> SafeJSONResponse:
     request = request or TrialCreateRequest()
     level = _level(request.verbosity).value if request.verbosity is not None else None
-    meta = {"benchmark_id": request.benchmark_id, "arm": request.arm, "trial_index": request.trial_index}
-    runtime_ = runtime.open_trial(task_id, episode_id=request.episode_id,
-                                  benchmark_id=request.benchmark_id, meta=meta, inputs=request.inputs,
-                                  approval=request.approval)
+    meta: dict[str, Any] = {"benchmark_id": request.benchmark_id, "arm": request.arm,
+                            "trial_index": request.trial_index}
+    if request.variant is not None or request.components is not None:
+        meta.update(variant=request.variant, components=request.components)
+    try:
+        runtime_ = runtime.open_trial(task_id, episode_id=request.episode_id,
+                                      benchmark_id=request.benchmark_id, meta=meta, inputs=request.inputs,
+                                      approval=request.approval, variant=request.variant,
+                                      components=request.components)
+    except DocumentationViewError as exc:
+        raise HTTPException(422, [{"type": "value_error", "loc": ["body", exc.key], "msg": str(exc),
+                                   "input": exc.value}]) from None
     trial_id = runtime_.trial_id
     runtime_.verbosity = level
     mcp_url = f"{base_url.rstrip('/')}/trials/{trial_id}/mcp" + (f"?verbosity={level}" if level else "")

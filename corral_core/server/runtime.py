@@ -45,6 +45,7 @@ from corral_core.events import (
 )
 from corral_core.safetext import clean
 from corral_core.server.approvals import EventingGate, QueueGate
+from corral_core.tools import Tool
 from corral_core.tracing import span
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,15 @@ class NotFoundError(LookupError):
 
 class ConflictError(RuntimeError):
     """The request contradicts the trial's state (e.g. it already ended): HTTP 409."""
+
+
+class DocumentationViewError(ValueError):
+    """A trial asked for a documentation variant the suite does not have, or unknown components: HTTP 422."""
+
+    def __init__(self, message: str, key: str, value: Any) -> None:
+        super().__init__(message)
+        self.key = key
+        self.value = value
 
 
 class TaskSlot:
@@ -222,12 +232,15 @@ class ServerRuntime:
 
     def open_trial(self, task_id: str, *, episode_id: str | None = None, benchmark_id: str | None = None,
                    meta: dict[str, Any] | None = None, inputs: dict[str, str] | None = None,
-                   approval: str | None = None) -> TrialRuntime:
+                   approval: str | None = None, variant: str | None = None,
+                   components: list[str] | None = None) -> TrialRuntime:
         """Open a trial runtime. `inputs` (upstream task id -> output) seeds the episode with links
         finished elsewhere (a resumed chain round); outputs already in the episode are kept.
-        `approval` is the run's policy for confirm-level tools, applied when stricter than ours."""
+        `approval` is the run's policy for confirm-level tools, applied when stricter than ours.
+        `variant` and `components` choose the documentation its tools show (Suite.view)."""
         self.slot(task_id)  # 404 for an unknown task
         approval = self._check_asked_policy(approval)
+        shown = self._documented_tools(task_id, variant, components)
         if self._closed:
             raise ConflictError("The server is shutting down; no new trials.")
         trial_id = "tr_" + secrets.token_hex(8)
@@ -248,6 +261,8 @@ class ServerRuntime:
             tool_timeout=self.tool_timeout,
             grader_timeout=self.grader_timeout,
         )
+        for tool in shown:  # the same tools (functions, sessions), shown with the trial's documentation
+            env.tools[tool.name] = tool
         runtime = TrialRuntime(trial_id, task_id, env, str(env.get_current_work_dir() or workspace),
                                episode_id, benchmark_id, dict(meta or {}))
         with self._registry_lock:
@@ -258,6 +273,15 @@ class ServerRuntime:
         self.emit(TrialOpenedEvent(trial_id=trial_id, task_id=task_id, benchmark_id=benchmark_id, data=TrialOpenedData(
             episode_id=episode_id, workspace=runtime.workspace, meta=runtime.meta)))
         return runtime
+
+    def _documented_tools(self, task_id: str, variant: str | None, components: list[str] | None) -> list[Tool]:
+        if variant is None and components is None:
+            return []
+        try:
+            return self.suite.tools_for(task_id, variant, components)
+        except ValueError as exc:
+            key, value = ("components", components) if "component" in str(exc) else ("variant", variant)
+            raise DocumentationViewError(str(exc), key, value) from None
 
     def close_trial(self, trial_id: str) -> TrialRuntime:
         with self._registry_lock:

@@ -90,6 +90,13 @@ class TrialCreateRequest(BaseModel):
     verbosity: CleanStr | None = Field(
         default=None, description="the documentation level the trial's MCP endpoint lists its tools at (its "
                                   "`mcp_url` says it; a `?verbosity=` on a request still wins)")
+    variant: CleanStr | None = Field(
+        default=None, max_length=200,
+        description="the documentation variant the trial's tools are shown in (`original`, or one of the suite's "
+                    "overlays: `documentation.variants`); every channel of the trial shows it")
+    components: list[CleanStr] | None = Field(
+        default=None, max_length=20,
+        description="exactly these documentation components (brief, detailed, ...) in every channel of the trial")
     approval: Literal["reject", "ask", "approve", "auto"] | None = Field(
         default=None, description="the run's policy for confirm-level tools in this trial: applied when it is "
                                   "stricter than the server's own (reject > ask > approve), refused (409) when looser")

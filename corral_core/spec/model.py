@@ -25,7 +25,7 @@ AGENT_KEYS = ("type", "max_iterations", "temperature", "system_prompt", "options
 MODEL_KEYS = ("id", "api_base", "api_key_env", "temperature", "timeout", "max_retries", "max_connections", "extra",
               "requests_per_minute", "tokens_per_minute", "price")
 PRICE_KEYS = ("input", "output")  # USD per million prompt / completion tokens
-ARM_KEYS = ("name", "verbosity", "model", "agent")
+ARM_KEYS = ("name", "verbosity", "model", "agent", "variant", "components")
 TIMEOUT_KEYS = ("trial", "tool", "grader", "approval")
 LIMIT_SCOPES = ("trial", "benchmark")
 LIMIT_KEYS = ("cost", "tokens")
@@ -82,10 +82,23 @@ class ArmSpec:
     verbosity: str
     model: ModelSpec
     agent: AgentSpec
+    variant: str | None = None  # a documentation variant of the suites (None: their default)
+    components: tuple[str, ...] | None = None  # exactly these documentation components (None: all)
+
+    @property
+    def documentation(self) -> dict[str, Any]:
+        """What the arm sets of its documentation beyond the level: {variant?, components?}."""
+        chosen: dict[str, Any] = {}
+        if self.variant is not None:
+            chosen["variant"] = self.variant
+        if self.components is not None:
+            chosen["components"] = list(self.components)
+        return chosen
 
     def to_dict(self) -> dict[str, Any]:
+        # variant and components only when set: a spec without them keeps its digest
         return {"name": self.name, "verbosity": self.verbosity, "model": self.model.to_dict(),
-                "agent": self.agent.to_dict()}
+                "agent": self.agent.to_dict(), **self.documentation}
 
 
 @dataclass(frozen=True)

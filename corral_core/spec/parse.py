@@ -42,6 +42,7 @@ from corral_core.spec.model import (
     Timeouts,
 )
 from corral_core.spec.preflight import check_agent_builds, check_scripted_model, content_hashes, scripted_default
+from corral_core.tools.overlay import ORIGINAL, check_components
 from corral_core.tools.verbosity import VALID_LEVELS
 from corral_core.yamlfile import KeyPath, YamlDocument
 
@@ -378,9 +379,35 @@ def _arm(check: _Checker, index: int, entry: Any, agent: AgentSpec, model: Model
     verbosity = check.collect("full", _verbosity, check, (*at, "verbosity"), raw.get("verbosity", "full"))
     parts = [verbosity if "verbosity" in raw else None, _short(arm_model.id) if "model" in raw else None,
              arm_agent.type if "agent" in raw else None]
+    variant = check.collect(None, _variant, check, (*at, "variant"), raw["variant"], suites) \
+        if "variant" in raw else None
+    components = check.collect(None, _components, check, (*at, "components"), raw["components"]) \
+        if "components" in raw else None
+    parts += [variant, "+".join(components) if components else None]
     default_name = "-".join(p for p in parts if p) or f"arm{index + 1}"
     name = check.collect("", check.text, (*at, "name"), str(raw["name"])) if "name" in raw else default_name
-    return ArmSpec(name, verbosity, arm_model, arm_agent) if check.clean_since(before) else None
+    return ArmSpec(name, verbosity, arm_model, arm_agent, variant, components) if check.clean_since(before) else None
+
+
+def _variant(check: _Checker, at: KeyPath, value: Any, suites: tuple[Suite, ...] | None) -> str:
+    """A documentation variant every suite of the spec has (`original`, or one of its overlays)."""
+    if not isinstance(value, str) or not value:
+        raise check.fail(at, "`variant` must be the name of a documentation variant.",
+                         "name one of the suites' `documentation.variants`, or `original`.")
+    for suite in suites or ():
+        variants = getattr(suite, "variants", (ORIGINAL,))
+        if value not in variants:
+            raise check.fail(at, f"the suite {suite.name!r} has no documentation variant {value!r}.",
+                             f"use one of: {', '.join(variants)} (variants are named in the suite's "
+                             "`documentation.variants`).")
+    return value
+
+
+def _components(check: _Checker, at: KeyPath, value: Any) -> tuple[str, ...]:
+    try:
+        return check_components(value)
+    except ValueError as exc:
+        raise check.fail(at, f"{exc}.", "write e.g. `components: [brief, syntactical]`.") from None
 
 
 def _sweep(check: _Checker, raw: dict[str, Any], agent: AgentSpec, model: ModelSpec | None,

@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Any
 
 from corral_core.tools.arguments import ToolArgument, arguments_schema, schema_arguments
+from corral_core.tools.components import Documentation
 from corral_core.tools.documentation import ToolDoc, document
 from corral_core.tools.errors import ToolArgumentError, ToolDefinitionError, ToolExecutionError
 from corral_core.tools.schema import parameters_problem
@@ -158,6 +159,9 @@ class Tool:
         self.render = _render_hint(label, render)
         self.hidden_defaults: dict[str, Any] = dict(hidden_args) if isinstance(hidden_args, Mapping) else {}
         self.hidden_args = _hidden_args(label, hidden_args or (), schema["properties"])
+        # components that replace the rendering of the texts above (an overlay, the derived rule, a
+        # component subset: corral_core/tools/components.py); None: the texts as written, by `style`
+        self.documentation: Documentation | None = None
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, risk={self.risk.value!r}, arguments={list(self.parameters['properties'])})"
@@ -195,9 +199,18 @@ class Tool:
 
     # --- documentation at a verbosity level --------------------------------------------------
 
+    def with_documentation(self, documentation: Documentation | None) -> Tool:
+        """A copy of this tool (same function, schema and risk) shown with `documentation`'s components."""
+        documented = copy.copy(self)
+        documented.documentation = documentation
+        return documented
+
     def describe(self, verbosity: str | ToolVerbosity | None = None, style: str | DocStyle | None = None) -> str:
-        """The description filtered to a verbosity level (None means FULL), in Corral's style by default."""
+        """The description filtered to a verbosity level (None means FULL), in Corral's style by default
+        (a tool with components renders them whatever the style)."""
         level = parse_verbosity(verbosity)
+        if self.documentation is not None:
+            return self.documentation.describe(level)
         if parse_style(style) is DocStyle.TIDY:
             return describe_text(self.doc, level)
         return corral_describe(self.description, level)
@@ -206,6 +219,8 @@ class Tool:
                           style: str | DocStyle | None = None) -> str:
         """One argument's description filtered to a verbosity level ("" when it has none)."""
         level = parse_verbosity(verbosity)
+        if self.documentation is not None:
+            return self.documentation.describe_argument(name, level)
         if parse_style(style) is DocStyle.TIDY:
             return describe_argument_text(self.parameters["properties"][name].get("description", ""), level)
         return corral_describe_argument(self._corral_argument_texts().get(name, ""), level)

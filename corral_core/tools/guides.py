@@ -6,7 +6,9 @@ argument, rendered from the tool's `ToolDoc` at the level (corral_core/tools/doc
 the guide shows what `/tools` and MCP `tools/list` show: an argument's choices appear as a
 `(choices: [...])` fragment wherever its text does not state them already (Corral's guide left them
 out, so ReAct agents never saw what tool-calling agents got as `enum`). The framing around the blocks
-(the usage notes and the example call) is ours. The `tidy` style indents multi-line argument texts.
+is ours and belongs to levels like any other documentation: the usage rules from `brief` up, the
+worked example call (a usage example) from `comprehensive` up, where a tool's EXAMPLES appear
+(`EXAMPLE_CALL_LEVEL`). The `tidy` style indents multi-line argument texts.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from corral_core.tools.base import Tool
 from corral_core.tools.documentation import ToolDoc
 from corral_core.tools.schema import resolve_ref, schema_choices
-from corral_core.tools.verbosity import DocStyle, ToolVerbosity, parse_style, parse_verbosity
+from corral_core.tools.verbosity import DocStyle, ToolVerbosity, parse_style, parse_verbosity, verbosity_rank
 
 NO_TOOLS = "No tools available."
 USAGE = """How to use tools:
@@ -26,6 +28,9 @@ USAGE = """How to use tools:
 2. Give the arguments as a JSON object whose keys are the argument names listed above.
 3. Provide every required argument; an optional one may be left out and then takes its default.
 4. Read the tool's result before deciding on the next step; do not guess results."""
+
+# The level from which the guide ends with a worked call: the level of the tools' own EXAMPLES.
+EXAMPLE_CALL_LEVEL = ToolVerbosity.COMPREHENSIVE
 
 _PLACEHOLDERS: dict[str, Any] = {
     "string": "text",
@@ -54,7 +59,8 @@ def tools_listing(tools: Iterable[Tool], verbosity: str | ToolVerbosity | None =
 
 def tools_guide(tools: Iterable[Tool], verbosity: str | ToolVerbosity | None = None,
                 style: str | DocStyle | None = None) -> str:
-    """The text guide: "Available Tools:" blocks, then how to call them with an example.
+    """The text guide: "Available Tools:" blocks, then how to call them (and, from `comprehensive`
+    up, a worked example call).
 
     MINIMAL is Corral's compact form (`**name**: summary` and the argument names, no usage notes).
     Every fact a block shows comes from the tool's `ToolDoc` at the level, as in the other channels.
@@ -68,7 +74,10 @@ def tools_guide(tools: Iterable[Tool], verbosity: str | ToolVerbosity | None = N
     if level is ToolVerbosity.MINIMAL:
         return "Available Tools:\n" + "\n\n".join(_minimal_block(doc) for doc in docs)
     blocks = "\n\n".join(_block(doc, indent=doc_style is DocStyle.TIDY) for doc in docs)
-    return f"Available Tools:\n{blocks}\n\n{USAGE}\n\nExample:\n{_example_call(tools[0])}"
+    guide = f"Available Tools:\n{blocks}\n\n{USAGE}"
+    if verbosity_rank(level) >= verbosity_rank(EXAMPLE_CALL_LEVEL):
+        guide += f"\n\nExample:\n{_example_call(tools[0])}"
+    return guide
 
 
 def _minimal_block(doc: ToolDoc) -> str:

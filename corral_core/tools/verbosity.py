@@ -455,15 +455,17 @@ def corral_describe(text: str, level: ToolVerbosity = ToolVerbosity.FULL) -> str
 def corral_describe_argument(text: str, level: ToolVerbosity = ToolVerbosity.FULL) -> str:
     """`filter_argument_description` of Corral E2: an argument's description at `level`.
 
-    MINIMAL: the text before the first `[` and before `(choices:`. BRIEF: the text before the first
-    `[`, then the `(choices: ...)` fragment. DETAILED to COMPREHENSIVE: the untagged text (unless there
-    is a BRIEF), then BRIEF, DETAILED, SYNTACTICAL, EXAMPLES as the level allows (an `ARGS_` prefix is
-    ignored, as Corral does since its PR #191), then the choices fragment; the parts joined with a
-    space, as Corral E2 joins them. Two deliberate fixes keep the levels exact: the choices fragment
-    is shown once (Corral repeats it when it precedes the tags or sits in the untagged text), and FULL
-    is the text as written, tags included, like FULL for a tool description (Corral's FULL showed only
-    the untagged text, less than COMPREHENSIVE). A level with nothing to show gives "" (Corral fell
-    back to the text as written, tags the level excludes included).
+    MINIMAL: the text before the first `[` and before `(choices:`. BRIEF to COMPREHENSIVE: the
+    untagged text (unless there is a BRIEF), then BRIEF, DETAILED, SYNTACTICAL, EXAMPLES as the level
+    allows (an `ARGS_` prefix is ignored, as Corral does since its PR #191), then the choices fragment;
+    the parts joined with a space, as Corral E2 joins them. (Corral E2 had a BRIEF branch of its own,
+    the text before the first `[`, which showed nothing for an argument tagged only `[ARGS_BRIEF]`:
+    Corral's own `test_brief_verbosity_args` fails on it; its later filter, followed here, has none.)
+    Two deliberate fixes keep the levels exact: the choices fragment is shown once (Corral repeats it
+    when it precedes the tags or sits in the untagged text), and FULL is the text as written, tags
+    included, like FULL for a tool description (Corral's FULL showed only the untagged text, less than
+    COMPREHENSIVE). A level with nothing to show gives "" (Corral fell back to the text as written,
+    tags the level excludes included).
     """
     level = parse_verbosity(level)
     if not text:
@@ -475,13 +477,10 @@ def corral_describe_argument(text: str, level: ToolVerbosity = ToolVerbosity.FUL
     found = CHOICES_FRAGMENT.search(text)
     fragment = found.group(0) if found else ""
     bare = CHOICES_FRAGMENT.sub("", text) if found else text
-    if level is ToolVerbosity.BRIEF:
-        parts = [bare.split("[")[0].strip()]
-    else:
-        sections = {(name.replace("ARGS_", "") if name.startswith("ARGS_") else name): content
-                    for name, content in corral_sections(bare)}
-        included = CORRAL_LEVEL_SECTIONS[level]
-        parts = [sections["BASIC"]] if "BASIC" in sections and "BRIEF" not in sections else []
-        parts += [sections[name] for name in _CORRAL_ARGUMENT_ORDER if name in included and name in sections]
+    sections = {(name.replace("ARGS_", "") if name.startswith("ARGS_") else name): content
+                for name, content in corral_sections(bare)}
+    included = CORRAL_LEVEL_SECTIONS[level]
+    parts = [sections["BASIC"]] if "BASIC" in sections and "BRIEF" not in sections else []
+    parts += [sections[name] for name in _CORRAL_ARGUMENT_ORDER if name in included and name in sections]
     parts.append(fragment)
     return " ".join(part for part in parts if part)

@@ -51,6 +51,20 @@ def _doc(view: CompareView, arm: str, key: str) -> str:
     return "-" if not isinstance(value, (int, float)) else f"{value:,.0f}"
 
 
+def _has_doc_views(view: CompareView) -> bool:
+    """Whether any arm was shown a documentation variant or a component subset (else no row for it)."""
+    return any((d or {}).get("components") is not None or (d or {}).get("variant") not in (None, "original")
+               for d in view.documentation.values())
+
+
+def _doc_view(view: CompareView, arm: str) -> str:
+    """An arm's documentation variant and components: `rewritten`, `rewritten: brief+syntactical`."""
+    shown = view.documentation.get(arm) or {}
+    components = shown.get("components")
+    variant = str(shown.get("variant") or "original")
+    return f"{variant}: {'+'.join(components)}" if isinstance(components, list) else variant
+
+
 def _score(arm: ArmColumn) -> Text:
     """The score, over how many trials, and a flag when some of the arm's trials errored."""
     text = Text(_estimate(arm.score))
@@ -87,8 +101,10 @@ def arms_table(view: CompareView, redact: Redactor) -> Table:
     for k in view.k_values:
         rows.append((f"pass@{k}", [_pct(a.pass_k[k][0]) if k in a.pass_k else "-" for a in view.arms]))
         rows.append((f"pass^{k}", [_pct(a.pass_k[k][1]) if k in a.pass_k else "-" for a in view.arms]))
+    rows.append(("surrender rate", [_estimate(a.surrender, percent=True) for a in view.arms]))
+    if _has_doc_views(view):  # what each arm was shown beyond its level
+        rows.append(("documentation", [_doc_view(view, a.name) for a in view.arms]))
     rows += [
-        ("surrender rate", [_estimate(a.surrender, percent=True) for a in view.arms]),
         ("documentation chars", [_doc(view, a.name, "chars") for a in view.arms]),
         ("documentation tokens", [_doc(view, a.name, "tokens") for a in view.arms]),
         ("tokens", [format_tokens(a.tokens) for a in view.arms]),

@@ -95,13 +95,12 @@ def argument_description(text: str, level: str) -> str:
         end = text.find(")", start)
         choices = text[start:end + 1]
         text = text[:start] + text[end + 1:]  # FIX: the fragment is shown once (Corral could repeat it)
-    if level == "brief":
-        parts = [text.split("[")[0].strip()]
-    else:
-        sections = {name.removeprefix("ARGS_"): content for name, content in extract(text).items()}
-        parts = [sections["BASIC"]] if "BASIC" in sections and "BRIEF" not in sections else []
-        parts += [sections[n] for n in ("BRIEF", "DETAILED", "SYNTACTICAL", "EXAMPLES")
-                  if n in SECTIONS[level] and n in sections]
+    # Corral's later filter (since PR #191): no BRIEF branch of its own (E2's, the text before the
+    # first "[", showed nothing for an argument tagged only [ARGS_BRIEF])
+    sections = {name.removeprefix("ARGS_"): content for name, content in extract(text).items()}
+    parts = [sections["BASIC"]] if "BASIC" in sections and "BRIEF" not in sections else []
+    parts += [sections[n] for n in ("BRIEF", "DETAILED", "SYNTACTICAL", "EXAMPLES")
+              if n in SECTIONS[level] and n in sections]
     parts.append(choices)
     return " ".join(part for part in parts if part)  # FIX: nothing to show is "" (Corral: the raw text)
 

@@ -149,9 +149,8 @@ def test_levels_are_monotone_and_every_channel_shows_the_same_tags(channels: dic
     for lower, higher, name in zip(shown, shown[1:], LEVELS[1:], strict=False):
         tags_lower = lower - REPLACED_BY_BRIEF
         assert tags_lower <= higher, f"{channel}: {sorted(tags_lower - higher)} visible below {name} but not at it"
-    # Corral's rule, kept: an argument's [BRIEF] replaces its untagged text from detailed to comprehensive
-    assert [level for level, seen in zip(LEVELS, shown, strict=True) if seen >= REPLACED_BY_BRIEF] == \
-        ["brief", "full"]
+    # Corral's rule, kept: an argument's [BRIEF] replaces its untagged text from brief to comprehensive
+    assert [level for level, seen in zip(LEVELS, shown, strict=True) if seen >= REPLACED_BY_BRIEF] == ["full"]
     assert shown == [_visible(channels[level], "e2") for level in LEVELS]
     every = set(MARKER.findall(inspect.getsource(tag_rich)))
     assert shown[-1] == every  # full shows every tag of every tool and argument

@@ -62,7 +62,7 @@ def test_a_models_fields_show_in_the_guide_from_brief_up(suite) -> None:
     assert ("- note (dict, required): \n"
             "  - title (str, required): The note's title.\n"
             "  - body (str, optional): The text of the note.") in brief
-    assert '{"tool_name": "file_note", "arguments": {"note": {}}}' in brief
+    assert '{"tool_name": "file_note", "arguments": {"note": {}}}' in tools_guide([file_note], "comprehensive")
     assert "title" not in tools_guide([file_note], "minimal")
     parameters = file_note.to_openai("minimal")["function"]["parameters"]
     assert parameters["$defs"]["Note"]["properties"]["title"] == {"type": "string"}  # no text at minimal

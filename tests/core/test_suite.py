@@ -273,4 +273,4 @@ def test_a_module_shared_by_suite_and_tool_declaration_is_imported_once(tmp_path
 
     module = load_python_file(tmp_path / "env.py")
     assert module.LOADS == [1]
-    assert suite.tools["echo"] is module.echo
+    assert suite.own_tools["echo"] is module.echo  # (suite.tools shows it by the derived rule: a copy)

@@ -53,6 +53,13 @@ def test_guide_format_at_brief() -> None:
     assert "- digits (int, optional, default: 2): Rounding digits.\n" in guide
     assert "\n\nTool: ping\nDescription: Check that the service answers.\nArguments: none\n\n" in guide
     assert "How to use tools:\n1. " in guide and "\n4. " in guide
+    assert "Example:" not in guide  # a worked call is a usage example: comprehensive's
+
+
+def test_the_worked_example_call_belongs_to_the_examples_level() -> None:
+    shown = [level.value for level in ToolVerbosity if "\nExample:\n" in tools_guide([convert, ping], level)]
+    assert shown == ["comprehensive", "full"]
+    guide = tools_guide([convert, ping], "comprehensive", "tidy")
     example = json.loads(guide.rsplit("Example:\n", 1)[1])
     assert example == {"tool_name": "convert", "arguments": {"value": 1.5, "unit": "m"}}
 

@@ -12,8 +12,7 @@ turns a docstring into a description and argument texts, then `filter_tool_descr
   RAISES, LIMITATIONS, prefixing "When to use: ", "Workflow: ", "Exceptions: ", "Limitations: ";
 - nested unknown tags are unwrapped (markers removed, surrounding spaces kept, then stripped);
 - FULL is the description unchanged, tags included; the Returns text is never shown below FULL;
-- an argument: MINIMAL is the text before the first "[" and before "(choices:"; other levels are
-  BRIEF is the text before the first "[" and the "(choices: ...)" fragment; DETAILED to
+- an argument: MINIMAL is the text before the first "[" and before "(choices:"; BRIEF to
   COMPREHENSIVE the untagged text (unless there is a BRIEF), then BRIEF/DETAILED/SYNTACTICAL/EXAMPLES
   (ARGS_ prefixes stripped) as the level allows, then the choices fragment, joined by a space as
   Corral E2 joins them. Ours (README, "Coming from Corral"): the fragment is shown once, FULL is the
@@ -114,8 +113,9 @@ VALUE_RAW = "The quantity. [ARGS_DETAILED] Any finite number. [/ARGS_DETAILED]"
 TAGGED_ARGUMENTS = {
     # level: (value, from_unit, to_unit, digits)
     V.MINIMAL: ("The quantity.", "Unit of the value", "Unit wanted.", "Digits to round to."),
-    # BRIEF: the text before the first "[" (Corral E2's own branch for this level)
-    V.BRIEF: ("The quantity.", "Unit of the value", "Unit wanted.", "Digits to round to."),
+    # BRIEF: the untagged text, or the BRIEF (Corral since PR #191; E2's own branch, the text before the
+    # first "[", showed nothing for an argument tagged only [ARGS_BRIEF])
+    V.BRIEF: ("The quantity.", "Unit of the value", "Target unit.", "Digits to round to."),
     V.DETAILED: ("The quantity. Any finite number.", "Unit of the value", "Target unit.", "Digits to round to."),
     V.PROCEDURAL: ("The quantity. Any finite number.", "Unit of the value", "Target unit.", "Digits to round to."),
     V.CONTEXTUAL: ("The quantity. Any finite number.", "Unit of the value", "Target unit.", "Digits to round to."),
@@ -283,3 +283,20 @@ def test_argument_levels_are_monotone_for_every_tag(tags: list[str], untagged: b
         assert _levels_showing(lambda level: corral_describe_argument(text, level), "(choices:") == list(
             range(1, len(LEVELS)))
         assert all(corral_describe_argument(text, level).count("(choices:") == 1 for level in LEVELS[1:])
+
+
+# Corral's own test (tests/router/test_verbosity.py, TestFilterArgumentDescription.test_brief_verbosity_args),
+# its argument text copied: E2's BRIEF branch gave "" for it
+CORRAL_ARG_SCRIPT_PATH = """[BRIEF] Path to the Python script file to execute. [/BRIEF]
+[DETAILED] Complete file path to the Python script that should be executed.
+The script must exist and be readable. [/DETAILED]
+[EXAMPLES] "scripts/analysis.py", "/home/user/simulations/run_sim.py" [/EXAMPLES]
+"""
+
+
+def test_an_argument_tagged_only_brief_shows_its_brief_at_brief() -> None:
+    from corral_core.tools.verbosity import corral_describe_argument
+
+    shown = corral_describe_argument(CORRAL_ARG_SCRIPT_PATH, V.BRIEF)
+    assert shown == "Path to the Python script file to execute."
+    assert corral_describe_argument("[ARGS_BRIEF] Target unit. [/ARGS_BRIEF]", V.BRIEF) == "Target unit."

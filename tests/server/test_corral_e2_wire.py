@@ -64,6 +64,8 @@ def test_the_tool_calling_agent_gets_every_tool_at_every_level(router: CorralRou
     digits = {"type": "integer", "description": "How many digits to keep after the decimal point.", "default": 0}
     if level == "minimal":  # Corral's minimal arguments are {name, type, required}
         digits = {"type": "integer", "description": ""}
+    elif level in ("syntactical", "comprehensive", "full"):  # untagged: the derived rule writes the default out
+        digits["description"] += " Defaults to 0."
     assert round_number["parameters"]["properties"]["digits"] == digits
     # the same entries also carry the OpenAI format, with the same texts
     for entry, converted in zip(listing["tools"], tools, strict=True):
