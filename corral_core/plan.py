@@ -16,7 +16,7 @@ from corral_core.metrics.power import (
     power_table,
     simulated_power,
 )
-from corral_core.metrics.records import effective_score, is_attempted, is_missing
+from corral_core.metrics.records import effective_score, in_primary_analysis
 from corral_core.metrics.stats import MDE_FORMULA
 
 TASK_GRID = (5, 10, 20, 30, 50, 75, 100, 150, 200)
@@ -69,7 +69,7 @@ def _pilot(db: str | None, benchmark_id: str, defaults: Assumptions) -> Assumpti
                             fix="list benchmarks with `corral-tui history` (with the same --db).")
         scores: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         for record in stored_benchmark_records(repository, info, tool_calls=False):
-            if is_attempted(record) and not record.assisted and not is_missing(record):
+            if in_primary_analysis(record):
                 scores[record.arm][record.task_id].append(effective_score(record))
     finally:
         engine.dispose()

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .paired import format_p, holm, sign_flip_interval, sign_flip_tests
-from .records import ATTEMPTED_STATUSES, TrialResult, is_missing, passes
+from .records import TrialResult, in_primary_analysis, passes
 from .stats import t_quantile
 
 COST_OUTCOMES = ("score", "success", "iterations", "tool_calls", "prompt_tokens", "completion_tokens", "cost")
@@ -88,9 +88,7 @@ class CostTally:
         self.arms: dict[str, dict[str, _TaskSums]] = {}
 
     def add(self, record: TrialResult) -> None:
-        if record.status not in ATTEMPTED_STATUSES or is_missing(record):
-            return
-        if record.assisted and not self.include_assisted:
+        if not in_primary_analysis(record, self.include_assisted):
             return
         tasks = self.arms.setdefault(record.arm, {})
         sums = tasks.get(record.task_id)

@@ -84,6 +84,12 @@ def is_missing(record: TrialResult) -> bool:
     return is_errored(record) and record.fault != Fault.AGENT
 
 
+def in_primary_analysis(record: TrialResult, include_assisted: bool = False) -> bool:
+    """True when the primary analysis counts the trial: attempted, not missing (`is_missing`), and not
+    assisted by a person unless assisted trials are asked for."""
+    return is_attempted(record) and not is_missing(record) and (include_assisted or not record.assisted)
+
+
 class Outcome(Protocol):
     """What `success` reads of a trial: a TrialResult, or a stored trial (corral_core.store.TrialInfo)."""
 

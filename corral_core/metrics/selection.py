@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .intervals import task_mean_interval
-from .records import ATTEMPTED_STATUSES, TrialResult, is_missing
+from .records import TrialResult, in_primary_analysis
 
 NO_CALL = "(no tool call)"
 
@@ -60,9 +60,7 @@ class SelectionTally:
         self.tools: set[str] = set()
 
     def add(self, record: TrialResult) -> None:
-        if record.status not in ATTEMPTED_STATUSES or is_missing(record):
-            return
-        if record.assisted and not self.include_assisted:
+        if not in_primary_analysis(record, self.include_assisted):
             return
         tasks = self.arms.setdefault(record.arm, {})
         count, first, called = tasks.setdefault(record.task_id, ([0], {}, {}))

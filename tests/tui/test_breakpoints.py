@@ -168,7 +168,7 @@ async def test_a_batch_specs_breakpoints_are_recorded_without_pausing(tmp_path: 
         by_task = {repository.trial(t).task_id: t for t in trial_ids}
         hits = {task: [e.summary for e in repository.timeline(t) if e.kind == "breakpoint_hit"]
                 for task, t in by_task.items()}
-        assert hits == {  # the counts: the scripted model's prompt tokens at full (derived levels for the untagged YAML tools, docs/documentation-levels.md)
+        assert hits == {  # the counts: the prompt tokens at full (derived levels: untagged YAML tools)
             "add": ["breakpoint tool:calculator hit: about to call calculator",
                     "breakpoint tokens>1000 hit: the trial has used 1,684 tokens, over tokens>1000"],
             "compound": ["breakpoint tool:calculator hit: about to call calculator",
