@@ -22,13 +22,13 @@ naming the overlay file, the line and the fix, raised when the suite loads.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from corral_core.registry import closest
 from corral_core.tools.components import (
     ARGUMENT_COMPONENTS,
     TOOL_COMPONENTS,
@@ -66,8 +66,9 @@ class Overlay:
 
 
 def _did_you_mean(name: str, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(known), n=1)
-    return f"did you mean {close[0]!r}? " if close else ""
+    """The start of a fix: "did you mean X? " for the closest known name (registry.closest), or ""."""
+    near = closest(name, known)
+    return f"did you mean {near!r}? " if near else ""
 
 
 def load_overlay(path: str | Path, tools: Mapping[str, Tool]) -> Overlay:
