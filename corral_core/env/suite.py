@@ -425,10 +425,7 @@ def _load_task(doc: ErrorSite, at: tuple[Any, ...], entry: Any, default_scoring:
             raise doc.error(at, f"task is missing required field `{key}`.", f"add `{key}:` to this task.")
     if not isinstance(entry["id"], (str, int)) or isinstance(entry["id"], bool):
         raise doc.error((*at, "id"), "a task `id` must be a short text such as `add`.")
-    prompt = entry["prompt"]
-    if not (isinstance(prompt, str) or (isinstance(prompt, list) and all(isinstance(p, Mapping) for p in prompt))):
-        raise doc.error((*at, "prompt"), "`prompt` must be text (or a list of content parts such as "
-                        "{type: text, text: ...}).", "quote a number or a colon-containing prompt.")
+    prompt = _prompt(doc, (*at, "prompt"), entry["prompt"])
     solvable = entry.get("solvable", True)
     if not isinstance(solvable, bool):
         raise doc.error((*at, "solvable"), "`solvable` must be true or false.")
@@ -451,6 +448,27 @@ def _load_task(doc: ErrorSite, at: tuple[Any, ...], entry: Any, default_scoring:
     return TaskSpec(id=str(entry["id"]), prompt=prompt, answer=entry.get("answer"), scoring=dict(scoring),
                     depends_on=depends, solvable=solvable, tools=task_tools, metadata=dict(metadata),
                     description=str(entry.get("description", "")), scorer=scorer)
+
+
+def _prompt(doc: ErrorSite, at: tuple[Any, ...], prompt: Any) -> str | list[dict[str, Any]]:
+    """A task prompt: text, a list of content parts ({type: text, text: ...}), or a chat message list
+    ([{role: user, content: ...}], as BFCL rows hold it), whose user messages' texts become the prompt."""
+    if isinstance(prompt, list) and prompt and all(isinstance(p, Mapping) and "role" in p for p in prompt):
+        roles = sorted({str(p["role"]) for p in prompt} - {"user"})
+        if roles or not all(isinstance(p.get("content"), str) for p in prompt):
+            raise doc.error(at, f"a prompt given as a message list may hold user messages with text content only "
+                            f"(found role(s) {roles})." if roles else "a prompt message's `content` must be text.",
+                            "give the system prompt through the agent's options, or map `prompt` to the user's text "
+                            "(e.g. `question[0][0].content`).")
+        return "\n\n".join(str(p["content"]) for p in prompt)
+    if isinstance(prompt, str) or (isinstance(prompt, list) and all(isinstance(p, Mapping) for p in prompt)):
+        return prompt
+    kind = {bool: "true/false", int: "a number", float: "a number", dict: "a mapping",
+            list: "a list of non-mappings"}.get(type(prompt), type(prompt).__name__)
+    fix = ("quote it, so YAML reads it as text." if isinstance(prompt, (bool, int, float)) else
+           "write the prompt as text, or as a message list [{role: user, content: ...}]; from a task source, map "
+           "`prompt` to the text itself (a path such as `question[0][0].content` reaches into nested values).")
+    raise doc.error(at, f"`prompt` must be text, a list of content parts or a message list, not {kind}.", fix)
 
 
 def _names(doc: ErrorSite, at: tuple[Any, ...], value: Any, key: str) -> list[str]:

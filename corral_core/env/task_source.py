@@ -11,7 +11,9 @@ tasks:
   seed: 7
 ```
 
-A source is a `.jsonl` / `.csv` file, a local dataset folder (`datasets.save_to_disk` output, or a
+A column in `fields:` may be a path into nested values: `question[0][0].content`.
+A source is a `.jsonl`, `.json` (an array of objects, or JSON Lines) or `.csv` file, a local dataset
+folder (`datasets.save_to_disk` output, or a
 folder of data files `datasets.load_dataset` reads) or `hf://org/name`. Each row becomes one task
 entry (the same keys as an inline task) and is checked like one: a bad row is a `UserError` naming
 the file and its line (files) or row (datasets).
@@ -24,6 +26,7 @@ import hashlib
 import json
 import os
 import random
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +38,7 @@ from corral_core.yamlfile import KeyPath, YamlDocument
 
 SOURCE_KEYS = {
     "source": "a .jsonl or .csv file, a local dataset folder, or hf://org/name?split=...&revision=...",
-    "fields": "which column holds each task field: {id: ..., prompt: ..., answer: ..., metadata: ..., tools: ...}",
+    "fields": "which column (or path, e.g. question[0][0].content) holds each task field: {id: ..., prompt: ...}",
     "limit": "keep the first N rows (after sample and shuffle)",
     "sample": "keep N rows drawn at random with `seed`",
     "shuffle": "shuffle the rows with `seed`",
@@ -160,11 +163,11 @@ def load_rows(doc: YamlDocument, spec: TaskSource) -> tuple[str, list[Row], str]
             raise doc.error(("tasks",), f"task source {spec.source!r} not found (looked at {path}).",
                             "give a .jsonl or .csv file or a dataset folder, relative to the suite file, "
                             "or hf://org/name.")
-        elif path.suffix.lower() in (".jsonl", ".ndjson", ".csv", ".tsv"):
+        elif path.suffix.lower() in (".jsonl", ".ndjson", ".json", ".csv", ".tsv"):
             rows = _file_rows(path)
         else:
             raise doc.error(("tasks",), f"task source {spec.source!r}: unknown file type {path.suffix!r}.",
-                            "use a .jsonl or .csv file, a dataset folder, or hf://org/name.")
+                            "use a .jsonl, .json or .csv file, a dataset folder, or hf://org/name.")
         fingerprint = _hash_path(path)
     if not rows:
         raise doc.error(("tasks",), f"task source {spec.source!r} has no rows.")
@@ -197,7 +200,8 @@ def select_rows(rows: list[Row], spec: TaskSource) -> list[Row]:
 
 def _file_rows(path: Path) -> list[Row]:
     """Every row of a JSONL or CSV file; unreadable text is a UserError naming the file."""
-    read = _jsonl_rows if path.suffix.lower() in (".jsonl", ".ndjson") else _csv_rows
+    suffix = path.suffix.lower()
+    read = _json_rows if suffix == ".json" else _jsonl_rows if suffix in (".jsonl", ".ndjson") else _csv_rows
     try:
         return list(read(path))
     except UnicodeDecodeError as exc:
@@ -222,6 +226,26 @@ def _jsonl_rows(path: Path) -> Iterator[Row]:
                 raise UserError(f"each line must be a JSON object, not {type(values).__name__}.", file=path,
                                 where=where, fix='write {"id": ..., "prompt": ...} on each line.')
             yield Row(where, values)
+
+
+def _json_rows(path: Path) -> Iterator[Row]:
+    """A `.json` file holding either one JSON array of objects or JSON Lines (BFCL ships JSON Lines
+    under a .json suffix): an array when the first non-blank character is `[`, else one object a line."""
+    text = path.read_text(encoding="utf-8")
+    if not text.lstrip().startswith("["):
+        yield from _jsonl_rows(path)
+        return
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).", file=path,
+                        where=f"line {exc.lineno}",
+                        fix="write one JSON array of objects, or one object a line.") from None
+    for index, item in enumerate(values, 1):
+        if not isinstance(item, dict):
+            raise UserError(f"item {index} of the array must be a JSON object, not {type(item).__name__}.",
+                            file=path, fix='write [{"id": ..., "prompt": ...}, ...].')
+        yield Row(f"item {index}", item)
 
 
 def _csv_rows(path: Path) -> Iterator[Row]:
@@ -308,24 +332,61 @@ def _hub_snapshot(spec: TaskSource) -> Path:
                                                   local_files_only=True))
 
 
+_PATH_STEP = re.compile(r"\.?([^.\[\]]+)|\[(\d+)\]")
+_MISSING = object()
+
+
+def parse_field_path(path: str) -> list[str | int] | None:
+    """`question[0][0].content` as ["question", 0, 0, "content"]; None when it is not a path."""
+    steps: list[str | int] = []
+    position = 0
+    while position < len(path):
+        match = _PATH_STEP.match(path, position)
+        if match is None or (position == 0 and match.group(0).startswith(".")):
+            return None
+        steps.append(match.group(1) if match.group(1) is not None else int(match.group(2)))
+        position = match.end()
+    return steps or None
+
+
+def field_value(values: Mapping[str, Any], column: str) -> Any:
+    """The value at `column` in a row: a column name, or a path into nested values (`a[0].b`);
+    `_MISSING` when the row has nothing there. A column whose name is the whole path wins."""
+    if column in values:
+        return values[column]
+    steps = parse_field_path(column)
+    if steps is None or len(steps) == 1:
+        return _MISSING
+    value: Any = values
+    for step in steps:
+        in_list = isinstance(step, int) and isinstance(value, list) and step < len(value)
+        in_mapping = isinstance(step, str) and isinstance(value, Mapping) and step in value
+        if not (in_list or in_mapping):
+            return _MISSING
+        value = value[step]
+    return value
+
+
 def row_entry(row: Row, spec: TaskSource, site: RowSite, number: int) -> dict[str, Any]:
     """The inline-task mapping a row stands for (its cells converted where a CSV holds text)."""
     entry: dict[str, Any] = {}
     for task_field, column in spec.fields.items():
         if isinstance(column, list):  # metadata from several columns
-            missing = [c for c in column if c not in row.values]
+            missing = [c for c in column if field_value(row.values, c) is _MISSING]
             if missing:
                 raise site.error((task_field,), f"no column(s) {missing} for `metadata`.",
                                  f"the row has: {', '.join(map(str, row.values))}.")
-            entry[task_field] = {c: row.values[c] for c in column}
+            entry[task_field] = {c: field_value(row.values, c) for c in column}
             continue
-        if column not in row.values or row.values[column] in (None, ""):
+        value = field_value(row.values, column)
+        if value is _MISSING or value is None or (isinstance(value, str) and value == ""):
             required = task_field == "prompt" or (task_field in spec.explicit and task_field not in OPTIONAL_FIELDS)
             if required:
                 raise site.error((task_field,), f"the row has no value in column {column!r}.",
-                                 f"fill it, or map `{task_field}` to another column in `fields:`.")
+                                 f"fill it, or map `{task_field}` to another column (or a path such as "
+                                 f"`question[0][0].content`) in `fields:`.")
             continue
-        entry[task_field] = _cell(site, task_field, row.values[column])
+        entry[task_field] = _cell(site, task_field, value)
     if "id" not in entry and "id" not in spec.explicit:
         entry["id"] = str(number)  # no id column: the row's position in the source
     return entry
