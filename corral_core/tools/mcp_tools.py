@@ -18,7 +18,8 @@ The server is started (or connected to) when the suite loads: its `tools/list` g
 names, descriptions and input schemas, which become ordinary Tools, so validation, verbosity
 rendering, risk levels and approvals apply to them as to any other. With `session: trial` (the
 default) each trial opens its own session on its first call and closes it when the trial ends, so a
-stateful server starts fresh for every trial and one trial's hung or dead session is never its
+server's in-memory state is each trial's own (state it keeps on disk is not: see `isolation:`,
+mcp_isolation.py) and one trial's hung or dead session is never its
 neighbours'; `session: shared` keeps one session for the whole process, which every trial sees.
 Sessions heal (mcp_client.py): a call that overruns `timeout` is cancelled and its session
 reopened, a dead server is restarted for the next call, results are capped. A call whose result has
