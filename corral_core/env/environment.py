@@ -209,6 +209,7 @@ class Environment(ABC):
         self.grader_timeout = grader_timeout
         if episode is not None:
             self.episode = episode
+            self.trial_scope.episode_id = episode.episode_id or self.trial_scope.trial_id
 
     def for_trial(self, trial_id: str, work_dir: str | Path, **options: Any) -> Environment:
         """A fresh environment for one isolated trial: this class constructed again with the
@@ -257,6 +258,28 @@ class Environment(ABC):
                     args[name] = defaults[name]
         self._execute(tool, args, call)
         return self._record(call, started)
+
+    def grader_call(self, tool_name: str, arguments: dict[str, Any] | None = None) -> ToolCall:
+        """Call a tool for the grader after the agent finished (final-state scoring): validated and
+        run in this trial's scope like the agent's calls, so it reads this trial's world, but not one of
+        the trial's tool calls and never asking for approval (the grader is the suite author's)."""
+        started = time.perf_counter()
+        arguments = dict(arguments or {})
+        tool = self.tools.get(tool_name)
+        if tool is None:
+            return ToolCall(tool_name, arguments, None, ToolStatus.INVALID_TOOL,
+                            f"Tool {tool_name} not found. Available tools: {', '.join(sorted(self.tools)) or 'none'}")
+        call = ToolCall(tool_name, arguments, None, ToolStatus.SUCCESS, risk=str(tool.risk.value))
+        try:
+            args = tool.validate({k: v for k, v in arguments.items() if k not in set(tool.hidden_args)})
+        except ValueError as exc:
+            call.status, call.error_message = ToolStatus.INVALID_ARGS, str(exc)
+            return call
+        values = self.hidden_argument_values()
+        args.update({name: values[name] for name in tool.hidden_args if name in values})
+        self._execute(tool, args, call)
+        call.duration = time.perf_counter() - started
+        return call
 
     def _allowed(self, tool: Tool, call: ToolCall, arguments: dict[str, Any]) -> bool:
         if tool.risk is RiskLevel.BLOCKED:
@@ -409,9 +432,11 @@ class Environment(ABC):
         if self.state.trial_id != "-1":
             self.trial_states[self.state.trial_id] = self.state
         self._end_trial_scope()
-        self.trial_scope = TrialScope()  # what this trial's tools open for it (external MCP sessions)
         self.trial_counter += 1
         new_id = trial_id or str(self.trial_counter)
+        episode = getattr(self, "episode", None)
+        # what this trial's tools open for it (external MCP sessions), and whose trial it is
+        self.trial_scope = TrialScope(new_id, episode.episode_id if episode is not None else None)
         if work_dir is None:
             work_dir = self._trial_work_dir(new_id)
         Path(work_dir).mkdir(parents=True, exist_ok=True)

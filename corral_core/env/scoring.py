@@ -30,6 +30,8 @@ class ScoringContext:
     inputs: dict[str, Any] = field(default_factory=dict)  # upstream outputs in a chain
     metadata: dict[str, Any] = field(default_factory=dict)
     workspace: str | None = None  # the trial's working directory, for scorers that inspect files
+    # calls a tool of the trial after the agent finished (Environment.grader_call): final-state scoring
+    call_tool: Callable[[str, dict[str, Any]], ToolCall] | None = None
 
 
 Scorer = Callable[[str | None, ScoringContext], float | tuple[float, str]]

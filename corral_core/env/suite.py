@@ -103,7 +103,8 @@ class SuiteEnvironment(Environment):
             raise RuntimeError(f"task {self.task_id} has no scorer")
         context = ScoringContext(task_id=self.task_id, expected=self.task.answer,
                                  tool_calls=list(self.state.tool_calls), inputs=self.upstream_inputs(),
-                                 metadata=self.task.metadata, workspace=self.current_work_dir)
+                                 metadata=self.task.metadata, workspace=self.current_work_dir,
+                                 call_tool=self.grader_call)
         return self.task.scorer(self.state.submitted_answer, context)
 
     def on_scored(self, answer: str, score: float) -> None:

@@ -71,10 +71,12 @@ class McpConnection:
         self._lock = threading.Lock()
         self._closers: list[threading.Thread] = []  # dropped sessions being closed
 
-    def copy(self) -> McpConnection:
-        """A connection of its own to the same server (a trial's), knowing the tools already listed."""
-        twin = McpConnection(self.label, command=self.command, url=self.url, env=self.env, cwd=self.cwd,
-                             headers=self.headers, timeout=self.timeout, start_timeout=self.start_timeout)
+    def copy(self, **changes: Any) -> McpConnection:
+        """A connection of its own to the same server (a trial's), knowing the tools already listed;
+        `changes` (command, env, headers, cwd) start it differently (a trial's own namespace or directory)."""
+        settings: dict[str, Any] = {"command": self.command, "url": self.url, "env": self.env, "cwd": self.cwd,
+                                    "headers": self.headers, **changes}
+        twin = McpConnection(self.label, timeout=self.timeout, start_timeout=self.start_timeout, **settings)
         twin.tools = self.tools
         return twin
 

@@ -18,7 +18,8 @@ The server is started (or connected to) when the suite loads: its `tools/list` g
 names, descriptions and input schemas, which become ordinary Tools, so validation, verbosity
 rendering, risk levels and approvals apply to them as to any other. With `session: trial` (the
 default) each trial opens its own session on its first call and closes it when the trial ends, so a
-stateful server starts fresh for every trial and one trial's hung or dead session is never its
+server's in-memory state is each trial's own (state it keeps on disk is not: see `isolation:`,
+mcp_isolation.py) and one trial's hung or dead session is never its
 neighbours'; `session: shared` keeps one session for the whole process, which every trial sees.
 Sessions heal (mcp_client.py): a call that overruns `timeout` is cancelled and its session
 reopened, a dead server is restarted for the next call, results are capped. A call whose result has
@@ -31,6 +32,8 @@ from __future__ import annotations
 import atexit
 import os
 import shlex
+import shutil
+import tempfile
 import threading
 import weakref
 from collections.abc import Mapping
@@ -39,8 +42,9 @@ from typing import Any
 
 from corral_core.tools.base import RichResult, RiskLevel, Tool
 from corral_core.tools.builtin.params import ToolDeclarationError
-from corral_core.tools.errors import ToolArgumentError, ToolDefinitionError
+from corral_core.tools.errors import ToolArgumentError, ToolDefinitionError, ToolExecutionError
 from corral_core.tools.mcp_client import DEFAULT_TIMEOUT, McpConnection, result_text
+from corral_core.tools.mcp_isolation import Isolation, TrialServer, isolation_from, server_settings, trial_values
 from corral_core.tools.schema import parameters_problem
 from corral_core.tools.trial_scope import current_trial_scope
 
@@ -58,6 +62,9 @@ MCP_OPTIONS = {  # the keys of a `type: mcp` declaration besides name, type, des
     "timeout": "seconds for each call",
     "start_timeout": "seconds to start and list its tools (default: timeout)",
     "session": "trial (a session per trial, the default) or shared",
+    "isolation": "how trials are kept apart: none, process, or some of key, workdir, reset (docs/mcp-client.md)",
+    "arguments": "fixed tool arguments, hidden from the agent, e.g. {state_key: \"{trial_id}\"}",
+    "reset": "{tool, arguments}: a tool called in each trial's session before its first call",
 }
 MCP_KEYS = ("name", "type", "description", "risk", *MCP_OPTIONS)
 SESSION_MODES = ("trial", "shared")
@@ -110,7 +117,10 @@ def _seconds(value: Any, name: str, key: str) -> float:
     return float(value)
 
 
-def _connection(decl: Mapping[str, Any], name: str, base_dir: Path) -> McpConnection:
+def _connection(decl: Mapping[str, Any], name: str, base_dir: Path, isolation: Isolation
+                ) -> tuple[McpConnection, McpConnection]:
+    """(the declaration as written, its placeholders unfilled: what each trial's server is made from;
+    the connection that lists the tools at load, and the one a shared session uses)."""
     command, url = decl.get("command"), decl.get("url")
     if (command is None) == (url is None):
         raise _fail("an mcp tool needs either command (a stdio server) or url (Streamable HTTP).", name, "command",
@@ -132,19 +142,34 @@ def _connection(decl: Mapping[str, Any], name: str, base_dir: Path) -> McpConnec
             raise _fail("command must be a program and its arguments.", name, "command",
                         "write command: [python3, server.py] (relative to the suite file).")
         argv = [str(a) for a in argv]
-        if "/" in argv[0] and not os.path.isabs(argv[0]):
+        if "/" in argv[0] and not os.path.isabs(argv[0]) and "{" not in argv[0]:
             argv[0] = str((base_dir / argv[0]).resolve())
+        if isolation.workdir:
+            _check_workdir_arguments(argv, name, base_dir)
     elif not isinstance(url, str) or not url.startswith(("http://", "https://")):
         raise _fail(f"url must be an http(s) URL, got {url!r}.", name, "url", "write url: http://host:port/mcp.")
-    key = (tuple(argv or ()), url, str(cwd), tuple(sorted(env.items())), tuple(sorted(headers.items())),
-           timeout, start_timeout)
+    template = McpConnection(name, command=argv, url=url, env=env, cwd=cwd, headers=headers, timeout=timeout,
+                             start_timeout=start_timeout)
+    loading = server_settings(decl, template, trial_values(None, base_dir), None)
+    key = (tuple(loading["command"] or ()), url, str(cwd), tuple(sorted(loading["env"].items())),
+           tuple(sorted(loading["headers"].items())), timeout, start_timeout, isolation.workdir)
     with _connections_lock:
         connection = _connections.get(key)
         if connection is None:
-            connection = McpConnection(name, command=argv, url=url, env=env, cwd=cwd, headers=headers,
-                                       timeout=timeout, start_timeout=start_timeout)
+            connection = template.copy(**loading)
             _connections[key] = connection
-    return connection
+    return template, connection
+
+
+def _check_workdir_arguments(argv: list[str], name: str, base_dir: Path) -> None:
+    """With isolation: workdir the server starts in an empty directory: a file of the suite's named
+    relative to the suite folder would not be found there."""
+    for part in argv[1:]:
+        if part and not os.path.isabs(part) and "{" not in part and not part.startswith("-") \
+                and (base_dir / part).exists():
+            raise _fail(f"command names {part!r} relative to the suite folder, but isolation: workdir starts the "
+                        "server in a fresh empty directory.", name, "command",
+                        f'write "{{suite_dir}}/{part}" instead.')
 
 
 def mcp_tools(decl: Mapping[str, Any], base_dir: Path) -> list[Tool]:
@@ -162,12 +187,23 @@ def mcp_tools(decl: Mapping[str, Any], base_dir: Path) -> list[Tool]:
     if mode not in SESSION_MODES:
         raise _fail(f"session must be trial or shared, got {mode!r}.", name, "session",
                     "write session: trial (a session per trial) or session: shared (one for all trials).")
-    connection = _connection(decl, name, base_dir)
+    isolation = isolation_from(decl, name, mode)
+    template, connection = _connection(decl, name, base_dir, isolation)
+    listing_dir = tempfile.mkdtemp(prefix=f"corral-mcp-{name}-list-") if isolation.workdir else None
+    lister = connection
+    if listing_dir is not None:  # the server that lists the tools gets a directory of its own too
+        lister = connection.copy(**server_settings(decl, template, trial_values(None, base_dir, listing_dir),
+                                                   Path(listing_dir)))
     try:
-        listed = connection.start()
+        listed = lister.start()
     except ConnectionError as exc:
         raise _fail(str(exc), name, "url" if connection.url else "command",
                     "check that the server starts (run the command yourself) or that the URL answers.") from None
+    finally:
+        if listing_dir is not None:
+            lister.close()
+            shutil.rmtree(listing_dir, ignore_errors=True)
+    connection.tools = listed
     if mode == "trial":
         connection.close()  # listed; each trial opens its own session
     by_name = {tool["name"]: tool for tool in listed}
@@ -186,40 +222,71 @@ def mcp_tools(decl: Mapping[str, Any], base_dir: Path) -> list[Tool]:
     if unknown:
         raise _fail(f"risks names {', '.join(map(repr, unknown))}, which the server does not have.", name,
                     "risks", f"use some of: {', '.join(by_name)}.")
+    if isolation.reset_tool is not None and isolation.reset_tool not in by_name:
+        raise _fail(f"the server has no tool {isolation.reset_tool!r} to reset with.", name, "reset",
+                    f"use one of: {', '.join(by_name)}.")
+    schemas = {remote: _parameters(by_name[remote].get("inputSchema")) for remote in chosen}
+    unused = [arg for arg in isolation.arguments if not any(arg in schemas[r]["properties"] for r in chosen)]
+    if unused:
+        raise _fail(f"arguments names {', '.join(map(repr, unused))}, which none of its tools takes.", name,
+                    "arguments", "name arguments of the server's tools (their input schemas list them).")
     prefix = str(decl.get("prefix") or "")
     made: list[Tool] = []
     for remote in chosen:
-        listed_tool = by_name[remote]
-        schema = _parameters(listed_tool.get("inputSchema"))
+        schema = schemas[remote]
+        fixed = {arg: value for arg, value in isolation.arguments.items() if arg in schema["properties"]}
+        schema = _without(schema, fixed)  # the agent never sees, nor sets, a fixed argument
         problem = parameters_problem(schema)
         if problem:
             raise _fail(f"the server's tool {remote!r} has an input schema we cannot use: {problem}.", name, "tools",
                         f"leave {remote!r} out with tools: [...].")
 
-        def call(_remote: str = remote, **arguments: Any) -> str | RichResult:
-            return _session(connection, mode).call(_remote, arguments)
+        def call(_remote: str = remote, _fixed: Mapping[str, Any] = fixed, **arguments: Any) -> str | RichResult:
+            server = _session(template, connection, mode, isolation, decl, base_dir)
+            if server is None:  # outside any trial
+                if isolation.modes & {"key", "workdir", "reset"}:
+                    raise ToolExecutionError(f"the MCP server {name!r} keeps trials apart (isolation: "
+                                             f"{', '.join(sorted(isolation.modes))}): call its tools in a trial")
+                return connection.call(_remote, {**arguments, **_fixed})
+            answer: str | RichResult = server.call(_remote, arguments, _fixed)
+            return answer
 
         try:
-            made.append(McpTool(prefix + remote, listed_tool.get("description") or "", schema, call,
+            made.append(McpTool(prefix + remote, by_name[remote].get("description") or "", schema, call,
                                 risk=levels.get(remote, default_risk)))
         except ToolDefinitionError as exc:
             raise _fail(str(exc), name, "tools", f"leave {remote!r} out, or set prefix: to rename it.") from None
     return made
 
 
-def _session(shared: McpConnection, mode: str) -> McpConnection:
-    """The connection a call goes through: the running trial's own in `trial` mode, else the shared one."""
-    scope = current_trial_scope() if mode == "trial" else None
-    if scope is None:  # a tool called outside any trial
-        return shared
-    return scope.resource(shared, lambda: _tracked(shared.copy()))
+def _session(template: McpConnection, shared: McpConnection, mode: str, isolation: Isolation,
+             decl: Mapping[str, Any], base_dir: Path) -> TrialServer | None:
+    """The running trial's use of the server (its own session in `trial` mode, the shared one else),
+    or None outside any trial."""
+    scope = current_trial_scope()
+    if scope is None:
+        return None
+
+    def open_one() -> TrialServer:
+        source = template if isolation.per_trial_process else shared
+        server = TrialServer(source if mode == "trial" else shared, scope, isolation, decl, base_dir,
+                             own_session=mode == "trial")
+        if mode == "trial":
+            server.connection.tools = shared.tools
+            with _connections_lock:  # also closed at exit if its trial never ends (held weakly)
+                _trial_connections.add(server.connection)
+        return server
+
+    return scope.resource(shared, open_one)
 
 
-def _tracked(connection: McpConnection) -> McpConnection:
-    """A trial's connection, also closed at exit if its trial never ends (held weakly: a closed trial's goes)."""
-    with _connections_lock:
-        _trial_connections.add(connection)
-    return connection
+def _without(schema: dict[str, Any], fixed: Mapping[str, Any]) -> dict[str, Any]:
+    if not fixed:
+        return schema
+    shown = dict(schema)
+    shown["properties"] = {k: v for k, v in schema["properties"].items() if k not in fixed}
+    shown["required"] = [r for r in schema.get("required", []) if r not in fixed]
+    return shown
 
 
 class McpTool(Tool):

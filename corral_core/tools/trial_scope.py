@@ -27,9 +27,15 @@ _CURRENT: ContextVar[TrialScope | None] = ContextVar("corral_trial_scope", defau
 
 
 class TrialScope:
-    """The resources one trial's tools opened, by key; `close()` ends them all (and refuses new ones)."""
+    """The resources one trial's tools opened, by key; `close()` ends them all (and refuses new ones).
 
-    def __init__(self) -> None:
+    `trial_id` and `episode_id` say whose they are: a tool isolating its state per trial (an MCP
+    declaration's `{trial_id}`, docs/mcp-client.md) takes them from here. Outside a chain the
+    episode is the trial itself."""
+
+    def __init__(self, trial_id: str = "", episode_id: str | None = None) -> None:
+        self.trial_id = trial_id
+        self.episode_id = episode_id or trial_id
         self._lock = threading.Lock()
         self._resources: dict[Hashable, Any] = {}
         self._closed = False
