@@ -32,6 +32,7 @@ class ScoringContext:
     workspace: str | None = None  # the trial's working directory, for scorers that inspect files
     # calls a tool of the trial after the agent finished (Environment.grader_call): final-state scoring
     call_tool: Callable[[str, dict[str, Any]], ToolCall] | None = None
+    correct_tools: tuple[str, ...] = ()  # the task's `correct_tools` (a selection study), for scorers of the calls
 
 
 Scorer = Callable[[str | None, ScoringContext], float | tuple[float, str]]
@@ -215,6 +216,32 @@ def _python(spec: Mapping[str, Any], expected: Any, resolve_python: ResolvePytho
         raise ValueError(f"scoring function {name!r} is not callable")
     scorer: Scorer = function
     return scorer
+
+
+def tool_choice(first_only: bool = True) -> Scorer:
+    """1.0 when the agent's first tool call (with `first_only` false: any call) named one of the task's
+    `correct_tools`: a tool-selection study scored by the calls, whatever the answer."""
+
+    def score(answer: str | None, context: ScoringContext) -> tuple[float, str]:
+        if not context.correct_tools:
+            return 0.0, "the task declares no `correct_tools`"
+        names = [c.tool_name for c in context.tool_calls]
+        if not names:
+            return 0.0, "no tool was called"
+        chosen = names[:1] if first_only else names
+        hit = next((name for name in chosen if name in context.correct_tools), None)
+        if hit is not None:
+            return 1.0, f"called {hit}" + (" first" if first_only else "")
+        seen = f"first called {names[0]}" if first_only else "called only " + ", ".join(dict.fromkeys(names))
+        return 0.0, f"{seen}, not one of {list(context.correct_tools)}"
+
+    return score
+
+
+@SCORERS.kind("tool_choice", doc="1.0 when the first tool call named one of the task's `correct_tools`.",
+              options={"any_call": "count any call, not only the first (default false)"})
+def _tool_choice(spec: Mapping[str, Any], expected: Any, resolve_python: ResolvePython) -> Scorer:
+    return tool_choice(first_only=not bool(spec.get("any_call", False)))
 
 
 @SCORERS.kind("unsolvable", doc="no answer is right; surrendering is (tasks marked `solvable: false`).")

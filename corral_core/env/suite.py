@@ -20,7 +20,7 @@ Every mistake is a `UserError` naming the file, the line and the fix.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -32,6 +32,7 @@ from corral_core.env.scoring import Scorer, ScoringContext, build_scorer
 from corral_core.env.task_source import RowSite, load_rows, parse_source, row_entry
 from corral_core.errors import UserError
 from corral_core.pyfile import load_python_file
+from corral_core.registry import closest
 from corral_core.tools import Tool
 from corral_core.tools.overlay import ORIGINAL, Overlay, check_components, documented, load_overlay
 from corral_core.yamlfile import KeyPath, YamlDocument, load_yaml_document
@@ -55,7 +56,8 @@ DOCUMENTATION_KEYS = {
 }
 UNTAGGED_MODES = ("derived", "as-written")
 DEFAULT_OVERLAY_VARIANT = "overlay"  # the variant name of the suite's `documentation.overlay`
-TASK_KEYS = {"id", "prompt", "answer", "scoring", "depends_on", "solvable", "tools", "metadata", "description"}
+TASK_KEYS = {"id", "prompt", "answer", "scoring", "depends_on", "solvable", "tools", "metadata", "description",
+             "correct_tools"}
 
 
 @dataclass
@@ -72,6 +74,9 @@ class TaskSpec:
     metadata: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     scorer: Scorer | None = None
+    # the tools that count as a correct choice (a tool-selection study): the selection tally reports, per
+    # arm, how often the first call and any call named one of them; None: the task declares none
+    correct_tools: list[str] | None = None
 
 
 class SuiteEnvironment(Environment):
@@ -104,7 +109,8 @@ class SuiteEnvironment(Environment):
         context = ScoringContext(task_id=self.task_id, expected=self.task.answer,
                                  tool_calls=list(self.state.tool_calls), inputs=self.upstream_inputs(),
                                  metadata=self.task.metadata, workspace=self.current_work_dir,
-                                 call_tool=self.grader_call)
+                                 call_tool=self.grader_call,
+                                 correct_tools=tuple(self.task.correct_tools or ()))
         return self.task.scorer(self.state.submitted_answer, context)
 
     def on_scored(self, answer: str, score: float) -> None:
@@ -150,6 +156,11 @@ class Suite:
             missing = [name for name in task.tools or [] if name not in self.tools]
             if missing:
                 raise ValueError(f"task {task.id!r} lists unknown tools {missing}; known: {sorted(self.tools)}")
+            offered = task.tools if task.tools is not None else list(self.tools)
+            wrong = [name for name in task.correct_tools or [] if name not in offered]
+            if wrong:
+                raise ValueError(f"task {task.id!r} counts tools it does not offer as correct choices {wrong}; "
+                                 f"it offers: {sorted(offered)}")
             if task.scorer is None:
                 task.scorer = build_scorer(task.scoring, task.answer, self._no_python)
         self.order = topological_order(self.dependency_graph())
@@ -250,7 +261,7 @@ def load_suite(path: str | Path) -> Suite:
     if not isinstance(default_scoring, Mapping):
         raise doc.error(("scoring",), "`scoring` must be a mapping such as {type: numeric}.")
     source_hashes: list[tuple[str, str]] = []
-    tasks = _load_tasks(doc, module, dict(default_scoring), source_hashes)
+    tasks = _load_tasks(doc, module, dict(default_scoring), source_hashes, [tool.name for tool in tools])
     env_class = _environment_class(doc, module)
     overlays, default_variant, derive = _documentation(doc, {tool.name: tool for tool in tools})
     source_hashes.extend((str(overlay.path), overlay.sha256) for overlay in overlays.values())
@@ -379,8 +390,9 @@ def _declared_tools(doc: YamlDocument, at: tuple[Any, ...], declaration: dict[st
 
 
 def _load_tasks(doc: YamlDocument, module: ModuleType | None, default_scoring: dict[str, Any],
-                source_hashes: list[tuple[str, str]]) -> list[TaskSpec]:
-    """The suite's tasks; a task source's fingerprint is added to `source_hashes`."""
+                source_hashes: list[tuple[str, str]], tool_names: Sequence[str]) -> list[TaskSpec]:
+    """The suite's tasks; a task source's fingerprint is added to `source_hashes`; `tool_names`: the
+    suite's tools, which a task's `tools` and `correct_tools` may name."""
     entries = doc.data.get("tasks")
 
     def resolve_python(name: str) -> Any:
@@ -396,7 +408,8 @@ def _load_tasks(doc: YamlDocument, module: ModuleType | None, default_scoring: d
         seen: dict[str, str] = {}
         for number, row in enumerate(rows, 1):
             site = RowSite(name, row, source.fields)
-            task = _load_task(site, (), row_entry(row, source, site, number), default_scoring, resolve_python)
+            task = _load_task(site, (), row_entry(row, source, site, number), default_scoring, resolve_python,
+                              tool_names)
             if task.id in seen:
                 raise site.error(("id",), f"task id {task.id!r} is already used ({seen[task.id]}).",
                                  "give every row its own id.")
@@ -406,7 +419,7 @@ def _load_tasks(doc: YamlDocument, module: ModuleType | None, default_scoring: d
     if not isinstance(entries, list) or not entries:
         raise doc.error(("tasks",), "missing or empty `tasks` list.", "add `tasks:` with at least one `- id: ...`, "
                         "or name a file or dataset: `tasks: tasks.jsonl` (see docs/bring-your-own.md).")
-    return [_load_task(doc, ("tasks", index), entry, default_scoring, resolve_python)
+    return [_load_task(doc, ("tasks", index), entry, default_scoring, resolve_python, tool_names)
             for index, entry in enumerate(entries)]
 
 
@@ -417,7 +430,7 @@ class ErrorSite(Protocol):
 
 
 def _load_task(doc: ErrorSite, at: tuple[Any, ...], entry: Any, default_scoring: dict[str, Any],
-               resolve_python: Any) -> TaskSpec:
+               resolve_python: Any, tool_names: Sequence[str] = ()) -> TaskSpec:
     if not isinstance(entry, Mapping):
         raise doc.error(at, "each task must be a mapping with `id:` and `prompt:`.")
     _check_keys(doc, at, entry, TASK_KEYS)
@@ -443,12 +456,36 @@ def _load_task(doc: ErrorSite, at: tuple[Any, ...], entry: Any, default_scoring:
     task_tools = entry.get("tools")
     if task_tools is not None:
         task_tools = _names(doc, (*at, "tools"), task_tools, "tools")
+    correct = _correct_tools(doc, at, entry, task_tools if task_tools is not None else tool_names)
+    if scoring.get("type") == "tool_choice" and correct is None:
+        raise doc.error((*at, "scoring"), "`tool_choice` scoring needs the task's `correct_tools`.",
+                        "add `correct_tools: [the_right_tool]` to the task, or choose another scoring type.")
     metadata = entry.get("metadata") or {}
     if not isinstance(metadata, Mapping):
         raise doc.error((*at, "metadata"), "`metadata` must be a mapping of key: value pairs.")
     return TaskSpec(id=str(entry["id"]), prompt=prompt, answer=entry.get("answer"), scoring=dict(scoring),
                     depends_on=depends, solvable=solvable, tools=task_tools, metadata=dict(metadata),
-                    description=str(entry.get("description", "")), scorer=scorer)
+                    description=str(entry.get("description", "")), scorer=scorer, correct_tools=correct)
+
+
+def _correct_tools(doc: ErrorSite, at: tuple[Any, ...], entry: Mapping[str, Any], offered: Sequence[str]
+                   ) -> list[str] | None:
+    """A task's `correct_tools`: one or more of the tools it offers (its `tools`, else the suite's)."""
+    if entry.get("correct_tools") is None:
+        return None
+    where = (*at, "correct_tools")
+    names = _names(doc, where, entry["correct_tools"], "correct_tools")
+    if not names:
+        raise doc.error(where, "`correct_tools` is empty.",
+                        "name the tools that count as a correct choice, e.g. `correct_tools: [search_a]`, "
+                        "or remove the key.")
+    for name in names:
+        if name not in offered:
+            near = closest(name, offered)
+            hint = f"did you mean {near!r}? " if near else ""
+            raise doc.error(where, f"`correct_tools` names {name!r}, which this task does not offer.",
+                            f"{hint}name one of its tools: {', '.join(sorted(offered)) or '(none)'}.")
+    return list(dict.fromkeys(names))
 
 
 def _prompt(doc: ErrorSite, at: tuple[Any, ...], prompt: Any) -> str | list[dict[str, Any]]:

@@ -50,8 +50,9 @@ SOURCE_KEYS = {
 # task field -> the column it is read from unless `fields:` says otherwise
 DEFAULT_FIELDS = {"id": "id", "prompt": "prompt", "answer": "answer", "metadata": "metadata", "tools": "tools",
                   "scoring": "scoring", "solvable": "solvable", "depends_on": "depends_on",
-                  "description": "description"}
-OPTIONAL_FIELDS = ("answer", "metadata", "tools", "scoring", "description", "depends_on", "solvable")
+                  "description": "description", "correct_tools": "correct_tools"}
+OPTIONAL_FIELDS = ("answer", "metadata", "tools", "scoring", "description", "depends_on", "solvable",
+                   "correct_tools")
 HF_SCHEME = "hf://"
 HF_EXTRA_HINT = "install the Hugging Face extra: pip install 'corral-tui[hf]'"
 
@@ -403,7 +404,7 @@ def _cell(site: RowSite, task_field: str, value: Any) -> Any:
         except json.JSONDecodeError:
             raise site.error((task_field,), f"`{task_field}` must be a JSON object, not {text[:40]!r}.",
                              'write it as {"key": "value"}.') from None
-    if task_field in ("tools", "depends_on"):
+    if task_field in ("tools", "depends_on", "correct_tools"):
         if text.startswith("["):
             try:
                 return json.loads(text)

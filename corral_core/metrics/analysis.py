@@ -4,7 +4,7 @@ compared, chain metrics and the headline score."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .arm import ArmMetrics, ArmTally
@@ -30,16 +30,19 @@ class Analysis:
 def analyse(records: Iterable[TrialResult], arm_order: Sequence[str] = (), k_values: Iterable[int] = (1,),
             pass_threshold: float = 0.0, *, chains: Sequence[ChainDef] = (), include_assisted: bool = False,
             seed: int = 0, alpha: float = ALPHA, equivalence_margin: float | None = None,
-            ordered_levels: Sequence[str] = ()) -> Analysis:
+            ordered_levels: Sequence[str] = (), correct_tools: Mapping[str, Collection[str]] | None = None
+            ) -> Analysis:
     """Consume `records` once (any iterable: a list, a stream of store pages) and analyse them.
 
     Arms are reported in `arm_order`, then any other arm met in the records, by name. With
-    `ordered_levels` (arm names in level order, e.g. verbosity), a trend test across them too.
+    `ordered_levels` (arm names in level order, e.g. verbosity), a trend test across them too. With
+    `correct_tools` (task -> the tools that count as a correct choice), the selection study's correct-choice
+    rates too.
     """
     ks = list(k_values)
     tallies: dict[str, ArmTally] = {}
     costs = CostTally(pass_threshold, include_assisted)
-    selection = SelectionTally(include_assisted)
+    selection = SelectionTally(include_assisted, correct_tools)
     for record in records:
         costs.add(record)
         selection.add(record)

@@ -215,7 +215,14 @@ def compute_analysis(spec: BenchmarkSpec, records: Iterable[TrialResult]) -> Ana
     are ordered levels, the trend across them (one pass)."""
     return analyse(records, [a.name for a in spec.arms], list(spec.k_values), spec.pass_threshold,
                    chains=chain_defs(spec), equivalence_margin=spec.equivalence_margin,
-                   ordered_levels=ordered_levels(spec))
+                   ordered_levels=ordered_levels(spec), correct_tools=correct_tools(spec))
+
+
+def correct_tools(spec: BenchmarkSpec) -> dict[str, list[str]]:
+    """The selected tasks' declared `correct_tools` (tasks that declare none are left out)."""
+    chosen = set(spec.task_ids)
+    return {task_id: list(task.correct_tools) for suite in spec.suites for task_id, task in suite.tasks.items()
+            if task_id in chosen and task.correct_tools}
 
 
 def compute_metrics(spec: BenchmarkSpec, records: Iterable[TrialResult]
