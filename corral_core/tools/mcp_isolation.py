@@ -71,7 +71,7 @@ def fill(value: Any, values: Mapping[str, str]) -> Any:
         return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), value)
     if isinstance(value, Mapping):
         return {k: fill(v, values) for k, v in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):  # the same containers `placeholders` reads
         return [fill(v, values) for v in value]
     return value
 
