@@ -30,11 +30,11 @@ from typing import Any, cast
 import yaml
 
 from corral_core.llm.types import CallContext, LLMError, LLMToolCall
+from corral_core.samples import SCRIPT_SUFFIX
 from corral_core.samples import sample_tasks_dir as sample_tasks_dir  # where the sample scripts are
 from corral_core.yamlfile import safe_load
 
 SCRIPTS_ENV = "CORRAL_TUI_SCRIPTS"
-SCRIPT_SUFFIX = ".script.yaml"
 _TOP_KEYS = {"tasks", "default", "description"}
 _WHEN_KEYS = {"prompt_contains", "prompt_matches", "trial_index"}
 
